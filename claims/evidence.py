@@ -1,0 +1,146 @@
+"""How a check reports what it measured and what it found.
+
+A check asserts a reading. It reports a counterexample by raising :class:`Counterexample`
+(an ``AssertionError``, so Hypothesis shrinks it like any failed assertion) through
+:func:`refute`, after it has recomputed the example in exact or high-precision
+arithmetic; ``certified`` says whether that recomputation confirmed it
+(DESIGN.md, "Verdicts": a ``false`` verdict needs a confirmed counterexample).
+
+:class:`CheckLog` accumulates, across the examples Hypothesis draws, the number of
+examples and the range of each tracked quantity, and turns them into the evidence line
+of the report. The plugin gives every claim-marked test one log (fixture ``claim_log``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _jsonable(value: Any) -> Any:
+    """Convert numpy/torch/mpmath/flint scalars and arrays to plain JSON values."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        return _jsonable(tolist())
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return f if math.isfinite(f) else repr(f)
+
+
+class Counterexample(AssertionError):
+    """A reading failed on a concrete example.
+
+    Attributes:
+        message: one sentence saying what failed, with numbers.
+        example: the inputs (plain JSON values: lists for arrays).
+        certified: whether an exact / high-precision recomputation confirmed it.
+        certificate: how it was confirmed (method, precision, the interval or value).
+        boundary: for a dtype or scale reading, where the reading starts to fail.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        example: dict | None = None,
+        certified: bool = False,
+        certificate: str = "",
+        boundary: str | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.example = _jsonable(example or {})
+        self.certified = bool(certified)
+        self.certificate = certificate
+        self.boundary = boundary
+
+    def to_dict(self) -> dict:
+        """The counterexample as the report stores it."""
+        return {
+            "message": self.message,
+            "example": self.example,
+            "certified": self.certified,
+            "certificate": self.certificate,
+            "boundary": self.boundary,
+        }
+
+
+def refute(
+    message: str,
+    *,
+    example: dict | None = None,
+    certified: bool,
+    certificate: str = "",
+    boundary: str | None = None,
+) -> None:
+    """Raise :class:`Counterexample`; ``certified`` must be stated explicitly."""
+    raise Counterexample(
+        message, example=example, certified=certified, certificate=certificate, boundary=boundary
+    )
+
+
+def _fmt(x: float) -> str:
+    if x == 0 or (1e-3 <= abs(x) < 1e5):
+        return f"{x:.4g}"
+    return f"{x:.3e}"
+
+
+@dataclass
+class CheckLog:
+    """Evidence accumulated by one check across its examples.
+
+    ``example()`` counts one example; ``track(name, value)`` keeps the range of a
+    measured quantity (e.g. the logit gap, the smallest certified determinant);
+    ``note(text)`` adds a fixed line (e.g. the boundary found by a bisection).
+    """
+
+    examples: int = 0
+    ranges: dict[str, list[float]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def example(self, **tracked: float) -> None:
+        """Count one example and track the given quantities."""
+        self.examples += 1
+        for k, v in tracked.items():
+            self.track(k, v)
+
+    def track(self, name: str, value: float) -> None:
+        """Keep the min and max of ``value`` under ``name`` (NaN is ignored)."""
+        v = float(value)
+        if math.isnan(v):
+            return
+        lo_hi = self.ranges.setdefault(name, [v, v])
+        lo_hi[0] = min(lo_hi[0], v)
+        lo_hi[1] = max(lo_hi[1], v)
+
+    def note(self, text: str) -> None:
+        """Add one line of evidence (kept once, in order)."""
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def summary(self) -> str:
+        """One paragraph: the examples, the tracked ranges, then the notes."""
+        parts = []
+        if self.examples:
+            parts.append(f"{self.examples} examples")
+        for k, (lo, hi) in self.ranges.items():
+            parts.append(f"{k} in [{_fmt(lo)}, {_fmt(hi)}]" if lo != hi else f"{k} = {_fmt(lo)}")
+        text = "; ".join(parts)
+        if self.notes:
+            text = (text + ". " if text else "") + " ".join(self.notes)
+        return text
+
+    def to_json(self) -> str:
+        return json.dumps({"examples": self.examples, "summary": self.summary()})

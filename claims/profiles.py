@@ -1,0 +1,44 @@
+"""Hypothesis settings profiles (see Hypothesis docs, "Settings profiles").
+
+- ``ci``: derandomized and bounded, so that CI gives the same verdicts on every run; the
+  default when the environment variable ``CI`` is ``true``.
+- ``dev``: random seeds, the example database on; the default otherwise.
+- ``deep``: many more examples, meant for a GPU machine or a nightly run.
+
+Every profile sets ``report_multiple_bugs=False`` (one shrunk counterexample per check),
+``deadline=None`` (high-precision certification is slow by design) and
+``print_blob=True`` (the report can quote ``@reproduce_failure``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+_COMMON = dict(
+    deadline=None,
+    report_multiple_bugs=False,
+    print_blob=True,
+    # the claim_log fixture deliberately accumulates across examples
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+PROFILES = {
+    "ci": dict(max_examples=40, derandomize=True, database=None, **_COMMON),
+    "dev": dict(max_examples=80, **_COMMON),
+    "deep": dict(max_examples=1500, **_COMMON),
+}
+
+for _name, _kw in PROFILES.items():
+    settings.register_profile(_name, **_kw)
+
+
+def default_profile() -> str:
+    """``ci`` under ``CI=true`` (any case), else ``dev``."""
+    return "ci" if os.environ.get("CI", "").lower() in ("true", "1", "yes") else "dev"
+
+
+def current_profile() -> str:
+    """Name of the Hypothesis profile now loaded."""
+    return settings.get_current_profile_name()
