@@ -24,7 +24,6 @@ claim/reading coverage through ``workeroutput``; only the controller writes the 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -42,3 +42,13 @@ def default_profile() -> str:
 def current_profile() -> str:
     """Name of the Hypothesis profile now loaded."""
     return settings.get_current_profile_name()
+
+
+def scaled(fraction: float, *, minimum: int = 5) -> settings:
+    """Settings for an expensive check: ``fraction`` of the current profile's
+    ``max_examples`` (at least ``minimum``), so ``deep`` still scales it up.
+
+    Use as a decorator below ``@given``: ``@profiles.scaled(0.25)``.
+    """
+    current = settings.default
+    return settings(current, max_examples=max(minimum, int(current.max_examples * fraction)))

@@ -128,7 +128,7 @@ def _claim_entry(claim, results, profile) -> dict:
     elif verdict in ("caveat", "false"):
         failing = [r for r in readings if r["outcome"] == "failed" and (verdict == "caveat" or r["as_stated"])]
         bits = []
-        for r in failing[:3]:
+        for r in failing[:1]:
             cx = r["counterexample"] or {}
             bits.append(f"{r['name']}: {cx.get('boundary') or cx.get('message', '')}")
         reason = reason + ". " + "; ".join(bits)
@@ -166,7 +166,7 @@ def build_report(state, config, exitstatus: int) -> dict:
     interrupted = exitstatus in (2, 3)  # INTERRUPTED, INTERNAL_ERROR
     return {
         "schema": SCHEMA,
-        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "environment": _environment(config),
         "run": {
             "complete": not interrupted and not state.partial,
@@ -213,7 +213,7 @@ def write_in_progress(state, config) -> None:
     """
     report = {
         "schema": SCHEMA,
-        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "environment": _environment(config),
         "run": {"complete": False, "partial": state.partial, "interrupted": True, "exitstatus": None,
                 "errors": ["the run has not finished (in progress, killed or crashed)"]},

@@ -78,7 +78,7 @@ def s_relu2(beta, gamma) -> mpmath.mpf:
     t = b**2 / (2 * g**2)
     # erf(..)+1 cancels catastrophically for beta << 0: evaluate the printed expression
     # with enough guard digits (about t/ln 10 are lost) so the result keeps DPS digits.
-    guard = int(mpmath.ceil(2 * t / mpmath.log(10))) + 10
+    guard = (int(mpmath.ceil(2 * t / mpmath.log(10))) if b < 0 else 0) + 10
     with mpmath.workdps(mpmath.mp.dps + guard):
         return _s_relu2_printed(b, g)
 
@@ -196,34 +196,68 @@ F_TORCH: dict[str, Callable] = {
 }
 
 
-def gaussian_expectation(g: Callable, beta, gamma, dps: int = DPS) -> mpmath.mpf:
+def gaussian_expectation(g: Callable, beta, gamma, dps: int = DPS, *, kink: bool = True) -> mpmath.mpf:
     """``E[g(beta + gamma eps)]``, ``eps ~ N(0,1)``, by mpmath tanh-sinh quadrature.
 
-    The real line is split at ``-beta/gamma`` (where relu and |x| have kinks) and around
-    the bulk, so the quadrature converges to the working precision.
+    The real line is split around the bulk of the Gaussian and, when ``kink`` (``g`` has a
+    kink at 0, as ``|x|`` does) and it lies where the density is not negligible, at
+    ``eps = -beta/gamma``, so the quadrature converges to the working precision.
     """
     with mpmath.workdps(dps + 10):
         b, gm = _mp(beta), _check_gamma(gamma)
         c = -b / gm
-        pts = sorted({c, mpmath.mpf(0), 2 * gm, mpmath.mpf(-8), mpmath.mpf(8), 4 * gm})
-        dens = lambda e: g(b + gm * e) * mpmath.exp(-e * e / 2) / mpmath.sqrt(2 * mpmath.pi)  # noqa: E731
-        return mpmath.quad(dens, [-mpmath.inf, *pts, mpmath.inf])
+        pts = {mpmath.mpf(0), mpmath.mpf(-8), mpmath.mpf(8), 2 * gm, 4 * gm}
+        if kink and abs(c) < 40:
+            pts.add(c)
+        # mpmath's quadrature stops on an absolute error estimate: scale the integrand to
+        # order one first (its size near the bulk), so tiny expectations (e^{-68}) keep
+        # their relative precision.
+        size = max(abs(g(b + gm * e)) * mpmath.exp(-e * e / 2) for e in (-2, -1, 0, 1, 2, gm, 2 * gm))
+        size = size if size > 0 else mpmath.mpf(1)
+        dens = lambda e: g(b + gm * e) * mpmath.exp(-e * e / 2) / (size * mpmath.sqrt(2 * mpmath.pi))  # noqa: E731
+        return size * mpmath.quad(dens, [-mpmath.inf, *sorted(pts), mpmath.inf])
+
+
+def _relu_moment(k: int, beta, gamma) -> mpmath.mpf:
+    """``E[relu(beta + gamma eps)^k] / phi(c)``, ``c = -beta/gamma``, by quadrature after the
+    substitution ``eps = c + u`` (``u >= 0``): ``gamma^k int_0^inf u^k exp(-c u - u^2/2) du``.
+
+    Factoring out ``phi(c)`` keeps the far tail (``beta << 0``) free of underflow and of
+    the cancellation that a quadrature over the whole line suffers there.
+    """
+    b, gm = _mp(beta), _check_gamma(gamma)
+    c = -b / gm
+    peak = max(mpmath.mpf(0), -c)  # the weight u^k e^{-cu-u^2/2} peaks near max(0, -c)
+    scale = 1 / (1 + abs(c))
+    pts = sorted({mpmath.mpf(0), scale, 4 * scale, peak, peak + 4, peak + 16})
+    w = lambda u: u**k * mpmath.exp(-c * u - u * u / 2)  # noqa: E731
+    return gm**k * mpmath.quad(w, [*pts, mpmath.inf])
 
 
 def s_reference(f: str, beta, gamma, dps: int = DPS) -> mpmath.mpf:
     """``S = E|f(X)| / sqrt(E f(X)^2)``, ``X = beta + gamma eps``, by quadrature (004 "简化形式",
     last display equation), independent of every closed form.
 
+    For ``relu2`` the expectations are taken over the support ``X > 0`` only, with the
+    Gaussian factor ``phi(-beta/gamma)`` pulled out (see :func:`_relu_moment`), so the
+    reference stays accurate at ``beta/gamma = -30`` where ``phi`` is ``1e-196``.
+
     Raises:
         AttentionInputError: unknown ``f`` or bad arguments.
     """
     if f not in F_MP:
         raise AttentionInputError(f"f: unknown {f!r} (one of {', '.join(F_MP)})")
-    fn = F_MP[f]
     with mpmath.workdps(dps + 10):
-        e1 = gaussian_expectation(lambda x: abs(fn(x)), beta, gamma, dps)
-        e2 = gaussian_expectation(lambda x: fn(x) ** 2, beta, gamma, dps)
-        return e1 / mpmath.sqrt(e2)
+        if f == "relu2":
+            b, gm = _mp(beta), _check_gamma(gamma)
+            c = -b / gm
+            phi_c = mpmath.exp(-c * c / 2) / mpmath.sqrt(2 * mpmath.pi)
+            return +(mpmath.sqrt(phi_c) * _relu_moment(2, b, gm) / mpmath.sqrt(_relu_moment(4, b, gm)))
+        fn = F_MP[f]
+        kink = f != "exp"  # |exp| is smooth; |x| has a kink at x = 0
+        e1 = gaussian_expectation(lambda x: abs(fn(x)), beta, gamma, dps, kink=kink)
+        e2 = gaussian_expectation(lambda x: fn(x) ** 2, beta, gamma, dps, kink=kink)
+        return +(e1 / mpmath.sqrt(e2))
 
 
 def s_monte_carlo(f: str, q, mu, sigma: float, n: int, *, generator: torch.Generator,

@@ -1,0 +1,224 @@
+"""Sparsity claims of kexue.fm/archives/9889 (004; repost 001): the l1/l2 measure
+S(a) = E|a| / sqrt(E a^2) for f = exp, f = identity, and the decay vector.
+
+References: :func:`claims.sparsity.s_reference` (40-digit mpmath quadrature, independent
+of every closed form). Tolerances are stated next to each comparison.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, note, target
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from claims import profiles
+from claims.evidence import refute
+from claims.sparsity import s_exp, s_identity, s_reference
+from claims.testing import log_uniform, reading_params, require_device
+
+REL_25 = mpmath.mpf("1e-25")  # closed form vs 40-digit quadrature: 25 digits must agree
+REL_30 = mpmath.mpf("1e-30")  # S(beta) vs S(-beta), both by 40-digit quadrature
+
+
+def _rel(a, b):
+    return abs(a - b) / abs(b)
+
+
+# -- f = exp --------------------------------------------------------------------------------
+
+@pytest.mark.claim("sparsity-exp-closed-form", reading="mpmath-reference")
+@given(beta=st.floats(-50, 50), gamma=log_uniform(-3, math.log10(6)))
+@profiles.scaled(0.25)
+def test_exp_closed_form_vs_quadrature(beta, gamma, claim_log):
+    with mpmath.workdps(45):
+        ref = s_reference("exp", beta, gamma)
+        closed = s_exp(gamma)
+        err = _rel(closed, ref)
+    target(float(mpmath.log10(err + mpmath.mpf("1e-60"))), label="log10 relative error")
+    claim_log.example(beta=beta, gamma=gamma, log10_rel_err=float(mpmath.log10(err + mpmath.mpf("1e-60"))))
+    note(f"beta={beta!r} gamma={gamma!r} closed={mpmath.nstr(closed, 30)} quad={mpmath.nstr(ref, 30)}")
+    if err > REL_25:
+        refute(f"S = exp(-gamma^2/2) = {mpmath.nstr(closed, 20)} but quadrature gives {mpmath.nstr(ref, 20)} "
+               f"(beta={beta}, gamma={gamma})", example={"beta": beta, "gamma": gamma}, certified=True,
+               certificate=f"40-digit mpmath quadrature; relative difference {mpmath.nstr(err, 5)} > 1e-25")
+    claim_log.note("Tolerance: relative 1e-25 against 40-digit tanh-sinh quadrature.")
+
+
+def _delta_method_s(a: torch.Tensor) -> tuple[float, float]:
+    """``S = mean|a| / sqrt(mean a^2)`` and its delta-method standard error from the sample."""
+    x, y = a.abs().double(), (a * a).double()
+    n = a.numel()
+    mx, my = x.mean(), y.mean()
+    cov = torch.cov(torch.stack([x, y]))
+    g = torch.tensor([1 / my.sqrt(), -mx / (2 * my**1.5)], dtype=torch.float64)
+    var = g @ cov @ g / n
+    return float(mx / my.sqrt()), float(var.sqrt())
+
+
+@pytest.mark.parametrize("device,dtype,reading", reading_params("sparsity-exp-closed-form"))
+@given(q=hnp.arrays(np.float64, 4, elements=st.floats(-1, 1)), mu=hnp.arrays(np.float64, 4, elements=st.floats(-2, 2)),
+       gamma=st.floats(0.05, 1.0), seed=st.integers(0, 2**31 - 1))
+@profiles.scaled(0.25)
+def test_exp_monte_carlo(device, dtype, reading, q, mu, gamma, seed, claim_log):
+    require_device(device)
+    qn = float(np.linalg.norm(q))
+    if qn < 1e-3:
+        q = np.array([1.0, 0, 0, 0])
+        qn = 1.0
+    sigma = gamma / qn
+    n = 200_000
+    gen = torch.Generator().manual_seed(seed)
+    dt = getattr(torch, dtype)
+    eps = torch.randn(n, 4, generator=gen, dtype=torch.float64).to(device=device, dtype=dt)
+    k = torch.as_tensor(mu, dtype=dt, device=device) + sigma * eps
+    a = torch.exp(k @ torch.as_tensor(q, dtype=dt, device=device)).cpu()
+    s_hat, se = _delta_method_s(a)
+    s_true = float(s_exp(gamma))
+    z = abs(s_hat - s_true) / se
+    target(z, label="|z| of the Monte Carlo estimate")
+    claim_log.example(gamma=gamma, z=z)
+    note(f"S_hat={s_hat:.6f} se={se:.2e} S={s_true:.6f} z={z:.2f}")
+    # 6 standard errors: a false alarm has probability < 2e-9 per example under normality.
+    if z > 6:
+        refute(f"Monte Carlo S = {s_hat:.6f} +- {se:.1e} vs exp(-gamma^2/2) = {s_true:.6f} ({z:.1f} SE, n={n})",
+               example={"q": q, "mu": mu, "gamma": gamma, "seed": seed}, certified=False,
+               certificate="statistical: not a certificate")
+    claim_log.note(f"n = {n} keys per example; tolerance 6 delta-method standard errors (stated in the check).")
+
+
+# -- f = identity -----------------------------------------------------------------------------
+
+@pytest.mark.claim("sparsity-identity-even-in-beta", reading="mpmath-reference")
+@given(beta=log_uniform(-3, 3), gamma=log_uniform(-3, 3))
+@profiles.scaled(0.25)
+def test_identity_even_in_beta(beta, gamma, claim_log):
+    with mpmath.workdps(45):
+        plus = s_reference("identity", beta, gamma)
+        minus = s_reference("identity", -beta, gamma)
+        err = _rel(plus, minus)
+    claim_log.example(beta=beta, gamma=gamma)
+    target(float(mpmath.log10(err + mpmath.mpf("1e-60"))), label="log10 |S(b)-S(-b)|/S")
+    if err > REL_30:
+        refute(f"S(beta) = {mpmath.nstr(plus, 20)} != S(-beta) = {mpmath.nstr(minus, 20)} (beta={beta}, gamma={gamma})",
+               example={"beta": beta, "gamma": gamma}, certified=True,
+               certificate=f"40-digit quadrature; relative difference {mpmath.nstr(err, 5)} > 1e-30")
+    claim_log.note("Both sides by 40-digit quadrature of E|beta+gamma eps| and E(beta+gamma eps)^2; tolerance 1e-30.")
+
+
+@pytest.mark.claim("sparsity-identity-even-in-beta", reading="closed-form")
+@given(beta=st.floats(-1e3, 1e3), gamma=log_uniform(-3, 3))
+@profiles.scaled(0.25)
+def test_identity_closed_form(beta, gamma, claim_log):
+    with mpmath.workdps(45):
+        ref = s_reference("identity", beta, gamma)
+        closed = s_identity(beta, gamma)
+        mirrored = s_identity(-beta, gamma)
+        err = _rel(closed, ref)
+    claim_log.example(beta=beta, gamma=gamma)
+    if err > REL_25 or _rel(mirrored, closed) > REL_30:
+        refute(f"printed closed form {mpmath.nstr(closed, 20)} vs quadrature {mpmath.nstr(ref, 20)}",
+               example={"beta": beta, "gamma": gamma}, certified=True,
+               certificate=f"40-digit quadrature; relative difference {mpmath.nstr(err, 5)}")
+
+
+# -- decay ---------------------------------------------------------------------------------
+
+def _s2_vector(lam: Fraction, n: int) -> Fraction:
+    """``S(a)^2 = (sum a)^2 / (n sum a^2)`` of ``a = (lam^{n-1}, ..., 1)``, exactly."""
+    powers = [lam**j for j in range(n)]
+    return sum(powers) ** 2 / (n * sum(p * p for p in powers))
+
+
+def _s2_printed(lam: Fraction, n: int) -> Fraction:
+    ln = lam**n
+    return (1 - ln) / (n * (1 - lam)) * (1 + lam) / (1 + ln)
+
+
+def _bound2_printed(lam: Fraction, n: int) -> Fraction:
+    return Fraction(1, n) * (1 + lam) / ((1 - lam) * (1 + lam**n))
+
+
+rational_lambda = st.builds(Fraction, st.integers(1, 999), st.just(1000))
+
+
+@pytest.mark.claim("decay-sparsity-closed-form", reading="exact")
+@given(lam=rational_lambda, n=st.integers(1, 300))
+def test_decay_closed_form_exact(lam, n, claim_log):
+    s2 = _s2_vector(lam, n)
+    claim_log.example(lam=float(lam), n=n)
+    if _s2_printed(lam, n) != s2:
+        refute(f"closed form^2 {float(_s2_printed(lam, n))!r} != S(a)^2 {float(s2)!r} (lambda={lam}, n={n})",
+               example={"lambda": str(lam), "n": n}, certified=True, certificate="exact rational arithmetic")
+    if not _bound2_printed(lam, n) > s2:
+        refute(f"bound^2 {float(_bound2_printed(lam, n))!r} is not > S(a)^2 (lambda={lam}, n={n})",
+               example={"lambda": str(lam), "n": n}, certified=True, certificate="exact rational arithmetic")
+    # lambda = 1: the closed form's (1 - lam^n)/(1 - lam) is the geometric sum, = n at lam = 1,
+    # so its limit is (n/n)(2/2) = 1 = S(1, ..., 1).
+    if _s2_vector(Fraction(1), n) != 1:
+        refute("S(1, ..., 1) != 1", example={"n": n}, certified=True, certificate="exact rational arithmetic")
+    claim_log.note("Exact rational arithmetic (fractions.Fraction) for S(a)^2, the printed closed form squared "
+                   "and the bound squared; at lambda = 1 the closed form's limit is 1 = S(1, ..., 1).")
+
+
+@pytest.mark.claim("decay-sparsity-closed-form", reading="printed-at-lambda-1")
+@given(n=st.integers(1, 10_000))
+def test_decay_closed_form_printed_at_lambda_1(n, claim_log):
+    claim_log.example(n=n)
+    lam = Fraction(1)
+    num, den = 1 - lam**n, n * (1 - lam)
+    if den == 0:
+        refute(f"at lambda = 1 (included by the post's lambda in (0, 1]) the printed closed form is "
+               f"(1 - 1^n)/(n(1 - 1)) = {num}/{den}: undefined (the limit, 1, is right)",
+               example={"lambda": 1, "n": n}, certified=True,
+               certificate="exact rational arithmetic: numerator and denominator are both exactly 0")
+
+
+@pytest.mark.claim("decay-sparsity-closed-form", reading="cpu-float64-strict-bound")
+@given(lam=st.floats(1e-3, 0.999), n=st.integers(1, 5000))
+def test_decay_bound_strict_in_float64(lam, n, claim_log):
+    ln = lam**n
+    s = math.sqrt((1 - ln) / (n * (1 - lam)) * (1 + lam) / (1 + ln))
+    b = math.sqrt((1 / n) * (1 + lam) / ((1 - lam) * (1 + ln)))
+    target(-math.log2(max(ln, 1e-300)), label="-log2 lambda^n")
+    claim_log.example(lam=lam, n=n)
+    if not s < b:
+        lq = Fraction(lam)
+        gap = _bound2_printed(lq, n) - _s2_printed(lq, n)
+        n_star = math.ceil(math.log(2.0**-53) / math.log(lam))
+        refute(f"in float64 the closed form {s!r} is not < the bound {b!r} (lambda={lam!r}, n={n}): they tie",
+               example={"lambda": lam, "n": n, "S": s, "bound": b}, certified=True,
+               certificate=f"both float64 values read back exactly equal; exactly, bound^2 - S^2 = "
+                           f"{float(gap):.3e} > 0 (fractions.Fraction of the same float lambda)",
+               boundary=f"ties once lambda^n < 2^-53, i.e. n >= {n_star} for lambda = {lam:.6g}")
+
+
+@pytest.mark.claim("decay-sparsity-vanishes", reading="exact")
+@given(lam=st.floats(0.01, 0.99))
+@profiles.scaled(0.25)
+def test_decay_sparsity_vanishes(lam, claim_log):
+    with mpmath.workdps(50):
+        lm = mpmath.mpf(lam)
+
+        def s_vec(n):
+            powers = [lm**j for j in range(n)]
+            return mpmath.fsum(powers) / mpmath.sqrt(n * mpmath.fsum(p * p for p in powers))
+
+        seq = [s_vec(2**k) for k in range(0, 15)]
+        eps = mpmath.mpf("0.1")
+        n_eps = int(mpmath.ceil((1 + lm) / ((1 - lm) * eps**2))) + 1  # +1: strict margin over the bound
+        s_at = s_vec(n_eps)
+    claim_log.example(lam=lam, n_eps=n_eps)
+    decreasing = all(b < a for a, b in zip(seq[1:], seq[2:], strict=False))
+    if not decreasing or not s_at < eps:
+        refute(f"S(a) does not fall below 0.1 by n = {n_eps} or is not decreasing along n = 2^k (lambda={lam})",
+               example={"lambda": lam, "S_2^k": [mpmath.nstr(x, 8) for x in seq]}, certified=True,
+               certificate="50-digit mpmath sums over the vector itself")
+    claim_log.note("S computed from the vector itself at 50 digits for n = 1, 2, 4, ..., 2^14 and at "
+                   "n_eps = (1+lambda)/((1-lambda) 0.1^2) + 1.")

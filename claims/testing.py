@@ -1,0 +1,89 @@
+"""Helpers that generate checks from the records, in the spirit of PyTorch's OpInfo
+(``torch/testing/_internal/opinfo/core.py``): one record, many (device, dtype) tests, with
+the skips declared as data rather than written into each test.
+
+Also the Hypothesis strategies the checks share (argument domains declared once, as
+SciPy's ``_mptestutils.py`` declares them for its mpmath comparisons).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from .attention import cuda_available
+from .schema import Claim, load_claim_file
+
+RECORDS = Path(__file__).parent / "records"
+NO_CUDA = "CUDA not available on this machine (torch.cuda.is_available() is False)"
+
+
+def record(claim_id: str) -> Claim:
+    """The shipped record with this id (so checks parametrise from the record's own readings).
+
+    Raises:
+        KeyError: no shipped record has this id.
+    """
+    for path in sorted(RECORDS.rglob("*.toml")):
+        claim = load_claim_file(path)
+        if claim.id == claim_id:
+            return claim
+    raise KeyError(f"no claim record with id {claim_id!r} under {RECORDS}")
+
+
+def reading_params(claim_id: str, *, where: Callable | None = None) -> list:
+    """One ``pytest.param((device, dtype, reading_name))`` per reading of ``claim_id`` that has a
+    ``device`` and a ``dtype`` (and satisfies ``where(reading)``), each carrying its
+    ``claim`` marker and, for ``device = "cuda"`` without a GPU, a skip with :data:`NO_CUDA`.
+    The test id is ``<device>-<dtype>``.
+    """
+    claim = record(claim_id)
+    out = []
+    for r in claim.readings:
+        if r.device is None or r.dtype is None or (where is not None and not where(r)):
+            continue
+        marks = [pytest.mark.claim(claim_id, reading=r.name)]
+        if r.device == "cuda" and not cuda_available():
+            marks.append(pytest.mark.skip(reason=NO_CUDA))
+        out.append(pytest.param(r.device, r.dtype, r.name, marks=marks, id=f"{r.device}-{r.dtype}"))
+    return out
+
+
+def require_device(device: str) -> None:
+    """Skip the running test when ``device`` is ``cuda`` and no GPU is present."""
+    if device == "cuda" and not cuda_available():
+        pytest.skip(NO_CUDA)
+
+
+# -- Hypothesis strategies ---------------------------------------------------------------
+
+def log_uniform(lo_exp: float, hi_exp: float) -> st.SearchStrategy[float]:
+    """``10**u`` with ``u`` in ``[lo_exp, hi_exp]``: scales over orders of magnitude.
+
+    Every whole decade in the range is drawn explicitly as well as values in between,
+    so a short (``ci``) run still visits the extreme scales where dtype readings break.
+    """
+    decades = [float(10.0**k) for k in range(math.ceil(lo_exp), math.floor(hi_exp) + 1)]
+    between = st.floats(lo_exp, hi_exp, allow_nan=False, allow_infinity=False).map(lambda u: float(10.0**u))
+    return st.one_of(st.sampled_from(decades), between) if decades else between
+
+
+@st.composite
+def qk_pairs(draw, *, n=(1, 8), d=(1, 6), scale_exp=(-3.0, 4.0), square: bool = True):
+    """``(Q, K, scale)``: ``Q (N, d)`` with entries in ``[-1, 1]`` times a logit scale
+    ``10**u`` and ``K (N, d)`` (or ``(M, d)``) with entries in ``[-1, 1]``, so the logits
+    ``QK^T/sqrt(d)`` are at most ``scale * sqrt(d)`` in size. Shrinks towards small N, d."""
+    N = draw(st.integers(*n), label="N")
+    dd = draw(st.integers(*d), label="d")
+    M = N if square else draw(st.integers(*n), label="M")
+    elems = st.floats(-1.0, 1.0, allow_nan=False, allow_subnormal=False, width=64)
+    Q = draw(hnp.arrays(np.float64, (N, dd), elements=elems), label="Q / scale")
+    K = draw(hnp.arrays(np.float64, (M, dd), elements=elems), label="K")
+    scale = draw(log_uniform(*scale_exp), label="logit scale")
+    return Q * scale, K, scale
