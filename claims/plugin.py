@@ -286,7 +286,7 @@ class ClaimsSession:
                 "boundary": None,
             }
             notes = [n for n in getattr(exc, "__notes__", []) if isinstance(n, str)]
-            falsifying = [n for n in notes if n.startswith("Falsifying")]
+            falsifying = [n for n in notes if n.startswith(("Falsifying", "Failing test case"))]
             cx["hypothesis"] = "\n".join(falsifying) if falsifying else None
             blob = [n for n in notes if "@reproduce_failure" in n]
             cx["reproduce_failure"] = blob[0].strip() if blob else None

@@ -1,0 +1,74 @@
+"""Fixtures for the suite's own tests: build a throw-away project (claim records + checks)
+and run the real plugin on it with pytest's ``pytester``."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch  # noqa: F401
+
+# Import the heavy modules once, before any in-process pytester run: pytester restores
+# sys.modules after each inline run, and torch cannot be imported a second time.
+import claims.plugin  # noqa: F401
+import claims.report  # noqa: F401
+
+
+def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),), quote: str = "a quote",
+                document: str = "003_a0ad15dda516ed1d.txt", extra: str = "") -> str:
+    """A minimal valid claim record (TOML text) with the given readings ``(name, as_stated)``."""
+    parts = [
+        f'id = "{cid}"',
+        f'title = "planted {cid}"',
+        'statement = "a planted claim"',
+        f'expected = "{expected}"',
+        extra,
+        "[source]",
+        f'document = "{document}"',
+        'section = "planted"',
+        f"quote = '''{quote}'''",
+    ]
+    for name, stated in readings:
+        parts += ["[[readings]]", f'name = "{name}"', 'statement = "a reading"']
+        if stated:
+            parts.append("as_stated = true")
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+@dataclass
+class Run:
+    result: pytest.RunResult
+    report_dir: Path
+
+    @property
+    def report(self) -> dict:
+        return json.loads((self.report_dir / "claims.json").read_text(encoding="utf-8"))
+
+    def claim(self, cid: str) -> dict:
+        return next(c for c in self.report["claims"] if c["id"] == cid)
+
+
+@pytest.fixture
+def planted(pytester: pytest.Pytester):
+    """``planted(records={name: toml}, checks={name: source}, args=[...]) -> Run``."""
+
+    def run(records: dict[str, str], checks: dict[str, str], args=(), subprocess: bool = False) -> Run:
+        rec = pytester.path / "records"
+        rec.mkdir(exist_ok=True)
+        for name, text in records.items():
+            (rec / name).write_text(text, encoding="utf-8")
+        for name, src in checks.items():
+            (pytester.path / name).write_text(textwrap.dedent(src), encoding="utf-8")
+        out = pytester.path / "out"
+        argv = ["--claims-dir", str(rec), "--claims-report-dir", str(out), "-p", "no:cacheprovider",
+                "--hypothesis-profile=ci", *args]
+        if subprocess:
+            result = pytester.runpytest_subprocess(*argv)
+        else:
+            result = pytester.runpytest(*argv)
+        return Run(result, out)
+
+    return run
