@@ -141,6 +141,60 @@ def claim_log(request: pytest.FixtureRequest) -> CheckLog:
     return log
 
 
+class Claimed:
+    """The ``[claimed]`` table of the record a check is tied to (see :mod:`claims.expr`).
+
+    ``claimed.eval("expression", gamma=...)`` evaluates a formula the record states;
+    errors name the record file, the claim and the field.
+    """
+
+    def __init__(self, claim: Claim):
+        self.claim = claim
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.claim.claimed
+
+    def get(self, key: str, default=None):
+        return self.claim.claimed.get(key, default)
+
+    def text(self, key: str) -> str:
+        """The raw value of ``claimed.<key>``.
+
+        Raises:
+            ClaimRecordError: the record has no such field.
+        """
+        if key not in self.claim.claimed:
+            raise ClaimRecordError(self.claim.path, self.claim.id, f"claimed.{key}",
+                                   "missing: the check needs this formula")
+        return self.claim.claimed[key]
+
+    def eval(self, key: str, *, exact: bool = False, floating: bool = False, **names):
+        """Evaluate ``claimed.<key>`` (a formula string, or a number) with ``names``.
+
+        Raises:
+            ClaimRecordError: missing field, or a formula the check cannot evaluate.
+        """
+        from .expr import ExpressionError, evaluate
+
+        value = self.text(key)
+        if not isinstance(value, str):
+            return value
+        try:
+            return evaluate(value, exact=exact, floating=floating, **names)
+        except ExpressionError as exc:
+            raise ClaimRecordError(self.claim.path, self.claim.id, f"claimed.{key}", str(exc)) from None
+
+
+@pytest.fixture
+def claimed(request: pytest.FixtureRequest) -> Claimed:
+    """What the record of the current check's claim states, as data (``[claimed]`` table)."""
+    target = _marker_target(request.node)
+    if target is None:
+        raise pytest.UsageError(f"{request.node.nodeid}: the 'claimed' fixture needs a @pytest.mark.claim marker")
+    state = request.config.stash[STATE_KEY]
+    return Claimed(state.by_id[target[0]])
+
+
 def _marker_target(item: pytest.Item) -> tuple[str, str] | None:
     marker = item.get_closest_marker("claim")
     if marker is None:

@@ -35,6 +35,7 @@ CLAIM_FIELDS = {
     "readings": list,
     "unchecked_reason": str,
     "notes": str,
+    "claimed": dict,
 }
 CLAIM_REQUIRED = ("id", "title", "statement", "expected", "source")
 SOURCE_FIELDS = {"document": str, "section": str, "quote": str}
@@ -106,7 +107,7 @@ class Claim:
     unchecked_reason: str | None = None
     notes: str | None = None
     order: int = 0
-    extra: dict = field(default_factory=dict)
+    claimed: dict = field(default_factory=dict)
 
     @property
     def as_stated(self) -> Reading | None:
@@ -206,6 +207,18 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
             raise ClaimRecordError(path, cid, "readings", "a checked claim needs at least one reading")
         if "unchecked_reason" in data:
             raise ClaimRecordError(path, cid, "unchecked_reason", "only an unchecked claim has an unchecked_reason")
+    claimed = data.get("claimed", {})
+    for key, value in claimed.items():
+        fname = f"claimed.{key}"
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ClaimRecordError(path, cid, fname, f"must be a formula (string) or a number, got {value!r}")
+        if isinstance(value, str):
+            from .expr import ExpressionError, parse
+
+            try:
+                parse(value)
+            except ExpressionError as exc:
+                raise ClaimRecordError(path, cid, fname, str(exc)) from None
     return Claim(
         id=data["id"],
         title=data["title"],
@@ -218,6 +231,7 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
         unchecked_reason=data.get("unchecked_reason"),
         notes=data.get("notes"),
         order=order,
+        claimed=dict(claimed),
     )
 
 
