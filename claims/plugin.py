@@ -89,6 +89,7 @@ class State:
     active: bool = False
     errors: list[str] = field(default_factory=list)
     summary: list = field(default_factory=list)
+    planted: dict = field(default_factory=dict)  # kind -> [passed, ...] of trust_planted tests
 
 
 STATE_KEY = pytest.StashKey[State]()
@@ -106,6 +107,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "claim(id, reading=NAME): tie this check to reading NAME of the claim record ID "
         "(attention-claims; see claims/records/)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "trust_planted(kind): a planted-variant test of the suite itself, kind 'falsehood' or 'truth'; "
+        "its outcome feeds the report's trust section (kill rate, pass rate)",
     )
     if config.getoption("hypothesis_profile", None) is None:
         from hypothesis import settings
@@ -183,6 +189,18 @@ class Claimed:
             return evaluate(value, exact=exact, floating=floating, **names)
         except ExpressionError as exc:
             raise ClaimRecordError(self.claim.path, self.claim.id, f"claimed.{key}", str(exc)) from None
+        except ZeroDivisionError:
+            if not exact:
+                raise
+            # In exact arithmetic a division by zero is a fact about the claimed formula at
+            # a point the check drew from the claim's domain: the formula is undefined there.
+            raise Counterexample(
+                f"the claimed {key} = {value} is undefined (division by exactly 0) at "
+                + ", ".join(f"{k} = {v}" for k, v in names.items()),
+                example={k: str(v) for k, v in names.items()},
+                certified=True,
+                certificate="exact rational arithmetic (fractions.Fraction): a denominator is exactly 0",
+            ) from None
 
 
 @pytest.fixture
@@ -317,6 +335,9 @@ class ClaimsSession:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
         outcome = yield
         rep: pytest.TestReport = outcome.get_result()
+        trust = item.get_closest_marker("trust_planted")
+        if trust is not None and trust.args:
+            rep.user_properties.append((PREFIX + "trust", str(trust.args[0])))
         target = _marker_target(item)
         if target is None:
             return
@@ -354,6 +375,10 @@ class ClaimsSession:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(p for p in report.user_properties if isinstance(p, (tuple, list)) and len(p) == 2)
+        kind = props.get(PREFIX + "trust")
+        if kind is not None and not _is_worker(self.config):
+            if report.when == "call" or (report.when == "setup" and report.failed):
+                self.state.planted.setdefault(kind, []).append(bool(report.passed))
         cid = props.get(PREFIX + "claim")
         if cid is None or _is_worker(self.config):
             return
@@ -385,7 +410,11 @@ class ClaimsSession:
     # -- the end -----------------------------------------------------------------------
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.state
-        if _is_worker(self.config) or not (state.active or state.results):
+        if _is_worker(self.config):
+            return
+        if state.planted and state.report_dir is not None:
+            self._record_planted()
+        if not (state.active or state.results):
             return
         from .report import build_report, write_reports
 
@@ -406,6 +435,18 @@ class ClaimsSession:
         bad = [c for c in report["claims"] if not c["agrees"] or c.get("errors")]
         if (bad or state.errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _record_planted(self) -> None:
+        """Keep this run's planted-variant counts in ``reports/planted.json`` (only when every
+        planted test that was collected ran, so a ``-k`` subset never overwrites them)."""
+        from .trust import PLANTED_FILE, planted_counts
+
+        counts = planted_counts(self.state.planted)
+        self.state.planted_counts = counts
+        if self.state.partial or self.config.getoption("keyword", "") or self.config.getoption("markexpr", ""):
+            return
+        self.state.report_dir.mkdir(parents=True, exist_ok=True)
+        (self.state.report_dir / PLANTED_FILE).write_text(json.dumps(counts, indent=1) + "\n", encoding="utf-8")
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
         state = self.state

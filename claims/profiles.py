@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 _COMMON = dict(
     deadline=None,
@@ -28,6 +28,10 @@ PROFILES = {
     "ci": dict(max_examples=40, derandomize=True, database=None, **_COMMON),
     "dev": dict(max_examples=80, **_COMMON),
     "deep": dict(max_examples=1500, **_COMMON),
+    # planted variants (tests/test_planted.py) need a certified verdict, not a minimal
+    # example: derandomized, bounded, no shrinking.
+    "planted": dict(max_examples=30, derandomize=True, database=None,
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target], **_COMMON),
 }
 
 for _name, _kw in PROFILES.items():

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from . import profiles
+from .trust import build_trust, trust_lines
 from .verdict import ReadingOutcome, agrees_with_expected, compute_verdict, reading_outcome
 
 SCHEMA = 1
@@ -164,6 +165,15 @@ def build_report(state, config, exitstatus: int) -> dict:
         by_claim.setdefault(r.claim, []).append(r)
     claims = [_claim_entry(c, by_claim.get(c.id, []), profile) for c in state.catalog]
     interrupted = exitstatus in (2, 3)  # INTERRUPTED, INTERNAL_ERROR
+    if interrupted:
+        # A claim whose collected checks did not all report is not decided, whatever ran.
+        done = {r.nodeid for r in results if r.outcome != "skipped" or r.skip_reason}
+        for entry in claims:
+            pending = [n for cid, _r, n in state.collected if cid == entry["id"] and n not in done]
+            if pending and entry["verdict"] != "unchecked":
+                entry["verdict"] = "undecided"
+                entry["reason"] = f"the run was interrupted before {len(pending)} of its checks ran"
+                entry["agrees"] = False
     return {
         "schema": SCHEMA,
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -176,6 +186,7 @@ def build_report(state, config, exitstatus: int) -> dict:
             "errors": list(state.errors),
         },
         "counts": _counts(claims),
+        "trust": build_trust(state.report_dir, getattr(state, "planted_counts", None)),
         "claims": claims,
     }
 
@@ -215,7 +226,8 @@ def write_in_progress(state, config) -> None:
         "schema": SCHEMA,
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "environment": _environment(config),
-        "run": {"complete": False, "partial": state.partial, "interrupted": True, "exitstatus": None,
+        "run": {"complete": False, "partial": state.partial, "interrupted": True, "in_progress": True,
+                "exitstatus": None,
                 "errors": ["the run has not finished (in progress, killed or crashed)"]},
         "counts": {},
         "claims": [
@@ -278,6 +290,8 @@ def render_markdown(report: dict) -> str:
     total = report["counts"].get("total", {})
     if total:
         out.append("| **all** | " + " | ".join(f"**{total[v]}**" for v in VERDICT_ORDER) + " |")
+    if report.get("trust"):
+        out += ["", "## Trust", ""] + [f"- {line}" for line in trust_lines(report["trust"])]
     out += ["", "## Summary", "", "| claim | verdict | reason |", "|---|---|---|"]
     for c in report["claims"]:
         flag = "" if c.get("agrees", True) else f" (expected {c['expected']})"
@@ -356,7 +370,11 @@ def render_html(report: dict) -> str:
     for doc, counts in report["counts"].get("by_document", {}).items():
         parts.append(f"<tr><td>{e(DOCUMENT_TITLES.get(doc, doc))}</td>"
                      + "".join(f"<td>{counts[v]}</td>" for v in VERDICT_ORDER) + "</tr>")
-    parts.append("</table><h2>Summary</h2><table><tr><th>claim</th><th>verdict</th><th>reason</th></tr>")
+    parts.append("</table>")
+    if report.get("trust"):
+        parts.append("<h2>Trust</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in trust_lines(report["trust"]))
+                     + "</ul>")
+    parts.append("<h2>Summary</h2><table><tr><th>claim</th><th>verdict</th><th>reason</th></tr>")
     for c in report["claims"]:
         cls = "" if c.get("agrees", True) else " class='mismatch'"
         parts.append(

@@ -3,7 +3,12 @@ and run the real plugin on it with pytest's ``pytester``."""
 
 from __future__ import annotations
 
+# Import the heavy modules once, before any in-process pytester run: pytester restores
+# sys.modules after each inline run, and torch, numpy's C extensions and scipy cannot be
+# imported a second time. Every claims submodule and what the checks import is loaded here.
+import importlib
 import json
+import pkgutil
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,10 +16,19 @@ from pathlib import Path
 import pytest
 import torch  # noqa: F401
 
-# Import the heavy modules once, before any in-process pytester run: pytester restores
-# sys.modules after each inline run, and torch cannot be imported a second time.
-import claims.plugin  # noqa: F401
-import claims.report  # noqa: F401
+import claims
+
+for _mod in ["numpy.fft", "scipy.linalg", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.integrate",
+             "flint", "mpmath", "hypothesis.extra.numpy", "matplotlib", "torch.nn.functional"]:
+    try:
+        importlib.import_module(_mod)
+    except ImportError:  # an optional dependency that is not installed
+        pass
+for _info in pkgutil.iter_modules(claims.__path__):
+    try:
+        importlib.import_module(f"claims.{_info.name}")
+    except ImportError:
+        pass
 
 
 def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),), quote: str = "a quote",

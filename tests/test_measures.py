@@ -1,0 +1,150 @@
+"""Measures, builders and references: known values and clear errors on bad input
+(issue 5, "Bad input"; also the test command of the mutation run)."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+
+from claims.attention import AttentionInputError, causal_mask, linear_attention, logits, softmax_attention
+from claims.measures import (
+    default_rank_tolerance,
+    effective_rank,
+    energy_fraction,
+    numerical_rank,
+    power_law_fit,
+    singular_values,
+    sparsity,
+    top_fraction_energy,
+)
+from claims.reference import (
+    arb_softmax_attention,
+    certified_rank_at_least,
+    exact_product_rank,
+    exact_rank,
+    mp_softmax_entry,
+    underflow_log_threshold,
+)
+
+BAD = {
+    "nan": np.array([[1.0, np.nan], [0.0, 1.0]]),
+    "inf": np.array([[1.0, np.inf], [0.0, 1.0]]),
+    "empty": np.zeros((0, 2)),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD))
+@pytest.mark.parametrize("fn", [singular_values, numerical_rank, exact_rank,
+                                lambda a: softmax_attention(a, a), lambda a: logits(a, a),
+                                lambda a: linear_attention(a, a), lambda a: power_law_fit(a.ravel()),
+                                lambda a: effective_rank(a.ravel(), 0.9), lambda a: sparsity(a.ravel()),
+                                lambda a: energy_fraction(a.ravel(), 1)],
+                         ids=["singular_values", "numerical_rank", "exact_rank", "softmax_attention", "logits",
+                              "linear_attention", "power_law_fit", "effective_rank", "sparsity", "energy_fraction"])
+def test_bad_input_is_a_clear_error(fn, kind):
+    with pytest.raises(AttentionInputError, match=r"(NaN|Inf|empty)"):
+        fn(BAD[kind])
+
+
+def test_shape_errors_name_the_argument():
+    with pytest.raises(AttentionInputError, match="Q, K: head dimensions differ"):
+        logits(np.ones((2, 3)), np.ones((2, 4)))
+    with pytest.raises(AttentionInputError, match="expected 2 dimensions"):
+        softmax_attention(np.ones(3), np.ones(3))
+    with pytest.raises(AttentionInputError, match="dtype: unknown"):
+        softmax_attention(np.ones((2, 2)), np.ones((2, 2)), dtype="float8")
+
+
+def test_singular_values_known():
+    np.testing.assert_allclose(singular_values(np.diag([3.0, 1.0, 2.0])), [3.0, 2.0, 1.0])
+
+
+def test_numerical_rank_and_tolerance():
+    A = np.diag([1.0, 1e-3, 1e-20])
+    r, tol = numerical_rank(A)
+    assert r == 2 and tol == pytest.approx(3 * np.finfo(float).eps)
+    assert numerical_rank(A, tol=1e-2) == (1, 1e-2)
+    assert numerical_rank(A, eps=1e-3)[0] == 1  # tol = 3e-3 drops 1e-3
+    assert numerical_rank(A, eps=1e-4)[0] == 2  # tol = 3e-4 keeps it
+    assert default_rank_tolerance(np.array([2.0, 1.0]), (2, 5), 0.5) == 5.0
+    assert default_rank_tolerance(np.array([]), (0, 0), 0.5) == 0.0
+
+
+def test_energy_and_effective_rank_definition_11_25():
+    sigma = np.sqrt(np.array([0.5, 0.3, 0.15, 0.05]))  # energies sum to 1
+    assert energy_fraction(sigma, 0) == 0.0
+    assert energy_fraction(sigma, 2) == pytest.approx(0.8)
+    assert energy_fraction(sigma[::-1], 2) == pytest.approx(0.8)  # order of input does not matter
+    assert effective_rank(sigma, 0.5) == 1  # ratio exactly tau counts (>=)
+    assert effective_rank(sigma, 0.8) == 2
+    assert effective_rank(sigma, 0.81) == 3
+    assert effective_rank(sigma, 0.95) == 3
+    assert effective_rank(sigma, 0.96) == 4
+    assert top_fraction_energy(sigma, 0.25) == pytest.approx(0.5)
+    assert top_fraction_energy(sigma, 0.3) == pytest.approx(0.8)  # ceil(0.3 * 4) = 2
+    for bad in (0.0, 1.0, -0.1):
+        with pytest.raises(AttentionInputError, match="tau"):
+            effective_rank(sigma, bad)
+    with pytest.raises(AttentionInputError, match="k: must be in"):
+        energy_fraction(sigma, 5)
+    with pytest.raises(AttentionInputError, match="fraction"):
+        top_fraction_energy(sigma, 0.0)
+    with pytest.raises(AttentionInputError, match="all singular values are zero"):
+        effective_rank(np.zeros(3), 0.9)
+    with pytest.raises(AttentionInputError, match="all singular values are zero"):
+        energy_fraction(np.zeros(3), 1)
+
+
+def test_sparsity_known_values():
+    assert sparsity(np.ones(7)) == pytest.approx(1.0)
+    assert sparsity(np.array([0.0, 0.0, 5.0, 0.0])) == pytest.approx(0.5)  # one-hot: 1/sqrt(n)
+    assert sparsity(np.array([-1.0, 1.0])) == pytest.approx(1.0)
+    assert sparsity(np.array([3.0, 4.0])) == pytest.approx(3.5 / math.sqrt(12.5))
+    with pytest.raises(AttentionInputError, match="all-zero"):
+        sparsity(np.zeros(3))
+
+
+def test_power_law_fit_recovers_exponent():
+    i = np.arange(1, 51)
+    alpha, C, r2 = power_law_fit(2.5 * i**-1.7)
+    assert alpha == pytest.approx(1.7) and C == pytest.approx(2.5) and r2 == pytest.approx(1.0)
+    noisy = 2.5 * i**-1.7 * np.exp(0.3 * np.sin(i))
+    a2, _, r2b = power_law_fit(noisy)
+    assert 1.4 < a2 < 2.0 and 0.5 < r2b < 1.0
+    _, _, r2c = power_law_fit(np.array([1.0, 1.0, 1.0, 0.0]))  # flat: slope 0, perfect fit
+    assert r2c == 1.0
+    with pytest.raises(AttentionInputError, match="at least 3 positive"):
+        power_law_fit(np.array([1.0, 0.5, 0.0, 0.0]))
+
+
+def test_softmax_attention_and_mask():
+    Q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    A = softmax_attention(Q, Q, causal=True)
+    assert torch.allclose(A.sum(-1), torch.ones(3, dtype=torch.float64))
+    assert torch.all(torch.triu(A, 1) == 0) and A[0, 0] == 1.0
+    z = logits(Q, Q).numpy()
+    assert z[2, 2] == pytest.approx(2 / math.sqrt(2))
+    assert causal_mask(2, 3).tolist() == [[True, False, False], [True, True, False]]
+    full = softmax_attention(Q, Q, scale=1.0)
+    e = np.exp(Q @ Q.T)
+    np.testing.assert_allclose(full.numpy(), e / e.sum(1, keepdims=True), rtol=1e-14)
+
+
+def test_references():
+    assert exact_rank(np.array([[1.0, 2.0], [2.0, 4.0]])) == 1
+    assert exact_rank(np.array([[0.5, 0.25], [0.25, 0.125 + 2.0**-52]])) == 2  # rational, not float
+    Q = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    assert exact_product_rank(Q, Q) == 2
+    A = arb_softmax_attention(Q, Q, causal=True)
+    assert A[0, 1] == 0 and A[0, 0].contains(1) and A[0, 0].rad() < 1e-12
+    ok, info = certified_rank_at_least(lambda: arb_softmax_attention(Q, Q), softmax_attention(Q, Q).numpy(), 3)
+    assert ok and len(info["rows"]) == 3
+    with mpmath.workdps(30):
+        assert mp_softmax_entry([0.0, 0.0], 0) == mpmath.mpf("0.5")
+        assert abs(mp_softmax_entry([1000.0, 0.0], 1) - mpmath.exp(-1000) / (1 + mpmath.exp(-1000))) < mpmath.mpf("1e-460")
+    assert underflow_log_threshold("float64") == pytest.approx(-1075 * math.log(2))
+    assert underflow_log_threshold("float16") == pytest.approx(-25 * math.log(2))
