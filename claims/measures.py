@@ -128,10 +128,13 @@ def power_law_fit(sigma, *, skip_zero: bool = True) -> tuple[float, float, float
     log-log space.
 
     Raises:
-        AttentionInputError: fewer than 3 positive singular values.
+        AttentionInputError: fewer than 3 positive singular values, or a zero one with
+            ``skip_zero=False``.
     """
     s = np.sort(_np(sigma, "sigma", 1))[::-1]
     i = np.arange(1, s.size + 1, dtype=np.float64)
+    if not skip_zero and np.any(s == 0):
+        raise AttentionInputError("sigma: zero singular values have no logarithm; fit with skip_zero=True")
     keep = s > 0 if skip_zero else np.ones_like(s, dtype=bool)
     if keep.sum() < 3:
         raise AttentionInputError("sigma: need at least 3 positive singular values to fit a power law")

@@ -148,3 +148,68 @@ def test_references():
         assert abs(mp_softmax_entry([1000.0, 0.0], 1) - mpmath.exp(-1000) / (1 + mpmath.exp(-1000))) < mpmath.mpf("1e-460")
     assert underflow_log_threshold("float64") == pytest.approx(-1075 * math.log(2))
     assert underflow_log_threshold("float16") == pytest.approx(-25 * math.log(2))
+
+
+def test_error_messages_name_the_argument_exactly():
+    with pytest.raises(AttentionInputError, match=r"^A: contains NaN or Inf$"):
+        numerical_rank(BAD["nan"])
+    with pytest.raises(AttentionInputError, match=r"^A: contains NaN or Inf$"):
+        singular_values(BAD["inf"])
+    for fn in (lambda s: energy_fraction(s, 1), lambda s: effective_rank(s, 0.5), lambda s: power_law_fit(s),
+               lambda s: top_fraction_energy(s, 0.5)):
+        with pytest.raises(AttentionInputError, match=r"^sigma: contains NaN or Inf$"):
+            fn(np.array([1.0, np.nan, 0.5]))
+        with pytest.raises(AttentionInputError, match=r"^sigma: expected 1 dimensions, got shape \(2, 2\)$"):
+            fn(np.ones((2, 2)))
+    with pytest.raises(AttentionInputError, match=r"^A: expected 2 dimensions, got shape \(3,\)$"):
+        numerical_rank(np.ones(3))
+    with pytest.raises(AttentionInputError, match=r"^x: contains NaN or Inf$"):
+        sparsity(np.array([np.inf, 1.0]))
+    with pytest.raises(AttentionInputError, match=r"^x: all-zero vector, sparsity S is undefined \(0/0\)$"):
+        sparsity(np.zeros(2))
+    with pytest.raises(AttentionInputError, match=r"^sigma: all singular values are zero \(effective rank undefined\)$"):
+        effective_rank(np.zeros(2), 0.5)
+    with pytest.raises(AttentionInputError, match=r"^sigma: all singular values are zero \(energy ratio undefined\)$"):
+        energy_fraction(np.zeros(2), 1)
+    with pytest.raises(AttentionInputError, match=r"^sigma: need at least 3 positive singular values to fit a power law$"):
+        power_law_fit(np.array([1.0, 0.0, 0.0]))
+    with pytest.raises(AttentionInputError, match=r"^sigma: zero singular values have no logarithm"):
+        power_law_fit(np.array([3.0, 2.0, 1.0, 0.0]), skip_zero=False)
+
+
+def test_torch_inputs_are_converted_to_float64():
+    A = torch.tensor([[2.0, 0.0], [0.0, 1.0 + 2**-20]], dtype=torch.float32)
+    np.testing.assert_array_equal(singular_values(A), [2.0, 1.0 + 2**-20])
+    assert numerical_rank(A)[0] == 2
+    s64 = torch.tensor([1.0, 1e-300], dtype=torch.float64)  # 1e-300 would flush to 0 in float32
+    assert energy_fraction(s64, 1) == 1.0 and effective_rank(s64, 0.5) == 1
+    assert power_law_fit(torch.tensor([4.0, 2.0, 1.0], dtype=torch.float64))[0] == pytest.approx(
+        math.log(4) / math.log(3) * 0 + np.polyfit(np.log([1, 2, 3]), np.log([4.0, 2.0, 1.0]), 1)[0] * -1)
+
+
+def test_boundaries_of_measures():
+    eps = np.finfo(float).eps
+    assert numerical_rank(np.diag([1.0, 2 * eps]))[0] == 1  # sigma equal to the tolerance is not counted
+    assert numerical_rank(np.diag([1.0, 2.0001 * eps]))[0] == 2
+    sigma = np.sqrt(np.array([5.0, 3.0, 1.5, 0.5]))  # total energy 10, not 1
+    assert energy_fraction(sigma, 4) == 1.0
+    assert energy_fraction(sigma, 2) == pytest.approx(0.8)
+    assert effective_rank(sigma, 0.8) == 2 and effective_rank(sigma, 0.81) == 3
+    assert top_fraction_energy(sigma, 1.0) == 1.0
+    with pytest.raises(AttentionInputError, match="fraction"):
+        top_fraction_energy(sigma, 1.5)
+    rows = sparsity(np.array([[1.0, 1.0], [0.0, 1.0]]))
+    np.testing.assert_allclose(rows, [1.0, 1 / math.sqrt(2)])
+
+
+def test_power_law_fit_r2_matches_linregress():
+    from scipy.stats import linregress
+
+    i = np.arange(1, 21)
+    s = 1e-3 * i**-0.2 * np.exp(0.01 * np.cos(3 * i))  # tiny log-variance: ss_tot << 1
+    alpha, C, r2 = power_law_fit(s)
+    lr = linregress(np.log(i), np.log(np.sort(s)[::-1]))  # the fit sorts sigma descending
+    assert alpha == pytest.approx(-lr.slope) and C == pytest.approx(math.exp(lr.intercept))
+    assert r2 == pytest.approx(lr.rvalue**2)
+    assert power_law_fit(np.array([3.0, 2.0, 1.0]), skip_zero=False)[2] == pytest.approx(
+        linregress(np.log([1, 2, 3]), np.log([3.0, 2.0, 1.0])).rvalue ** 2)
