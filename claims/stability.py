@@ -24,7 +24,8 @@ def run_seed(seed: int, profile: str, paths: list[str]) -> dict[str, str]:
     """Verdicts ``{claim id: verdict}`` of one run of the checks with this seed.
 
     Raises:
-        RuntimeError: the run wrote no report.
+        RuntimeError: the run wrote no report, or did not finish (an in-progress or
+            interrupted report says every claim is undecided and must not be compared).
     """
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider", f"--hypothesis-seed={seed}",
@@ -34,6 +35,9 @@ def run_seed(seed: int, profile: str, paths: list[str]) -> dict[str, str]:
         if not path.exists():
             raise RuntimeError(f"seed {seed}: the run wrote no report ({' '.join(cmd)})")
         report = json.loads(path.read_text(encoding="utf-8"))
+    run = report.get("run", {})
+    if run.get("in_progress") or run.get("interrupted") or run.get("exitstatus") not in (0, 1):
+        raise RuntimeError(f"seed {seed}: the run did not finish normally (run = {run}); verdicts not comparable")
     return {c["id"]: c["verdict"] for c in report["claims"]}
 
 

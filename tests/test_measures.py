@@ -173,7 +173,10 @@ def test_error_messages_name_the_argument_exactly():
         energy_fraction(np.zeros(2), 1)
     with pytest.raises(AttentionInputError, match=r"^sigma: need at least 3 positive singular values to fit a power law$"):
         power_law_fit(np.array([1.0, 0.0, 0.0]))
-    with pytest.raises(AttentionInputError, match=r"^sigma: zero singular values have no logarithm"):
+    with pytest.raises(AttentionInputError, match=r"^A: expected 2 dimensions, got shape \(3,\)$"):
+        singular_values(np.ones(3))
+    with pytest.raises(AttentionInputError,
+                       match=r"^sigma: zero singular values have no logarithm; fit with skip_zero=True$"):
         power_law_fit(np.array([3.0, 2.0, 1.0, 0.0]), skip_zero=False)
 
 
