@@ -1,0 +1,50 @@
+"""Known values and clear errors for claims.depth (rank collapse of pure-attention stacks)."""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+
+from claims.attention import AttentionInputError
+from claims.depth import attention_stack_residuals, convergence_orders, random_stack, relative_residual
+
+
+def test_relative_residual_known_values():
+    assert relative_residual(np.ones((3, 2))) == 0  # identical rows: rank 1, no residual
+    X = np.array([[1.0, 0.0], [-1.0, 0.0]])  # mean row 0: the whole matrix is residual
+    assert abs(relative_residual(X) - 1) < mpmath.mpf("1e-14")
+    with pytest.raises(AttentionInputError, match="zero"):
+        relative_residual(np.zeros((2, 2)))
+
+
+def test_zero_weights_collapse_in_one_layer():
+    X = np.arange(6, dtype=float).reshape(3, 2)
+    W0, Wv = np.zeros((2, 2)), np.eye(2)
+    r = attention_stack_residuals(X, [(W0, W0, Wv)], dps=30)  # uniform attention: every row the mean
+    assert r[0] > 0 and r[1] == 0
+
+
+def test_skip_connection_keeps_residual_with_zero_values():
+    X = np.arange(6, dtype=float).reshape(3, 2)
+    W0 = np.zeros((2, 2))
+    r = attention_stack_residuals(X, [(W0, W0, W0)], skip=True, dps=30)  # Attn(X) = 0: X unchanged
+    assert r[0] == r[1]
+
+
+def test_convergence_orders_of_a_cubic_sequence():
+    with mpmath.workdps(60):
+        seq = [mpmath.mpf("1e-4") ** (3**k) for k in range(4)]
+    orders = convergence_orders(seq, below=1e-3)
+    assert all(abs(p - 3) < 1e-9 for p in orders) and len(orders) == 3
+    with pytest.raises(AttentionInputError, match="below"):
+        convergence_orders(seq, below=2.0)
+
+
+def test_bad_input():
+    with pytest.raises(AttentionInputError, match="finite"):
+        attention_stack_residuals(np.array([[np.nan]]), [])
+    with pytest.raises(AttentionInputError, match="do not fit"):
+        attention_stack_residuals(np.ones((2, 2)), [(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 3)))])
+    with pytest.raises(AttentionInputError, match="scale"):
+        random_stack(np.random.default_rng(0), 2, 2, 2, 0.0)
