@@ -414,7 +414,8 @@ class ClaimsSession:
             return
         if state.planted and state.report_dir is not None:
             self._record_planted()
-        if not (state.active or state.results):
+        broken = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+        if not (state.active or state.results or broken):
             return
         from .report import build_report, write_reports
 

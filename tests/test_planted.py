@@ -158,9 +158,11 @@ def _run(pytester, variant: Variant, expected: str):
     rec = pytester.path / "records"
     rec.mkdir(exist_ok=True)
     (rec / f"{variant.claim}.toml").write_text(variant.record_text(expected), encoding="utf-8")
-    shutil.copy(ROOT / "checks" / variant.check, pytester.path / variant.check)
+    # a unique module name: the shipped check module may already be imported in this process
+    copy = f"test_planted_{variant.check.removeprefix('test_')}"
+    shutil.copy(ROOT / "checks" / variant.check, pytester.path / copy)
     out = pytester.path / "out"
-    result = pytester.runpytest(variant.check, "-k", variant.select, "--claims-dir", str(rec),
+    result = pytester.runpytest(copy, "-k", variant.select, "--claims-dir", str(rec),
                                 "--claims-report-dir", str(out), "-p", "no:cacheprovider",
                                 "--hypothesis-profile=planted")
     import json

@@ -106,3 +106,10 @@ def test_real_checks_same_report_under_xdist(pytester, kind, tmp_path_factory):
                                               x["certified"]) for x in c["readings"]]) for c in r["claims"]]
 
         assert key(a) == key(rep)
+
+
+def test_collection_error_still_writes_an_honest_report(planted):
+    run = planted({"a.toml": record_toml("a")}, {"test_x.py": "import no_such_module_anywhere\n"})
+    rep = run.report
+    assert rep["run"]["interrupted"] is True and rep["run"]["complete"] is False
+    assert rep["claims"][0]["verdict"] == "undecided"
