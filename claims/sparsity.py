@@ -13,6 +13,7 @@ numerical quadrature in mpmath, independently of any closed form.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import mpmath
@@ -75,17 +76,17 @@ def s_relu2(beta, gamma) -> mpmath.mpf:
         AttentionInputError: non-finite input or ``gamma <= 0``.
     """
     b, g = _mp(beta), _check_gamma(gamma)
-    t = b**2 / (2 * g**2)
-    # erf(..)+1 cancels catastrophically for beta << 0: evaluate the printed expression
-    # with enough guard digits (about t/ln 10 are lost) so the result keeps DPS digits.
-    guard = (int(mpmath.ceil(2 * t / mpmath.log(10))) if b < 0 else 0) + 10
+    # erf(x) + 1 is evaluated as erfc(-x) (the same number; no cancellation for beta << 0); the
+    # two terms of the numerator and of the radicand still cancel to about (beta/gamma)^4 relative
+    # size, so guard digits keep the result at DPS digits.
+    guard = int(8 * mpmath.log10(1 + abs(b / g))) + 10
     with mpmath.workdps(mpmath.mp.dps + guard):
         return _s_relu2_printed(b, g)
 
 
 def _s_relu2_printed(b, g):
     t = b**2 / (2 * g**2)
-    er = mpmath.erf(b / (mpmath.sqrt(2) * g)) + 1
+    er = mpmath.erfc(-b / (mpmath.sqrt(2) * g))  # = erf(b/(sqrt2 g)) + 1, as printed
     num = mpmath.exp(-t) * (mpmath.sqrt(2) * b * g + mpmath.sqrt(mpmath.pi) * mpmath.exp(t) * (b**2 + g**2) * er)
     inner = (2 * mpmath.sqrt(2) * b * g * mpmath.exp(-t) * (b**2 + 5 * g**2)
              + 2 * mpmath.sqrt(mpmath.pi) * (b**4 + 6 * b**2 * g**2 + 3 * g**4) * er)
@@ -274,3 +275,301 @@ def s_monte_carlo(f: str, q, mu, sigma: float, n: int, *, generator: torch.Gener
     k = mu_t + sigma * eps
     a = F_TORCH[f](k @ q_t)
     return float(a.abs().mean() / torch.sqrt((a * a).mean()))
+
+
+# -- fast independent references (closed forms derived here, not transcribed) ---------------
+
+def relu_moment(k: int, c) -> mpmath.mpf:
+    """``m_k(c) = E[relu(c + eps)^k]``, ``eps ~ N(0, 1)``, by the recurrence
+
+        m_0 = Phi(c),  m_1 = c Phi(c) + phi(c),  m_k = c m_{k-1} + (k-1) m_{k-2}  (k >= 2),
+
+    obtained by integrating ``u^{k-1} * u phi(u - c)`` by parts over ``u > 0`` (Stein's
+    identity ``E[eps g(eps)] = E[g'(eps)]``); the truncated-normal moments of Johnson, Kotz &
+    Balakrishnan, *Continuous Univariate Distributions* vol. 1, §10.1. For ``c << 0`` the terms
+    cancel (``m_4 ~ 24 phi(c)/|c|^5``): the recurrence runs with guard digits so the result keeps
+    :data:`DPS` digits. Dimensionless.
+
+    Raises:
+        AttentionInputError: ``k`` not an integer in ``[0, 12]`` or ``c`` not finite.
+    """
+    if not (isinstance(k, int) and 0 <= k <= 12):
+        raise AttentionInputError(f"k must be an integer in [0, 12], got {k!r}")
+    with mpmath.workdps(max(DPS, mpmath.mp.dps)):
+        c = _mp(c)
+        guard = int(3 * k * mpmath.log10(1 + abs(c))) + 10 if c < 0 else 10
+    with mpmath.workdps(max(DPS, mpmath.mp.dps) + guard):
+        c = mpmath.mpf(c)
+        Phi, phi = mpmath.ncdf(c), mpmath.npdf(c)
+        ms = [Phi, c * Phi + phi]
+        for j in range(2, k + 1):
+            ms.append(c * ms[j - 1] + (j - 1) * ms[j - 2])
+        out = ms[k]
+    return +out
+
+
+@_at_dps
+def s_relu2_moments(c) -> mpmath.mpf:
+    """``S`` for ``f = relu^2`` as a function of ``c = beta/gamma`` only: ``m_2(c) / sqrt(m_4(c))``
+    (:func:`relu_moment`; ``relu^2`` is homogeneous of degree 2 and ``S`` is scale invariant).
+
+    Facts used by the checks (proved here, verified numerically in ``tests/test_sparsity_module.py``):
+    ``S(0) = (1/2)/sqrt(3/2) = 1/sqrt(6)``; ``S`` is non-decreasing in ``c`` because
+    ``d/dc log S^2 = 4 (m_1/m_2 - m_3/m_4) >= 0`` (``p -> log E r^p`` is convex, Hölder, so
+    ``m_1 m_4 >= m_2 m_3``); and ``S <= sqrt(Phi(c))`` (Cauchy–Schwarz on ``r^2 1{r > 0}``), so
+    ``S -> 0`` as ``c -> -inf``. Source of ``S``: 004 "简化形式", last display equation.
+    """
+    return relu_moment(2, c) / mpmath.sqrt(relu_moment(4, c))
+
+
+@_at_dps
+def s_identity_moments(c) -> mpmath.mpf:
+    """``S`` for ``f = identity`` as a function of ``c = beta/gamma``:
+    ``E|c + eps| / sqrt(1 + c^2)`` with ``E|c + eps| = c (2 Phi(c) - 1) + 2 phi(c)``
+    (folded normal mean). ``S(0) = sqrt(2/pi)``; ``S`` is even and increasing in ``|c|``
+    (``d/dc log S^2 >= 0`` for ``c >= 0`` reduces to ``int_0^c phi >= c phi(c)``), with limit 1.
+    """
+    c = _mp(c)
+    return (c * (2 * mpmath.ncdf(c) - 1) + 2 * mpmath.npdf(c)) / mpmath.sqrt(1 + c * c)
+
+
+# -- finite vectors, exactly -----------------------------------------------------------------
+
+def _fractions(a) -> list:
+    from fractions import Fraction
+
+    out = []
+    for v in a:
+        if isinstance(v, Fraction):
+            out.append(v)
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out.append(Fraction(v))
+        else:
+            f = float(v)
+            if not np.isfinite(f):
+                raise AttentionInputError(f"a: entry {v!r} is not finite")
+            out.append(Fraction(f))
+    if not out:
+        raise AttentionInputError("a: empty vector")
+    return out
+
+
+def s_squared_exact(a):
+    """``S(a)^2 = (mean|a|)^2 / mean(a^2) = ||a||_1^2 / (n ||a||_2^2)`` as a ``Fraction``, exactly
+    (004 eq. (1)); floats are converted exactly. ``a``: 1-D sequence of length ``n``.
+
+    Raises:
+        AttentionInputError: empty, non-finite or all-zero ``a``.
+    """
+    from fractions import Fraction
+
+    if len(a) and all(isinstance(v, float) for v in a):
+        # float64 values are dyadic rationals m 2^e: scale to one exponent and sum integers exactly
+        if not all(math.isfinite(v) for v in a):
+            raise AttentionInputError("a: non-finite entry")
+        pairs = [v.as_integer_ratio() for v in a]
+        k = max(den.bit_length() for _, den in pairs)
+        ints = [num << (k - den.bit_length()) for num, den in pairs]
+        l1i, l2i = sum(abs(m) for m in ints), sum(m * m for m in ints)
+        if l2i == 0:
+            raise AttentionInputError("a: all-zero vector, S undefined (0/0)")
+        return Fraction(l1i * l1i, len(ints) * l2i)
+    x = _fractions(a)
+    l1 = sum(abs(v) for v in x)
+    l2sq = sum(v * v for v in x)
+    if l2sq == 0:
+        raise AttentionInputError("a: all-zero vector, S undefined (0/0)")
+    return l1 * l1 / (len(x) * l2sq)
+
+
+def population_moments(keys):
+    """Exact mean vector ``(d,)`` and population covariance ``(d, d)`` (divisor ``n``) of the rows
+    of ``keys`` (``n x d``, rationals or floats converted exactly), as nested ``Fraction`` lists.
+
+    Raises:
+        AttentionInputError: empty or ragged ``keys``.
+    """
+    rows = [_fractions(r) for r in keys]
+    if not rows:
+        raise AttentionInputError("keys: no rows")
+    d = len(rows[0])
+    if any(len(r) != d for r in rows):
+        raise AttentionInputError("keys: rows of different lengths")
+    n = len(rows)
+    mu = [sum(r[i] for r in rows) / n for i in range(d)]
+    cov = [[sum((r[i] - mu[i]) * (r[j] - mu[j]) for r in rows) / n for j in range(d)] for i in range(d)]
+    return mu, cov
+
+
+def product_design(values, d: int) -> list:
+    """All ``m^d`` tuples over the multiset ``values`` (length ``m``): a finite key set whose ``d``
+    components are exactly independent and identically distributed under the uniform
+    distribution on the rows (mean ``mean(values) 1``, population covariance ``var(values) I``).
+    Used for 004 "一般线性"'s i.i.d. simplification.
+
+    Raises:
+        AttentionInputError: empty ``values`` or ``d`` not in ``[1, 6]``.
+    """
+    import itertools
+
+    vals = _fractions(values)
+    if not (isinstance(d, int) and 1 <= d <= 6):
+        raise AttentionInputError(f"d must be an integer in [1, 6], got {d!r}")
+    return [list(t) for t in itertools.product(vals, repeat=d)]
+
+
+# -- Hurley & Rickard (2009) transformations, "Comparing Measures of Sparsity" §II --------------
+
+def robin_hood(x, i: int, j: int, alpha):
+    """D1: take ``alpha`` from the richer ``x_i`` and give it to ``x_j``, ``0 < alpha < (x_i - x_j)/2``.
+
+    Raises:
+        AttentionInputError: indices or ``alpha`` outside that range.
+    """
+    x = _fractions(x)
+    if not (0 <= i < len(x) and 0 <= j < len(x) and i != j and 0 < alpha < (x[i] - x[j]) / 2):
+        raise AttentionInputError("robin_hood: need i != j in range and 0 < alpha < (x_i - x_j)/2")
+    y = list(x)
+    y[i] -= alpha
+    y[j] += alpha
+    return y
+
+
+def rising_tide(x, alpha):
+    """D3: add ``alpha > 0`` to every entry."""
+    if not alpha > 0:
+        raise AttentionInputError(f"rising_tide: alpha must be > 0, got {alpha!r}")
+    return [v + alpha for v in _fractions(x)]
+
+
+def cloning(x):
+    """D4: the concatenation ``x || x``."""
+    x = _fractions(x)
+    return x + x
+
+
+def babies(x):
+    """P2: append one zero."""
+    return _fractions(x) + [0]
+
+
+def bill_gates(x, i: int, beta):
+    """P1: add ``beta >= 0`` to entry ``i``."""
+    x = list(_fractions(x))
+    if not (0 <= i < len(x)) or beta < 0:
+        raise AttentionInputError("bill_gates: need 0 <= i < n and beta >= 0")
+    x[i] += beta
+    return x
+
+
+def entropy_arb(p):
+    """Shannon entropy ``-sum p_i ln p_i`` (nats) of a probability vector of ``Fraction``s, as a
+    certified python-flint ``arb`` enclosure (``0 ln 0 = 0``).
+
+    Raises:
+        AttentionInputError: negative entries or a sum other than 1.
+    """
+    from flint import arb, fmpq
+
+    x = _fractions(p)
+    if any(v < 0 for v in x) or sum(x) != 1:
+        raise AttentionInputError("p: not a probability vector (entries >= 0 summing to exactly 1)")
+    h = arb(0)
+    for v in x:
+        if v > 0:
+            a = arb(fmpq(v.numerator, v.denominator))
+            h -= a * a.log()
+    return h
+
+
+def gini_index(x):
+    """Hurley & Rickard's Gini index of a non-negative vector (their eq. for G(c)): larger is
+    sparser, 0 for a flat vector, ``1 - 1/n`` for a one-hot one. Exact (``Fraction``).
+
+    Raises:
+        AttentionInputError: negative entries or all zeros.
+    """
+    c = sorted(_fractions(x))
+    n = len(c)
+    tot = sum(c)
+    if any(v < 0 for v in c) or tot == 0:
+        raise AttentionInputError("gini_index: need non-negative entries, not all zero")
+    from fractions import Fraction
+
+    return 1 - 2 * sum(v / tot * Fraction(2 * n - 2 * k + 1, 2 * n) for k, v in enumerate(c, start=1))
+
+
+# -- Monte Carlo with a standard error ---------------------------------------------------------
+
+def s_and_standard_error(a: torch.Tensor) -> tuple[float, float]:
+    """``S = mean|a| / sqrt(mean a^2)`` of a sample ``a (n,)`` and its delta-method standard error
+    (first-order Taylor expansion of the ratio in the two sample means; float64).
+
+    Raises:
+        AttentionInputError: fewer than 2 samples, non-finite samples or an all-zero sample.
+    """
+    if a.ndim != 1 or a.numel() < 2:
+        raise AttentionInputError(f"a: need a 1-D sample of size >= 2, got shape {tuple(a.shape)}")
+    x, y = a.abs().double().cpu(), (a.double() ** 2).cpu()
+    if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
+        raise AttentionInputError("a: non-finite samples (overflow in the sampled dtype?)")
+    mx, my = x.mean(), y.mean()
+    if my == 0:
+        raise AttentionInputError("a: all-zero sample, S undefined")
+    cov = torch.cov(torch.stack([x, y]))
+    g = torch.tensor([1 / my.sqrt(), -mx / (2 * my**1.5)], dtype=torch.float64)
+    return float(mx / my.sqrt()), float((g @ cov @ g / a.numel()).sqrt())
+
+
+def lognormal_feature_moments(mu, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Mean ``(d,)`` and covariance ``(d, d)`` of ``h(k) = exp(k)`` (elementwise) for
+    ``k ~ N(mu, sigma^2 I)``: ``E h_i = e^{mu_i + sigma^2/2}``,
+    ``Cov = diag(e^{2 mu_i + sigma^2} (e^{sigma^2} - 1))`` (the log-normal moments).
+
+    Raises:
+        AttentionInputError: ``sigma < 0`` or non-finite ``mu``.
+    """
+    m = np.asarray(mu, dtype=np.float64)
+    if m.ndim != 1 or not np.isfinite(m).all() or not (sigma >= 0):
+        raise AttentionInputError("mu must be a finite 1-D array and sigma >= 0")
+    mean = np.exp(m + sigma**2 / 2)
+    return mean, np.diag(np.exp(2 * m + sigma**2) * np.expm1(sigma**2))
+
+
+# -- standard attention as an infinite-dimensional linear attention ----------------------------
+
+def taylor_features(x: torch.Tensor, degree: int) -> torch.Tensor:
+    """Explicit features of the exponential kernel truncated at ``degree``:
+    ``phi(x) = concat_{k <= degree} vec(x^{(x) k}) / sqrt(k!)``, so that
+    ``phi(q) . phi(k) = sum_{j <= degree} (q.k)^j / j!  ->  exp(q.k)``
+    (kexue.fm/archives/8601, cited in 004 "一般线性"). ``x (N, m)`` -> ``(N, sum_k m^k)``.
+
+    Raises:
+        AttentionInputError: ``x`` not 2-D, or ``degree`` not in ``[0, 12]``, or too many features.
+    """
+    if x.ndim != 2:
+        raise AttentionInputError(f"x: expected (N, m), got shape {tuple(x.shape)}")
+    if not (isinstance(degree, int) and 0 <= degree <= 12):
+        raise AttentionInputError(f"degree must be an integer in [0, 12], got {degree!r}")
+    n, m = x.shape
+    if sum(m**k for k in range(degree + 1)) > 2_000_000:
+        raise AttentionInputError("taylor_features: too many features")
+    parts = [torch.ones(n, 1, dtype=x.dtype, device=x.device)]
+    cur = parts[0]
+    for k in range(1, degree + 1):
+        cur = (cur[:, :, None] * x[:, None, :]).reshape(n, -1)
+        parts.append(cur / math.sqrt(math.factorial(k)))
+    return torch.cat(parts, dim=1)
+
+
+def arb_exp_kernel(X):
+    """Certified enclosure of ``exp(X X^T)`` (``(N, N)`` python-flint ``arb_mat``; unscaled
+    logits), the unnormalised standard attention matrix with ``Q = K = X``, from float64 ``X (N, m)``.
+    """
+    from flint import arb_mat
+
+    from .reference import arb_logits
+
+    z = arb_logits(X, X, scale=1.0)
+    n = len(z)
+    return arb_mat(n, n, [z[i][j].exp() for i in range(n) for j in range(n)])
