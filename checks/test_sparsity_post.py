@@ -70,6 +70,16 @@ def _inv_sqrt6() -> mpmath.mpf:
     return 1 / mpmath.sqrt(6)
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """Run this module's small torch ops on one intra-op thread (restored afterwards): on a loaded
+    2-core machine, waking the thread pool costs milliseconds per tiny op, far more than the op."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _mpq(x: Fraction) -> mpmath.mpf:
     return mpmath.mpf(x.numerator) / x.denominator
 
@@ -93,7 +103,7 @@ def _s2_from_claim(claimed, x: list[Fraction]) -> mpmath.mpf:
 
 
 @pytest.mark.claim(MEASURE, reading="exact")
-@given(x=st.lists(rationals(-5, 5), min_size=1, max_size=12).filter(lambda v: any(v)),
+@given(x=st.lists(st.one_of(st.just(Fraction(0)), rationals(-5, 5)), min_size=1, max_size=12).filter(any),
        c=rationals(-3, 3).filter(lambda v: v != 0))
 def test_measure_properties_exact(x, c, claim_log, claimed):
     n = len(x)
@@ -149,7 +159,6 @@ def probability_pair(draw):
 
 @pytest.mark.claim(MEASURE, reading="entropy-order")
 @given(pair=probability_pair())
-@profiles.scaled(2)
 def test_measure_orders_like_entropy(pair, claim_log):
     from claims.reference import certified_sign
     from claims.sparsity import entropy_arb
@@ -227,7 +236,7 @@ def test_reduction_monte_carlo(device, dtype, reading, f, d, q_norm, gamma, c, s
     w -= (w @ u) * u  # a component of mu orthogonal to q (none when d = 1)
     mu = (c * gamma / q_norm) * u + w
     sigma = gamma / q_norm
-    n = 100_000
+    n = 60_000
     dt = getattr(torch, dtype)
     gen = torch.Generator().manual_seed(seed)
     eps = torch.randn(n, d, generator=gen, dtype=torch.float64).to(device=device, dtype=dt)
@@ -262,35 +271,32 @@ def test_reduction_monte_carlo(device, dtype, reading, f, d, q_norm, gamma, c, s
 @profiles.scaled(0.125)
 def test_exp_sparsity_vanishes(beta, g1, ratio, eps, claim_log):
     g2 = min(g1 * ratio, 8.0)
+    gamma = 8.0  # enough for every eps >= 1e-8 if S -> 0 (the check does not assume how fast)
     with mpmath.workdps(20):
         s1, s2 = s_reference("exp", beta, g1, dps=15), s_reference("exp", beta, g2, dps=15)
-        gamma, s = 2.0, s_reference("exp", beta, 2.0, dps=15)
-        while not s < eps and gamma < 16:
-            gamma *= 2
-            s = s_reference("exp", beta, gamma, dps=15)
-    claim_log.example(beta=beta, gamma_for_eps=gamma, eps=eps)
+        s = s_reference("exp", beta, gamma, dps=15)
+    claim_log.example(beta=beta, eps=eps)
     if not s2 < s1:
         refute(f"S(beta={beta}, gamma={g2:.6g}) = {mpmath.nstr(s2, 12)} is not below S(gamma={g1:.6g}) = "
                f"{mpmath.nstr(s1, 12)}", example={"beta": beta, "gamma_1": g1, "gamma_2": g2}, certified=True,
                certificate="15-digit quadrature")
     if not s < eps:
-        refute(f"no gamma <= 16 gives S < {eps:.3g} (beta={beta}; S(16) = {mpmath.nstr(s, 6)})",
+        refute(f"S(beta={beta}, gamma=8) = {mpmath.nstr(s, 6)} is not below eps = {eps:.3g}",
                example={"beta": beta, "eps": eps}, certified=True, certificate="15-digit quadrature")
     claim_log.note("S by 15-digit quadrature: strictly decreasing in gamma = sigma ||q|| for every beta (ratios "
-                   "gamma_2/gamma_1 >= 1.05, S ratios far above 1e-12), and below every eps >= 1e-8 by gamma = 8 "
-                   "(doubling from 2).")
+                   "gamma_2/gamma_1 >= 1.05, S ratios far above 1e-12), and below every eps >= 1e-8 at gamma = 8.")
 
 
 @functools.cache
 def _finite_floor_crossing(n: int) -> float:
     """The gamma at which the n -> infinity S (15-digit quadrature, beta = 0) falls below the
-    finite-n floor 1/sqrt(n): found by bisection (10-digit quadrature, 1e-3 relative)."""
+    finite-n floor 1/sqrt(n): found by bisection (10-digit quadrature, 1e-2 relative)."""
     floor = 1 / math.sqrt(n)
-    return bisect_predicate(lambda g: float(s_reference("exp", 0.0, g, dps=10)) < floor, 0.01, 10.0, rtol=1e-3)
+    return bisect_predicate(lambda g: float(s_reference("exp", 0.0, g, dps=10)) < floor, 0.5, 6.0, rtol=1e-2)
 
 
 @pytest.mark.claim(EXP_SPARSE, reading="finite-n")
-@given(n=st.integers(2, 256), gamma=st.floats(3.0, 8.0), seed=st.integers(0, 2**16))
+@given(n=st.sampled_from([2, 3, 16, 64, 256]), gamma=st.sampled_from([3.0, 4.0, 6.0, 8.0]), seed=st.integers(0, 100))
 @profiles.scaled(0.25)
 def test_exp_sparsity_finite_n(n, gamma, seed, claim_log):
     gen = torch.Generator().manual_seed(seed)
@@ -320,7 +326,7 @@ def _guard_digits(beta: float, gamma: float) -> int:
 
 @pytest.mark.claim(RELU2_CF, reading="mpmath-reference")
 @given(c=st.floats(-30, 30), gamma=log_uniform(-3, 3))
-@profiles.scaled(0.25)
+@profiles.scaled(0.2)
 def test_relu2_printed_vs_quadrature(c, gamma, claim_log, claimed):
     beta = c * gamma
     with mpmath.workdps(45 + _guard_digits(beta, gamma)):
@@ -466,7 +472,7 @@ def test_relu2_zero_fraction(beta, gamma, claim_log, claimed):
 
 
 def _check_figure(kind, path, fast_ref, claim_log):
-    """Draw a figure and compare every drawn point with ``fast_ref`` and two per curve with quadrature."""
+    """Draw a figure and compare every drawn point with ``fast_ref`` and one per curve with quadrature."""
     drawn = plot_sparsity_figure(kind, path)
     worst = 0.0
     for beta, x, y in drawn:
@@ -474,7 +480,7 @@ def _check_figure(kind, path, fast_ref, claim_log):
             for g, s in zip(x, y, strict=True):
                 ref = fast_ref(mpmath.mpf(beta) / mpmath.mpf(float(g)))
                 worst = max(worst, float(abs(s - ref) / (ref + mpmath.mpf("1e-300"))))
-            for i in (len(x) // 3, len(x) - 1):
+            for i in (len(x) // 3,):
                 ref = s_reference(kind, beta, float(x[i]), dps=20)
                 worst = max(worst, float(abs(y[i] - ref) / ref))
         claim_log.example(beta=beta)
@@ -499,7 +505,7 @@ def test_relu2_figure(claim_log, claimed, figures_dir, request):
                    example={"beta": beta}, certified=True, certificate="the drawn float64 values")
     claim_log.note(f"figure: {_shown(path, Path(request.config.rootpath))} (S vs gamma, beta in "
                    f"{[b for b, _, _ in drawn]}); every drawn point within 1e-12 relative of the moment reference, "
-                   "two per curve of 20-digit quadrature.")
+                   "one per curve against 20-digit quadrature.")
 
 
 # -- f = identity: the floor (with its figure) --------------------------------------------------
@@ -550,7 +556,7 @@ def test_identity_figure(claim_log, claimed, figures_dir, request):
         refute(f"a drawn curve falls to {low:.6f} < the claimed floor {floor:.6f}", example={"lowest": low},
                certified=True, certificate="the drawn float64 values, checked against quadrature")
     claim_log.note(f"figure: {_shown(path, Path(request.config.rootpath))} (S vs gamma, beta in "
-                   f"{[b for b, _, _ in drawn]}); every drawn point within 1e-12 relative of the reference.")
+                   f"{[b for b, _, _ in drawn]}); every drawn point within 1e-12 relative of the folded-normal formula, one per curve against 20-digit quadrature.")
 
 
 # -- non-negative linear attention (004 "一般线性") ---------------------------------------------
@@ -760,7 +766,7 @@ def test_iid_simplification(values, d, q, claim_log, claimed):
 
 
 @pytest.mark.claim(FACTOR, reading="exact")
-@given(q=st.lists(st.integers(-20, 20), min_size=1, max_size=64).filter(any))
+@given(q=st.lists(st.integers(-20, 20), min_size=1, max_size=16).filter(any))
 def test_factor_maximum(q, claim_log, claimed):
     d = len(q)
     l1 = sum(abs(v) for v in q)
@@ -798,22 +804,24 @@ def test_reciprocal_factor_maximum(q, claim_log, claimed):
 
 
 @pytest.mark.claim(MORE_D, reading="factor-needs-d")
-@given(d1=st.integers(1, 8), extra=st.integers(1, 8), q=st.lists(st.integers(0, 9), min_size=1, max_size=16))
-def test_factor_does_not_need_d(d1, extra, q, claim_log):
+@given(d1=st.integers(1, 16), extra=st.integers(1, 16))
+def test_factor_does_not_need_d(d1, extra, claim_log):
     d2 = d1 + extra
-    q = (q * d2)[:d2]
-    assume(any(q))
-    ratio2 = Fraction(sum(v * v for v in q), sum(q) ** 2)
-    sup = {d: Fraction(1) for d in (d1, d2)}  # attained by e_1 in every dimension; bounded by ||q||_2 <= ||q||_1
-    claim_log.example(d1=d1, d2=d2, ratio=math.sqrt(ratio2))
-    if not ratio2 > sup[d1]:
-        refute(f"raising d from {d1} to {d2} does not raise the attainable maximum of ||q||_2/||q||_1: it is 1 in "
-               f"both (one-hot q); the drawn q in R^{d2} reaches {math.sqrt(ratio2):.4g}, a flat q 1/sqrt(d) = "
-               f"{1 / math.sqrt(d2):.4g}, which falls with d; the smallest S of the i.i.d. formula, "
-               "1/sqrt(1 + (sigma~/mu~)^2), is the same for every d",
-               example={"d1": d1, "d2": d2, "q": q}, certified=True,
-               certificate="exact: ||q||_1^2 - ||q||_2^2 = 2 sum_{i<j} q_i q_j >= 0 for q >= 0, so the maximum is 1 "
-                           "in every dimension, attained by e_1")
+
+    def ratio2(q):  # (||q||_2 / ||q||_1)^2, exactly
+        return Fraction(sum(v * v for v in q), sum(abs(v) for v in q) ** 2)
+
+    one_hot = {d: ratio2([1] + [0] * (d - 1)) for d in (d1, d2)}  # the maximum, 1, in every dimension
+    flat = {d: ratio2([1] * d) for d in (d1, d2)}  # the minimum, 1/d
+    claim_log.example(d1=d1, d2=d2)
+    if not one_hot[d2] > one_hot[d1]:
+        refute(f"raising d from {d1} to {d2} does not raise the attainable maximum of ||q||_2/||q||_1: it is "
+               f"{math.sqrt(one_hot[d1]):g} in both (one-hot q), while a flat q gives 1/sqrt(d) = "
+               f"{math.sqrt(flat[d1]):.4g} -> {math.sqrt(flat[d2]):.4g}, falling with d; the smallest S of the i.i.d. "
+               "formula, 1/sqrt(1 + (sigma~/mu~)^2), is the same for every d",
+               example={"d1": d1, "d2": d2}, certified=True,
+               certificate="exact: ||q||_1^2 - ||q||_2^2 = 2 sum_{i<j} |q_i q_j| >= 0, so the maximum is 1 in every "
+                           "dimension, attained by e_1")
 
 
 @pytest.mark.claim(MORE_D, reading="rank-ceiling")
@@ -905,13 +913,10 @@ def test_decay_fixed_and_fading(num, den, n, k, claim_log, claimed):
 @given(beta=st.floats(-20, 20), eps=log_uniform(-6, -0.31))
 @profiles.scaled(0.125)
 def test_summary_quadratic(beta, eps, claim_log):
-    gamma, s = 2.0, s_reference("exp", beta, 2.0, dps=15)
-    while not s < eps and gamma < 8:
-        gamma *= 2
-        s = s_reference("exp", beta, gamma, dps=15)
-    claim_log.example(eps=eps, gamma=gamma)
+    s = s_reference("exp", beta, 8.0, dps=15)
+    claim_log.example(eps=eps)
     if not s < eps:
-        refute(f"f = exp: no gamma <= 8 gives S < {eps}", example={"beta": beta, "eps": eps}, certified=True,
+        refute(f"f = exp: S(gamma = 8) = {mpmath.nstr(s, 6)} is not below {eps}", example={"beta": beta, "eps": eps}, certified=True,
                certificate="15-digit quadrature")
 
 
@@ -919,13 +924,13 @@ def test_summary_quadratic(beta, eps, claim_log):
 @given(beta=st.floats(-100, 100), gamma=log_uniform(-2, 2))
 @profiles.scaled(0.125)
 def test_summary_plain_linear(beta, gamma, claim_log):
-    with mpmath.workdps(30):
-        s = s_reference("identity", beta, gamma, dps=30)
-        below = bool(s < mpmath.sqrt(2 / mpmath.pi) * (1 - mpmath.mpf("1e-20")))
+    with mpmath.workdps(20):
+        s = s_reference("identity", beta, gamma, dps=20)
+        below = bool(s < mpmath.sqrt(2 / mpmath.pi) * (1 - mpmath.mpf("1e-15")))
     claim_log.example(S=float(s))
     if below:
         refute(f"f = identity: S = {mpmath.nstr(s, 15)} < sqrt(2/pi)", example={"beta": beta, "gamma": gamma},
-               certified=True, certificate="30-digit quadrature")
+               certified=True, certificate="20-digit quadrature")
 
 
 @pytest.mark.claim(SUMMARY, reading="nonnegative-linear-needs-low-snr")

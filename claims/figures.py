@@ -23,7 +23,7 @@ from .sparsity import s_identity, s_relu2
 
 RELU2_BETAS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
 IDENTITY_BETAS = (0.0, 0.5, 1.0, 2.0, 4.0)
-GAMMAS = tuple(float(g) for g in np.linspace(0.02, 5.0, 120))
+GAMMAS = tuple(float(g) for g in np.linspace(0.02, 5.0, 100))
 
 _FORMS = {"relu2": s_relu2, "identity": s_identity}
 _TITLES = {"relu2": "relu² attention (GAU): S vs γ", "identity": "plain linear attention (f = identity): S vs γ"}
