@@ -406,13 +406,6 @@ def figures_dir(request, tmp_path_factory) -> Path:
     return base / "figures"
 
 
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
-
-
 @pytest.mark.claim(RELU2_NEG, reading="quadrature")
 @given(beta=st.one_of(st.just(0.0), st.floats(-2, 2), st.floats(-50, 50)), gamma=log_uniform(-3, 2),
        eps=log_uniform(-6, -0.53))
@@ -471,9 +464,26 @@ def test_relu2_zero_fraction(beta, gamma, claim_log, claimed):
                example={"beta": beta, "gamma": gamma}, certified=True, certificate="30-digit mpmath normal CDF")
 
 
+SAMPLE_N, SAMPLE_Z = 200_000, 5.0
+
+
+def _figure_samples(kind, betas):
+    """Sampled attention vectors for the figure: one per (beta, gamma) with beta/gamma >= -2 (below
+    that, a relu^2 vector of SAMPLE_N entries has too few non-zero entries for a normal s.e.)."""
+    from claims.figures import SAMPLE_GAMMAS, sampled_sparsity
+
+    rng = np.random.default_rng(9889)  # fixed: the figure is the same on every run
+    return [(b, g, *sampled_sparsity(kind, b, g, n=SAMPLE_N, rng=rng)[:2])
+            for b in betas for g in SAMPLE_GAMMAS if b / g >= -2]
+
+
 def _check_figure(kind, path, fast_ref, claim_log):
-    """Draw a figure and compare every drawn point with ``fast_ref`` and one per curve with quadrature."""
-    drawn = plot_sparsity_figure(kind, path)
+    """Draw a figure; compare every drawn point with ``fast_ref``, one per curve with quadrature, and
+    every sampled attention vector's sparsity with its curve."""
+    from claims.figures import IDENTITY_BETAS, RELU2_BETAS, sparsity_curves
+
+    samples = _figure_samples(kind, RELU2_BETAS if kind == "relu2" else IDENTITY_BETAS)
+    drawn = plot_sparsity_figure(kind, path, samples=samples, z=SAMPLE_Z)
     worst = 0.0
     for beta, x, y in drawn:
         with mpmath.workdps(20):
@@ -488,11 +498,26 @@ def _check_figure(kind, path, fast_ref, claim_log):
     if worst > 1e-12:
         refute(f"the drawn {kind} curves differ from the reference by {worst:.3e} relative",
                example={"kind": kind}, certified=True, certificate="20-digit quadrature / moment formula")
+    # sampled values: |S_hat - S| <= SAMPLE_Z standard errors (delta method); at 5 s.e. a true curve
+    # fails one of ~50 points with probability ~3e-5, and the seed is fixed
+    zs = []
+    for b, g, s_hat, se in samples:
+        curve = float(sparsity_curves(kind, [b], [g])[b][0])
+        z = abs(s_hat - curve) / se
+        zs.append(z)
+        if z > SAMPLE_Z:
+            refute(f"{kind}: a sampled attention vector (N = {SAMPLE_N} keys, beta = {b}, gamma = {g}) has S = "
+                   f"{s_hat:.5f} +- {se:.2g}, {z:.1f} standard errors from the curve's {curve:.5f}",
+                   example={"kind": kind, "beta": b, "gamma": g, "S_sampled": s_hat, "se": se}, certified=False)
+    claim_log.track("sampled |S_hat - S| / s.e.", max(zs))
+    claim_log.figure(path, f"004 figure reproduced ({kind}): S against gamma = sigma |q| from the closed form, "
+                           f"with {len(samples)} sampled attention vectors of N = {SAMPLE_N} keys "
+                           f"(error bars {SAMPLE_Z:g} s.e.)")
     return drawn
 
 
 @pytest.mark.claim(RELU2_NEG, reading="figure-curves")
-def test_relu2_figure(claim_log, claimed, figures_dir, request):
+def test_relu2_figure(claim_log, claimed, figures_dir):
     path = figures_dir / "9889-relu2.png"
     drawn = _check_figure("relu2", path, s_relu2_moments, claim_log)
     for beta, _x, y in drawn:
@@ -503,9 +528,9 @@ def test_relu2_figure(claim_log, claimed, figures_dir, request):
         if not inside and not float(y.min()) >= float(_inv_sqrt6()) - 1e-12:
             refute(f"the beta = {beta} curve (outside the claimed domain) falls to {y.min():.4f} < 1/sqrt(6)",
                    example={"beta": beta}, certified=True, certificate="the drawn float64 values")
-    claim_log.note(f"figure: {_shown(path, Path(request.config.rootpath))} (S vs gamma, beta in "
-                   f"{[b for b, _, _ in drawn]}); every drawn point within 1e-12 relative of the moment reference, "
-                   "one per curve against 20-digit quadrature.")
+    claim_log.note(f"Figure {path.name} (S vs gamma, beta in {[b for b, _, _ in drawn]}): every drawn point within "
+                   "1e-12 relative of the moment reference, one per curve against 20-digit quadrature, every sampled "
+                   f"attention vector within {SAMPLE_Z:g} standard errors of its curve.")
 
 
 # -- f = identity: the floor (with its figure) --------------------------------------------------
@@ -546,7 +571,7 @@ def test_identity_floor_attained(gamma, claim_log, claimed):
 
 
 @pytest.mark.claim(ID_FLOOR, reading="figure-curves")
-def test_identity_figure(claim_log, claimed, figures_dir, request):
+def test_identity_figure(claim_log, claimed, figures_dir):
     path = figures_dir / "9889-identity.png"
     drawn = _check_figure("identity", path, s_identity_moments, claim_log)
     floor = float(claimed.eval("floor"))
@@ -555,8 +580,9 @@ def test_identity_figure(claim_log, claimed, figures_dir, request):
     if low < floor - 1e-12:
         refute(f"a drawn curve falls to {low:.6f} < the claimed floor {floor:.6f}", example={"lowest": low},
                certified=True, certificate="the drawn float64 values, checked against quadrature")
-    claim_log.note(f"figure: {_shown(path, Path(request.config.rootpath))} (S vs gamma, beta in "
-                   f"{[b for b, _, _ in drawn]}); every drawn point within 1e-12 relative of the folded-normal formula, one per curve against 20-digit quadrature.")
+    claim_log.note(f"Figure {path.name} (S vs gamma, beta in {[b for b, _, _ in drawn]}): every drawn point within "
+                   "1e-12 relative of the folded-normal formula, one per curve against 20-digit quadrature, every "
+                   f"sampled attention vector within {SAMPLE_Z:g} standard errors of its curve.")
 
 
 # -- non-negative linear attention (004 "一般线性") ---------------------------------------------

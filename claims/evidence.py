@@ -103,12 +103,14 @@ class CheckLog:
 
     ``example()`` counts one example; ``track(name, value)`` keeps the range of a
     measured quantity (e.g. the logit gap, the smallest certified determinant);
-    ``note(text)`` adds a fixed line (e.g. the boundary found by a bisection).
+    ``note(text)`` adds a fixed line (e.g. the boundary found by a bisection);
+    ``figure(path, caption)`` attaches an image the check drew, which the report shows.
     """
 
     examples: int = 0
     ranges: dict[str, list[float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    figures: list[dict[str, str]] = field(default_factory=list)
 
     def example(self, **tracked: float) -> None:
         """Count one example and track the given quantities."""
@@ -129,6 +131,15 @@ class CheckLog:
         """Add one line of evidence (kept once, in order)."""
         if text not in self.notes:
             self.notes.append(text)
+
+    def figure(self, path, caption: str) -> None:
+        """Attach the image at ``path`` (absolute, or relative to the working directory) with a
+        one-line ``caption``; the report embeds it next to the reading's evidence."""
+        from pathlib import Path
+
+        entry = {"path": str(Path(path).resolve()), "caption": caption}
+        if entry not in self.figures:
+            self.figures.append(entry)
 
     def summary(self) -> str:
         """One paragraph: the examples, the tracked ranges, then the notes."""

@@ -75,6 +75,7 @@ class CheckResult:
     counterexample: dict | None = None
     skip_reason: str = ""
     error: str = ""
+    figures: list = field(default_factory=list)  # [{"path": absolute path, "caption": str}]
 
 
 @dataclass
@@ -351,6 +352,8 @@ class ClaimsSession:
         if log is not None:
             props.append((PREFIX + "examples", log.examples))
             props.append((PREFIX + "evidence", log.summary()))
+            if log.figures:
+                props.append((PREFIX + "figures", json.dumps(log.figures)))
         exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, AssertionError):
             cx = exc.to_dict() if isinstance(exc, Counterexample) else {
@@ -388,6 +391,7 @@ class ClaimsSession:
         if report.when == "call":
             res.examples = int(props.get(PREFIX + "examples", 0))
             res.evidence = props.get(PREFIX + "evidence", "")
+            res.figures = json.loads(props.get(PREFIX + "figures", "[]"))
             if PREFIX + "counterexample" in props:
                 res.outcome = "counterexample"
                 res.counterexample = json.loads(props[PREFIX + "counterexample"])

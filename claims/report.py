@@ -69,7 +69,25 @@ def _reproduce(nodeid: str, profile: str) -> str:
     return f"python -m pytest {shlex.quote(nodeid)} -p no:xdist --hypothesis-profile={profile}"
 
 
-def _reading_entry(claim, reading, results, profile) -> tuple[dict, ReadingOutcome, list[str]]:
+def _figure_entries(checks, report_dir: Path | None) -> list[dict]:
+    """The images the checks attached (:meth:`claims.evidence.CheckLog.figure`), with paths
+    relative to the report folder when they lie inside it, so ``claims.md`` can embed them."""
+    out: list[dict] = []
+    for r in checks:
+        for f in r.figures:
+            path = Path(f["path"])
+            if report_dir is not None:
+                try:
+                    path = path.relative_to(Path(report_dir).resolve())
+                except ValueError:
+                    pass
+            entry = {"path": path.as_posix(), "caption": f["caption"], "check": r.nodeid}
+            if entry not in out:
+                out.append(entry)
+    return out
+
+
+def _reading_entry(claim, reading, results, profile, report_dir=None) -> tuple[dict, ReadingOutcome, list[str]]:
     checks = sorted((r for r in results if r.reading == reading.name), key=lambda r: r.nodeid)
     errors = [f"{r.nodeid}: {r.error}" for r in checks if r.outcome == "error"]
     ran = [r for r in checks if r.outcome != "error"]
@@ -112,14 +130,15 @@ def _reading_entry(claim, reading, results, profile) -> tuple[dict, ReadingOutco
         "evidence": " | ".join(evidence_parts),
         "counterexample": cx,
         "certified": certified,
+        "figures": _figure_entries(checks, report_dir),
     }
     return entry, ReadingOutcome(outcome, certified), errors
 
 
-def _claim_entry(claim, results, profile) -> dict:
+def _claim_entry(claim, results, profile, report_dir=None) -> dict:
     readings, outcomes, errors = [], {}, []
     for reading in claim.readings:
-        entry, ro, errs = _reading_entry(claim, reading, results, profile)
+        entry, ro, errs = _reading_entry(claim, reading, results, profile, report_dir)
         readings.append(entry)
         outcomes[reading.name] = ro
         errors.extend(errs)
@@ -163,7 +182,7 @@ def build_report(state, config, exitstatus: int) -> dict:
     by_claim: dict[str, list] = {}
     for r in results:
         by_claim.setdefault(r.claim, []).append(r)
-    claims = [_claim_entry(c, by_claim.get(c.id, []), profile) for c in state.catalog]
+    claims = [_claim_entry(c, by_claim.get(c.id, []), profile, state.report_dir) for c in state.catalog]
     interrupted = exitstatus in (2, 3)  # INTERRUPTED, INTERNAL_ERROR
     if interrupted:
         # A claim whose collected checks did not all report is not decided, whatever ran.
@@ -323,6 +342,9 @@ def _md_claim(c: dict) -> list[str]:
         out += ["", f"- **{r['name']}**{tag}: **{r['outcome']}** — {r['statement']}"]
         if r["evidence"]:
             out.append(f"  - evidence ({r['examples']} examples): {r['evidence']}")
+        for fig in r.get("figures", []):
+            out.append(f"  - figure: {fig['caption']}")
+            out += ["", f"    ![{fig['caption']}]({fig['path']})", ""]
         cx = r.get("counterexample")
         if cx:
             cert = "certified" if cx.get("certified") else "NOT certified"
@@ -403,6 +425,9 @@ def render_html(report: dict) -> str:
                     tag = " (as stated)" if r["as_stated"] else ""
                     parts.append(f"<li><b>{e(r['name'])}</b>{tag}: <b>{e(r['outcome'])}</b> — {e(r['statement'])}")
                     parts.append(f"<br>evidence ({r['examples']} examples): {e(r['evidence'])}")
+                    for fig in r.get("figures", []):
+                        parts.append(f"<figure><img src='{e(fig['path'])}' alt='{e(fig['caption'])}' "
+                                     f"style='max-width:100%'><figcaption>{e(fig['caption'])}</figcaption></figure>")
                     cx = r.get("counterexample")
                     if cx:
                         cert = "certified" if cx.get("certified") else "NOT certified"

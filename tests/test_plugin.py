@@ -175,3 +175,30 @@ def test_xdist_gives_the_same_report(planted, pytester):
     assert strip(serial) == strip(parallel)
     assert parallel["environment"]["xdist_workers"] == 2
     assert json.dumps(serial["claims"], sort_keys=True) == json.dumps(parallel["claims"], sort_keys=True)
+
+
+FIGURE = '''
+import pytest
+
+@pytest.mark.claim("c", reading="exact")
+def test_exact(claim_log):
+    import os
+    out = os.environ["PLANTED_FIGURE_DIR"]
+    path = os.path.join(out, "figures", "f.png")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, "wb").write(b"png")
+    claim_log.example(x=1.0)
+    claim_log.figure(path, "a planted figure")
+'''
+
+
+def test_figures_attached_by_a_check_are_embedded_in_the_report(planted, pytester, monkeypatch):
+    monkeypatch.setenv("PLANTED_FIGURE_DIR", str(pytester.path / "out"))
+    run = planted({"c.toml": record_toml("c")}, {"test_fig.py": FIGURE})
+    assert run.result.ret == 0, run.result.stdout.str()
+    (r,) = run.claim("c")["readings"]
+    assert [f["path"] for f in r["figures"]] == ["figures/f.png"]
+    assert r["figures"][0]["caption"] == "a planted figure"
+    md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
+    assert "![a planted figure](figures/f.png)" in md
+    assert "<img src='figures/f.png'" in (run.report_dir / "claims.html").read_text(encoding="utf-8")

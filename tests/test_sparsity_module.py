@@ -156,3 +156,39 @@ def test_figures(tmp_path):
     assert (tmp_path / "f.png").stat().st_size > 0
     beta, x, y = drawn[0]
     assert beta == 0.0 and list(x) == [0.5, 1.0] and np.allclose(y, math.sqrt(2 / math.pi), rtol=1e-14)
+
+
+def test_sampled_sparsity_is_calibrated_and_detects_a_wrong_curve():
+    from claims.figures import sampled_sparsity
+    from claims.sparsity import s_identity
+
+    rng = np.random.default_rng(0)
+    zs = []
+    for beta, gamma in ((0.0, 1.0), (1.0, 0.5), (2.0, 4.0)):
+        s, se, nonzero = sampled_sparsity("identity", beta, gamma, n=50_000, rng=rng)
+        assert nonzero == 50_000 and 0 < se < 0.01
+        zs.append((s - float(s_identity(beta, gamma))) / se)
+    assert max(abs(z) for z in zs) < 5
+    # the same sample is many standard errors from a curve off by 2 %
+    s, se, _ = sampled_sparsity("identity", 0.0, 1.0, n=50_000, rng=rng)
+    assert abs(s - 1.02 * float(s_identity(0.0, 1.0))) / se > 10
+    # relu^2 far below zero: no non-zero entry, reported as such rather than 0/0
+    s, se, nonzero = sampled_sparsity("relu2", -50.0, 1.0, n=1000, rng=rng)
+    assert nonzero == 0 and np.isnan(s) and se == np.inf
+
+
+@pytest.mark.parametrize("kw", [dict(kind="relu3"), dict(gamma=0.0), dict(n=1), dict(d=0)])
+def test_sampled_sparsity_rejects_bad_input(kw):
+    from claims.attention import AttentionInputError
+    from claims.figures import sampled_sparsity
+
+    args = dict(kind="identity", beta=0.0, gamma=1.0, n=10, d=2) | kw
+    with pytest.raises(AttentionInputError):
+        sampled_sparsity(args.pop("kind"), args.pop("beta"), args.pop("gamma"), rng=np.random.default_rng(0), **args)
+
+
+def test_figure_samples_are_drawn_and_not_read_back_as_curves(tmp_path):
+    drawn = plot_sparsity_figure("identity", tmp_path / "f.png", betas=(0.0, 1.0), gammas=(0.5, 1.0),
+                                 samples=[(0.0, 0.7, 0.8, 0.001)])
+    assert sorted(b for b, _, _ in drawn) == [0.0, 1.0]
+    assert all(len(x) == 2 for _, x, _ in drawn)
