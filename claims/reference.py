@@ -201,3 +201,35 @@ def mp_softmax_entry(z_row, j: int, dps: int = 50) -> mpmath.mpf:
         m = max(zs)
         tot = mpmath.fsum(mpmath.exp(v - m) for v in zs)
         return mpmath.exp(zs[j] - m) / tot
+
+
+def certified_softmax_max_below(x, bound: float, *, prec: int = 128, chunk: int = 64) -> tuple[bool, arb]:
+    """Try to certify ``max_j softmax(x)_j < bound`` for a logit vector ``x (N,)`` (float64, exact).
+
+    ``max_j p_j = 1 / sum_j e^(x_j - max x)``, and every term is positive, so the sum over any
+    subset of the terms is a lower bound of the full sum. Terms are added in arb (``prec`` bits),
+    largest logits first, ``chunk`` at a time, until ``1 / partial`` is certified below ``bound``
+    or every term is in: the cost is the number of terms needed, not ``N``.
+
+    Returns ``(certified, upper)`` with ``upper`` an arb enclosure of ``1 / partial``, an upper bound
+    of ``max_j p_j``.
+
+    Raises:
+        AttentionInputError: ``x`` empty, not 1-D or not finite, or ``bound`` not positive.
+    """
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1 or a.size == 0 or not np.isfinite(a).all():
+        raise AttentionInputError(f"x: need a non-empty finite 1-D array, got shape {a.shape}")
+    if not bound > 0:
+        raise AttentionInputError(f"bound: must be positive, got {bound!r}")
+    order = np.argsort(a)[::-1]
+    m = arb(float(a[order[0]]))
+    with precision(prec):
+        partial = arb(0)
+        for start in range(0, a.size, chunk):
+            for j in order[start:start + chunk]:
+                partial += (arb(float(a[j])) - m).exp()
+            upper = 1 / partial
+            if upper < bound:
+                return True, upper
+    return False, upper

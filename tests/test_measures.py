@@ -216,3 +216,21 @@ def test_power_law_fit_r2_matches_linregress():
     assert r2 == pytest.approx(lr.rvalue**2)
     assert power_law_fit(np.array([3.0, 2.0, 1.0]), skip_zero=False)[2] == pytest.approx(
         linregress(np.log([1, 2, 3]), np.log([3.0, 2.0, 1.0])).rvalue ** 2)
+
+
+def test_certified_softmax_max_below_uses_a_partial_sum():
+    from claims.reference import certified_softmax_max_below
+
+    # 1000 equal logits: max p = 1/1000 exactly; certified below 0.01 after ~100 terms
+    ok, upper = certified_softmax_max_below(np.zeros(1000), 0.01, chunk=50)
+    assert ok and upper < 0.01 and upper > 1 / 1000
+    # a dominant logit: max p ~ 1, never certified below 0.5, and the bound is still valid
+    x = np.array([50.0, 0.0, 0.0])
+    ok, upper = certified_softmax_max_below(x, 0.5)
+    assert not ok and abs(float(upper.mid()) - 1 / (1 + 2 * math.exp(-50.0))) < 1e-15
+    # exactly at the bound is not below it
+    ok, _ = certified_softmax_max_below(np.zeros(4), 0.25)
+    assert not ok
+    for bad, bound in ((np.array([]), 0.5), (np.array([np.nan]), 0.5), (np.zeros((2, 2)), 0.5), (np.zeros(3), 0.0)):
+        with pytest.raises(AttentionInputError):
+            certified_softmax_max_below(bad, bound)
