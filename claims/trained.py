@@ -415,8 +415,9 @@ def head_measures(A: torch.Tensor, dtype: str) -> dict[str, np.ndarray]:
     ``dtype`` ("float32"/"float64") is the precision the stack was *computed* in: it sets
     the machine epsilon of the numerical-rank tolerance ``sigma_1 * N * eps`` (NumPy's
     ``matrix_rank`` default, :func:`claims.measures.default_rank_tolerance`). The singular
-    values are always computed in float64 (``torch.linalg.svdvals``, LAPACK gesdd, batched;
-    the count equals :func:`claims.measures.numerical_rank` with that ``eps`` up to
+    values are always computed in float64 (NumPy's batched ``linalg.svd``, LAPACK gesdd; on this
+    CPU build about 28 times faster than ``torch.linalg.svdvals`` on the same ``(L, H, N, N)``
+    stack, and equal to it within 1e-15; the count equals :func:`claims.measures.numerical_rank` with that ``eps`` up to
     singular values within rounding of the tolerance).
 
     Returns a dict ``name -> (L, H) float64 array`` with the keys of :data:`MEASURES`
@@ -425,7 +426,7 @@ def head_measures(A: torch.Tensor, dtype: str) -> dict[str, np.ndarray]:
     """
     L, H, N, _ = A.shape
     A64 = A.detach().to("cpu", torch.float64)
-    S = torch.linalg.svdvals(A64).numpy()  # (L, H, N), descending
+    S = np.linalg.svd(A64.numpy(), compute_uv=False)  # (L, H, N), descending
     out = {k: np.full((L, H), np.nan) for k in MEASURES}
     rows = A64.sum(-1)
     out["row_sum_err"] = (rows - 1).abs().amax(-1).numpy()
