@@ -48,11 +48,16 @@ def current_profile() -> str:
     return settings.get_current_profile_name()
 
 
-def scaled(fraction: float, *, minimum: int = 5) -> settings:
+def scaled(fraction: float, *, minimum: int = 5, explain: bool = True) -> settings:
     """Settings for an expensive check: ``fraction`` of the current profile's
     ``max_examples`` (at least ``minimum``), so ``deep`` still scales it up.
+
+    ``explain=False`` drops Hypothesis's explain phase (``Phase.explain``), for checks that refute
+    their claim by design: explaining every shrunk counterexample can double their run time, and
+    the report already carries the shrunk example and its certificate.
 
     Use as a decorator below ``@given``: ``@profiles.scaled(0.25)``.
     """
     current = settings.default
-    return settings(current, max_examples=max(minimum, int(current.max_examples * fraction)))
+    kw = {} if explain else {"phases": [p for p in current.phases if p is not Phase.explain]}
+    return settings(current, max_examples=max(minimum, int(current.max_examples * fraction)), **kw)
