@@ -1,7 +1,9 @@
 """Claims of 003 (textbook §11.3), part 1: the introduction, §11.3.1 (定义 11.24, 引理 11.33, the
 SVD, 定义 11.25, the reading of 推论 11.8), §11.3.2 (proof of 定理 11.22, 推论 11.9, the geometric
 intuition, 引理 11.37, 定理 11.24 and its proof) and the summary §11.3.7's restatements.
-Part 2 (§11.3.3-11.3.5 and the tables) is checks/test_textbook_approx.py."""
+§11.3.3 (JL, Linformer) with 表 11.3.2 is checks/test_textbook_linformer.py; §11.3.4-11.3.5 (kernels,
+linear attention, LoRA) with 表 11.3.3 is checks/test_textbook_kernels.py; 表 11.3.1 and the other
+theorems of §11.3.1-11.3.2 are checks/test_tables.py, test_rank.py and test_textbook_extra.py."""
 
 from __future__ import annotations
 

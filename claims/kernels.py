@@ -16,16 +16,25 @@ dimensionless. Sources:
 - the Johnson–Lindenstrauss tail: ``|Rx|^2 / |x|^2 ~ chi^2_k / k`` for Gaussian ``R`` with
   ``N(0, 1/k)`` entries (Dasgupta & Gupta 2003, "An elementary proof of a theorem of Johnson and
   Lindenstrauss", Random Struct. Alg. 22(1), Lemma 2.2 and Theorem 2.1).
+- 003 (``../shared/seeds/003_a0ad15dda516ed1d.txt``) §11.3.4 核函数一 (the raw exponential-kernel
+  features and where they overflow), 推论 11.11 (float32 zeros of elu+1), 定理 11.27 (normalised
+  Performer attention, with its Monte Carlo standard error), §11.3.7 (the Taylor feature space
+  of ``e^(q.k)``) and 表 11.3.3 (LoRA's ``Delta W = B A``: exact Frobenius errors and the
+  column-row factorisation).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
+import torch
 
-from .attention import AttentionInputError
+from .attention import AttentionInputError, as_tensor, feature_map, resolve_dtype
+from .boundaries import bisect_predicate
 
 
 def _arr(x, name: str, ndim: int = 2) -> np.ndarray:
@@ -183,3 +192,194 @@ def linformer_mixing(Q, K, E, F) -> tuple[np.ndarray, np.ndarray]:
     p = np.exp(z)
     p /= p.sum(axis=1, keepdims=True)
     return p, p @ f
+
+
+# -- 003 §11.3.4-11.3.5 and §11.3.7: the textbook's kernel feature maps, the kernel rewrite, LoRA --------
+
+
+def doc_exp_feature_map(X, *, dtype="float64", device=None) -> torch.Tensor:
+    """003 核函数一's feature map, computed as written (raw values, no rescaling):
+    ``phi(x) = e^(|x|^2/(2d)) * (e^(x_1/sqrt d), ..., e^(x_d/sqrt d))``, the factor and the
+    entries evaluated separately in ``dtype`` on ``device``. ``X (N, d)`` -> ``(N, d)``.
+
+    Runs on any device, so a CUDA reading runs the same code as the CPU one.
+
+    Raises:
+        AttentionInputError: bad shape, non-finite input, unknown dtype.
+    """
+    dt = resolve_dtype(dtype)
+    x = as_tensor(X, "X", dtype=dt, device=device)
+    d = x.shape[1]
+    return torch.exp((x * x).sum(dim=1, keepdim=True) / (2 * d)) * torch.exp(x / math.sqrt(d))
+
+
+def mp_doc_exp_log_extremes(X, dps: int = 40) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """The largest natural logarithms, over the rows ``x`` of ``X (N, d)`` (exact float values),
+    of the two quantities 003 核函数一's formula evaluates: the factor ``e^(|x|^2/(2d))`` and the
+    feature entries ``e^(|x|^2/(2d) + x_i/sqrt d)``. Returns ``(log factor max, log entry max)``
+    at ``dps`` digits; a value above ``ln(dtype max)`` means the true number is outside that
+    dtype's range (an overflow that is not a rounding artefact).
+
+    Raises:
+        AttentionInputError: bad shape or non-finite input.
+    """
+    x = _arr(X, "X")
+    d = x.shape[1]
+    with mpmath.workdps(dps):
+        best_f, best_e = -mpmath.inf, -mpmath.inf
+        for row in x:
+            r = [mpmath.mpf(float(v)) for v in row]
+            f = mpmath.fsum(v * v for v in r) / (2 * d)
+            best_f = max(best_f, f)
+            best_e = max(best_e, f + max(r) / mpmath.sqrt(d))
+        return +best_f, +best_e
+
+
+@functools.cache
+def doc_exp_overflow_norm_sq(d: int, dtype: str = "float32", device: str = "cpu") -> tuple[float, float]:
+    """Where 003 核函数一's raw features (:func:`doc_exp_feature_map`) stop being finite in
+    ``dtype`` on ``device``, found by bisection on ``s = |x|^2``: ``(s_e1, s_neg)`` for
+    ``x = sqrt(s) e_1`` (an entry overflows first) and ``x = -sqrt(s/d) (1, ..., 1)`` (only the
+    factor ``e^(|x|^2/(2d))`` overflows; theory ``2 d ln(dtype max)``).
+
+    Raises:
+        AttentionInputError: ``d`` not a positive integer or an unknown dtype.
+    """
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise AttentionInputError(f"d: must be a positive integer, got {d!r}")
+    hi = 4.0 * d * math.log(torch.finfo(resolve_dtype(dtype)).max)
+
+    def fails(direction):
+        return lambda s: not bool(torch.isfinite(doc_exp_feature_map(
+            np.sqrt(s) * direction[None], dtype=dtype, device=device)).all())
+
+    e1 = np.zeros(d)
+    e1[0] = 1.0
+    neg = -np.ones(d) / math.sqrt(d)
+    return bisect_predicate(fails(e1), 0.0, hi), bisect_predicate(fails(neg), 0.0, hi)
+
+
+@functools.cache
+def feature_zero_threshold(name: str, dtype: str = "float32", device: str = "cpu") -> float:
+    """The ``x`` (bisection) below which the elementwise feature map ``name`` of
+    :func:`claims.attention.feature_map` computed in ``dtype`` on ``device`` returns exactly 0,
+    although its true value is positive (``elu+1``: ``elu(x)`` rounds to ``-1``, near
+    ``ln(eps/2)``; ``exp``: underflow below half the smallest subnormal).
+
+    Raises:
+        AttentionInputError: unknown map or dtype.
+        ValueError: the map is already 0 at ``x = 0`` or nowhere in ``[-10^4, 0]`` in this dtype
+            (no threshold to bisect).
+    """
+    f = feature_map(name)
+    dt = resolve_dtype(dtype)
+
+    def fails(neg_x: float) -> bool:
+        return bool((f(torch.tensor([-neg_x], dtype=torch.float64).to(device=device, dtype=dt)) == 0).item())
+
+    return -bisect_predicate(fails, 0.0, 1.0e4, rtol=1e-7)
+
+
+def normalised_prf_attention(Q, K, V, omega) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised linear attention with Performer positive random features for the softmax kernel
+    ``e^(q.k/sqrt d)`` (inputs scaled by ``d^(-1/4)``, Choromanski et al. 2021 Lemma 1 and §2.3;
+    the normaliser of Katharopoulos et al. 2020 eq. (5)-(6)), float64.
+
+    ``Q, K (N, d)``, ``V (N, d_v)``, ``omega (m, d)`` -> ``(out (N, d_v), se (N, d_v))``:
+    ``out = sum_r num_r / sum_r den_r`` over the ``m`` features, with ``num_r = m phi_r(q)
+    sum_j phi_r(k_j) v_j`` and ``den_r = m phi_r(q) sum_j phi_r(k_j)`` (each an unbiased
+    one-feature estimate), and ``se`` the delta-method standard error of the ratio,
+    ``sd_r(num_r - out den_r) / (sqrt(m) mean_r den_r)``.
+
+    Raises:
+        AttentionInputError: bad shapes, non-finite input, ``m < 2``.
+    """
+    q, k, v, w = _arr(Q, "Q"), _arr(K, "K"), _arr(V, "V"), _arr(omega, "omega")
+    if q.shape[1] != k.shape[1] or k.shape[0] != v.shape[0] or w.shape[1] != q.shape[1] or w.shape[0] < 2:
+        raise AttentionInputError(f"normalised_prf_attention: shapes Q {q.shape}, K {k.shape}, V {v.shape}, "
+                                  f"omega {w.shape} (m >= 2 features)")
+    m, s = w.shape[0], q.shape[1] ** -0.25
+    fq, fk = positive_random_features(q * s, w) * m, positive_random_features(k * s, w)
+    num_r = fq[:, :, None] * (fk.T @ v)[None]  # (N, m, d_v)
+    den_r = fq * fk.sum(axis=0)[None]  # (N, m)
+    den = den_r.mean(axis=1)
+    out = num_r.mean(axis=1) / den[:, None]
+    resid = num_r - out[:, None, :] * den_r[:, :, None]
+    return out, resid.std(axis=1, ddof=1) / (math.sqrt(m) * den[:, None])
+
+
+def monomial_feature_dots(q, k, degree: int) -> list[Fraction]:
+    """Exact dot products, degree by degree, of the Taylor (monomial) features of the exponential
+    kernel ``e^(q.k)``: ``phi_alpha(x) = x^alpha / sqrt(alpha!)`` over multi-indices ``alpha``, so
+    ``c_n = sum_{|alpha| = n} phi_alpha(q) phi_alpha(k) = sum_{|alpha|=n} prod_l (q_l k_l)^alpha_l
+    / alpha_l!`` for ``n = 0..degree`` (the feature space of 003 §11.3.7; its dimension up to
+    degree ``D`` is ``C(D + d, d)``). Computed as the truncated product over coordinates of the
+    series ``sum_a (q_l k_l)^a t^a / a!``, in rationals from the exact float values; the
+    multinomial theorem gives ``c_n = (q.k)^n / n!``.
+
+    Raises:
+        AttentionInputError: shapes differ, non-finite input, negative degree.
+    """
+    a, b = _arr(q, "q", 1), _arr(k, "k", 1)
+    if a.shape != b.shape:
+        raise AttentionInputError(f"q {a.shape} and k {b.shape} differ in shape")
+    if isinstance(degree, bool) or not isinstance(degree, int) or degree < 0:
+        raise AttentionInputError(f"degree: must be a non-negative integer, got {degree!r}")
+    from flint import fmpq
+
+    out = [fmpq(1)] + [fmpq(0)] * degree
+    for u, v in zip(a, b, strict=True):
+        p = fmpq(*float(u).as_integer_ratio()) * fmpq(*float(v).as_integer_ratio())
+        series = [fmpq(1)]
+        for n in range(1, degree + 1):
+            series.append(series[-1] * p / n)
+        out = [sum((out[i] * series[n - i] for i in range(n + 1)), fmpq(0)) for n in range(degree + 1)]
+    return [Fraction(int(c.p), int(c.q)) for c in out]
+
+
+def _fmpq_mat(x):
+    from flint import fmpq, fmpq_mat
+
+    a = _arr(x, "matrix")
+    return fmpq_mat(a.shape[0], a.shape[1], [fmpq(*float(v).as_integer_ratio()) for v in a.ravel()])
+
+
+def exact_frobenius_sq(W, B, A) -> Fraction:
+    """``|W - B A|_F^2`` exactly (rational arithmetic on the exact float64 values), for
+    ``W (m, n)``, ``B (m, r)``, ``A (r, n)``: the error of a LoRA-style factorisation (003 表 11.3.3).
+
+    Raises:
+        AttentionInputError: shapes that do not chain, empty or non-finite input.
+    """
+    w, b, a = _fmpq_mat(W), _fmpq_mat(B), _fmpq_mat(A)
+    if b.nrows() != w.nrows() or a.ncols() != w.ncols() or b.ncols() != a.nrows():
+        raise AttentionInputError(f"exact_frobenius_sq: shapes W {w.nrows()}x{w.ncols()}, B {b.nrows()}x"
+                                  f"{b.ncols()}, A {a.nrows()}x{a.ncols()}")
+    e = w - b * a
+    tot = Fraction(0)
+    for i in range(e.nrows()):
+        for j in range(e.ncols()):
+            x = e[i, j]
+            tot += Fraction(int(x.p), int(x.q)) ** 2
+    return tot
+
+
+def cr_factorization(W):
+    """Exact column-row factorisation ``W = C R`` of a rational (float64 or integer) ``W (m, n)`` of
+    rank ``r``: ``C (m, r)`` the pivot columns of ``W``, ``R (r, n)`` the non-zero rows of its
+    reduced row echelon form (Strang, "Linear Algebra for Everyone", §1.4). Both are
+    ``flint.fmpq_mat``; ``r = 0`` gives empty factors. This is ``Delta W = B A`` with inner
+    dimension exactly the rank (003 表 11.3.3).
+
+    Raises:
+        AttentionInputError: empty or non-finite input.
+    """
+    from flint import fmpq_mat
+
+    w = _fmpq_mat(W)
+    rref, r = w.rref()
+    m, n = w.nrows(), w.ncols()
+    pivots = [next(j for j in range(n) if rref[i, j] != 0) for i in range(r)]
+    C = fmpq_mat(m, r, [w[i, j] for i in range(m) for j in pivots])
+    R = fmpq_mat(r, n, [rref[i, j] for i in range(r) for j in range(n)])
+    return C, R

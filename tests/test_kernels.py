@@ -27,8 +27,16 @@ from claims.kernels import (
     arb_feature,
     arb_kernel_diagonal,
     chi2_two_sided_tail,
+    cr_factorization,
+    doc_exp_feature_map,
+    doc_exp_overflow_norm_sq,
+    exact_frobenius_sq,
+    feature_zero_threshold,
     gaussian_mgf_quadrature,
     linformer_mixing,
+    monomial_feature_dots,
+    mp_doc_exp_log_extremes,
+    normalised_prf_attention,
     positive_random_features,
     prf_moments_quadrature,
     trig_random_features,
@@ -206,3 +214,88 @@ def test_linformer_mixing_rank_and_identity_projection():
     assert np.linalg.matrix_rank(linformer_mixing(Q, K, E, E)[1]) <= 2
     with pytest.raises(AttentionInputError, match="shapes"):
         linformer_mixing(Q, K, np.ones((2, 5)), np.ones((2, 5)))
+
+
+# -- 003 §11.3.4-11.3.7 helpers -----------------------------------------------------------------------------
+
+
+def test_doc_exp_feature_map_known_values():
+    X = np.array([[0.0, 0.0], [2.0, 0.0]])
+    phi = doc_exp_feature_map(X).numpy()
+    assert np.allclose(phi[0], [1.0, 1.0], rtol=0, atol=0)  # phi(0) = (1, ..., 1): phi(0).phi(0) = d, not e^0
+    want = math.exp(4 / 4) * np.array([math.exp(2 / math.sqrt(2)), 1.0])
+    assert np.allclose(phi[1], want, rtol=1e-15)
+    assert doc_exp_feature_map(X, dtype="float32").dtype == torch.float32
+    assert torch.isinf(doc_exp_feature_map([[14.0]], dtype="float32")).all()  # e^98 * e^14 > FLT_MAX
+    with pytest.raises(AttentionInputError, match="NaN or Inf"):
+        doc_exp_feature_map([[float("nan")]])
+    with pytest.raises(AttentionInputError, match="dtype"):
+        doc_exp_feature_map(X, dtype="float8")
+
+
+def test_mp_doc_exp_log_extremes_and_overflow_boundary():
+    lf, le = mp_doc_exp_log_extremes(np.array([[-14.0], [2.0]]))
+    assert lf == 98 and le == 84  # factor e^98 overflows float32 though the feature e^84 would not
+    s_e1, s_neg = doc_exp_overflow_norm_sq(1, "float32")
+    ln_max = math.log(float(np.finfo(np.float32).max))
+    assert abs(s_neg - 2 * ln_max) < 1e-5 * s_neg  # the factor e^(s/2) alone
+    assert abs(s_e1 / 2 + math.sqrt(s_e1) - ln_max) < 1e-5 * ln_max  # x = sqrt(s): e^(s/2 + sqrt(s))
+    with pytest.raises(AttentionInputError, match="positive integer"):
+        doc_exp_overflow_norm_sq(0)
+
+
+def test_feature_zero_thresholds():
+    x0 = feature_zero_threshold("elu+1", "float32")
+    assert -18 < x0 < -17  # elu(x) = e^x - 1 rounds to -1 once e^x < eps/4: ln(2^-25) = -17.33
+    assert abs(feature_zero_threshold("exp", "float32") - (-150 * math.log(2))) < 1e-4  # half the smallest subnormal
+    with pytest.raises(AttentionInputError, match="unknown"):
+        feature_zero_threshold("tanh")
+    with pytest.raises(ValueError, match="already fails"):
+        feature_zero_threshold("identity")  # 0 at x = 0 itself: no threshold to bisect
+
+
+def test_normalised_prf_attention_converges_and_errors():
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.uniform(-0.5, 0.5, (3, 2)), rng.uniform(-0.5, 0.5, (3, 2)), rng.uniform(-1, 1, (3, 2))
+    out, se = normalised_prf_attention(Q, K, V, rng.standard_normal((2**15, 2)))
+    ref = masked_softmax_attention(Q, K).numpy() @ V
+    assert out.shape == se.shape == (3, 2) and (se > 0).all()
+    assert (np.abs(out - ref) < 6 * se).all()  # within 6 standard errors
+    one, se1 = normalised_prf_attention(Q[:1], K[:1], V[:1], rng.standard_normal((8, 2)))
+    assert np.allclose(one, V[:1], rtol=1e-14) and (se1 < 1e-14).all()  # one key: the output is v exactly
+    with pytest.raises(AttentionInputError, match="m >= 2"):
+        normalised_prf_attention(Q, K, V, np.ones((1, 2)))
+
+
+def test_monomial_feature_dots_multinomial():
+    from fractions import Fraction
+
+    q, k = np.array([0.5, -1.25, 2.0]), np.array([1.5, 0.75, -0.25])
+    x = sum(Fraction(a) * Fraction(b) for a, b in zip(q, k, strict=True))
+    assert monomial_feature_dots(q, k, 12) == [x**n / math.factorial(n) for n in range(13)]
+    # d = 2, degree 2 by hand: q1^2 k1^2 / 2 + q1 q2 k1 k2 + q2^2 k2^2 / 2
+    c = monomial_feature_dots(np.array([1.0, 2.0]), np.array([3.0, 1.0]), 2)
+    assert c == [1, 5, Fraction(9, 2) + 6 + 2]
+    with pytest.raises(AttentionInputError, match="differ"):
+        monomial_feature_dots(np.ones(2), np.ones(3), 2)
+    with pytest.raises(AttentionInputError, match="non-negative"):
+        monomial_feature_dots(np.ones(2), np.ones(2), -1)
+
+
+def test_exact_frobenius_and_cr_factorization():
+    from fractions import Fraction
+
+    from flint import fmpq_mat
+
+    W = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    assert exact_frobenius_sq(W, np.ones((3, 1)), np.ones((1, 3))) == 41
+    assert exact_frobenius_sq(np.array([[0.1]]), np.zeros((1, 1)), np.zeros((1, 1))) == Fraction(0.1) ** 2
+    C, R = cr_factorization(W)
+    assert (C.ncols(), R.nrows()) == (2, 2)
+    assert C * R == fmpq_mat(3, 3, [int(v) for v in W.ravel()])
+    Z, Rz = cr_factorization(np.zeros((2, 3)))
+    assert (Z.ncols(), Rz.nrows()) == (0, 0) and (Z * Rz).nrows() == 2
+    with pytest.raises(AttentionInputError, match="shapes"):
+        exact_frobenius_sq(W, np.ones((3, 2)), np.ones((1, 3)))
+    with pytest.raises(AttentionInputError, match="NaN or Inf"):
+        cr_factorization([[float("inf")]])
