@@ -19,20 +19,30 @@ RECORDS = Path(__file__).parent / "records"
 
 
 def summary_table(records_dir: Path = RECORDS) -> str:
-    """A Markdown table: one row per source document, one column per expected verdict."""
+    """A Markdown table: one row per source document, one column per expected verdict.
+
+    A claim is counted in the row of every document that states it (its ``source`` and each
+    ``also_in`` place: the repost 001 restates 004), as the report counts them; the **all** row
+    counts each claim once.
+    """
     catalog = load_catalog(records_dir)
     docs: dict[str, dict[str, int]] = {}
+    own: dict[str, int] = {}
     for c in catalog:
-        row = docs.setdefault(c.source.document, dict.fromkeys(EXPECTABLE, 0))
-        row[c.expected] += 1
-    lines = ["| document | claims | " + " | ".join(EXPECTABLE) + " |", "|---|---|" + "---|" * len(EXPECTABLE)]
+        own[c.source.document] = own.get(c.source.document, 0) + 1
+        for doc in c.documents:
+            docs.setdefault(doc, dict.fromkeys(EXPECTABLE, 0))[c.expected] += 1
+    lines = ["| document | claims | of which recorded under another document | " + " | ".join(EXPECTABLE) + " |",
+             "|---|---|---|" + "---|" * len(EXPECTABLE)]
     total = dict.fromkeys(EXPECTABLE, 0)
-    for doc in sorted(docs):
+    for c in catalog:
+        total[c.expected] += 1
+    order = sorted(docs, key=lambda d: (d.startswith("arXiv:"), d))
+    for doc in order:
         row = docs[doc]
-        for k, v in row.items():
-            total[k] += v
-        lines.append(f"| `{doc}` | {sum(row.values())} | " + " | ".join(str(row[v]) for v in EXPECTABLE) + " |")
-    lines.append(f"| **all** | **{len(catalog)}** | " + " | ".join(f"**{total[v]}**" for v in EXPECTABLE) + " |")
+        n = sum(row.values())
+        lines.append(f"| `{doc}` | {n} | {n - own.get(doc, 0)} | " + " | ".join(str(row[v]) for v in EXPECTABLE) + " |")
+    lines.append(f"| **all** | **{len(catalog)}** | | " + " | ".join(f"**{total[v]}**" for v in EXPECTABLE) + " |")
     return "\n".join(lines)
 
 

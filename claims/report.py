@@ -135,6 +135,10 @@ def _reading_entry(claim, reading, results, profile, report_dir=None) -> tuple[d
     return entry, ReadingOutcome(outcome, certified), errors
 
 
+def _also_in(claim) -> list[dict]:
+    return [{"document": s.document, "section": s.section, "quote": s.quote} for s in claim.also_in]
+
+
 def _claim_entry(claim, results, profile, report_dir=None) -> dict:
     readings, outcomes, errors = [], {}, []
     for reading in claim.readings:
@@ -167,6 +171,7 @@ def _claim_entry(claim, results, profile, report_dir=None) -> dict:
             "section": claim.source.section,
             "quote": claim.source.quote,
         },
+        "also_in": _also_in(claim),
         "unchecked_reason": claim.unchecked_reason,
         "notes": claim.notes,
         "record": os.path.relpath(claim.path) if os.path.isabs(claim.path) else claim.path,
@@ -210,14 +215,36 @@ def build_report(state, config, exitstatus: int) -> dict:
     }
 
 
+def _stated_in(c: dict) -> list[str]:
+    """The documents that state claim entry ``c``: its source, then its ``also_in`` documents."""
+    docs = [c["source"]["document"]]
+    for s in c.get("also_in", []):
+        if s["document"] not in docs:
+            docs.append(s["document"])
+    return docs
+
+
 def _counts(claims: list[dict]) -> dict:
+    """Verdict counts: ``total`` counts each claim once; ``by_document`` counts a claim under
+    every document that states it (its source and each ``also_in`` document), so a reader of
+    the repost 001 sees the claims it shares with 004 in 001's row; ``by_source_document``
+    counts each claim under its source document only (its rows sum to ``total``)."""
     per_doc: dict[str, dict[str, int]] = {}
+    per_source: dict[str, dict[str, int]] = {}
     total = {v: 0 for v in VERDICT_ORDER}
     for c in claims:
-        d = per_doc.setdefault(c["source"]["document"], {v: 0 for v in VERDICT_ORDER})
-        d[c["verdict"]] += 1
+        for doc in _stated_in(c):
+            per_doc.setdefault(doc, {v: 0 for v in VERDICT_ORDER})[c["verdict"]] += 1
+        per_source.setdefault(c["source"]["document"], {v: 0 for v in VERDICT_ORDER})[c["verdict"]] += 1
         total[c["verdict"]] += 1
-    return {"total": total, "by_document": per_doc}
+    order = sorted(per_doc, key=_document_key)
+    return {"total": total, "by_document": {d: per_doc[d] for d in order},
+            "by_source_document": {d: per_source[d] for d in sorted(per_source, key=_document_key)}}
+
+
+def _document_key(doc: str) -> tuple[int, str]:
+    """Seed documents in file order, then the cited papers."""
+    return (0 if not doc.startswith("arXiv:") else 1, doc)
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -253,6 +280,7 @@ def write_in_progress(state, config) -> None:
             {"id": c.id, "title": c.title, "verdict": "undecided", "expected": c.expected, "agrees": False,
              "reason": "not decided: the run did not finish", "statement": c.statement, "formal": c.formal,
              "source": {"document": c.source.document, "section": c.source.section, "quote": c.source.quote},
+             "also_in": _also_in(c),
              "unchecked_reason": c.unchecked_reason, "notes": c.notes, "record": c.path,
              "readings": [], "errors": []}
             for c in state.catalog
@@ -272,11 +300,17 @@ def _one_line(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _grouped(report: dict) -> list[tuple[str, list[dict]]]:
-    groups: dict[str, list[dict]] = {}
+def _grouped(report: dict) -> list[tuple[str, list[dict], list[tuple[dict, dict]]]]:
+    """``(document, claims whose source it is, [(claim, also_in place)] stated there too)`` in
+    document order."""
+    own: dict[str, list[dict]] = {}
+    also: dict[str, list[tuple[dict, dict]]] = {}
     for c in report["claims"]:
-        groups.setdefault(c["source"]["document"], []).append(c)
-    return list(groups.items())
+        own.setdefault(c["source"]["document"], []).append(c)
+        for place in c.get("also_in", []):
+            also.setdefault(place["document"], []).append((c, place))
+    docs = sorted(set(own) | set(also), key=_document_key)
+    return [(d, own.get(d, []), also.get(d, [])) for d in docs]
 
 
 def _run_banner(report: dict) -> str:
@@ -309,6 +343,8 @@ def render_markdown(report: dict) -> str:
     total = report["counts"].get("total", {})
     if total:
         out.append("| **all** | " + " | ".join(f"**{total[v]}**" for v in VERDICT_ORDER) + " |")
+        out += ["", "A claim stated in two documents (the repost 001 restates 004) is counted in the row of each; "
+                "the **all** row counts every claim once."]
     if report.get("trust"):
         out += ["", "## Trust", ""] + [f"- {line}" for line in trust_lines(report["trust"])]
     out += ["", "## Summary", "", "| claim | verdict | reason |", "|---|---|---|"]
@@ -317,10 +353,17 @@ def render_markdown(report: dict) -> str:
         out.append(
             f"| [{c['id']}](#{c['id']}) | **{c['verdict']}**{flag} | {_md_escape_cell(_one_line(c['reason']))} |"
         )
-    for doc, claims in _grouped(report):
+    for doc, claims, also in _grouped(report):
         out += ["", f"## {DOCUMENT_TITLES.get(doc, doc)}", ""]
         for c in claims:
             out += _md_claim(c)
+        if also:
+            out += [f"### Also stated in this document ({len(also)}), decided in the section of another", "",
+                    "| claim | verdict | where, and its words here |", "|---|---|---|"]
+            for c, place in also:
+                out.append(f"| [{c['id']}](#{c['id']}) | **{c['verdict']}** | {_md_escape_cell(place['section'])}: "
+                           f"{_md_escape_cell(_one_line(place['quote'], 240))} |")
+            out.append("")
     return "\n".join(out) + "\n"
 
 
@@ -330,6 +373,9 @@ def _md_claim(c: dict) -> list[str]:
     src = c["source"]
     out += ["", f"Source: `{src['document']}`, {src['section']}", ""]
     out += ["> " + line for line in src["quote"].splitlines()]
+    for place in c.get("also_in", []):
+        out += ["", f"Also stated in `{place['document']}`, {place['section']}:", ""]
+        out += ["> " + line for line in place["quote"].splitlines()]
     out += ["", f"Statement: {c['statement']}"]
     if c.get("formal"):
         out += ["", f"Formal: ${c['formal']}$"]
@@ -392,7 +438,14 @@ def render_html(report: dict) -> str:
     for doc, counts in report["counts"].get("by_document", {}).items():
         parts.append(f"<tr><td>{e(DOCUMENT_TITLES.get(doc, doc))}</td>"
                      + "".join(f"<td>{counts[v]}</td>" for v in VERDICT_ORDER) + "</tr>")
+    total = report["counts"].get("total", {})
+    if total:
+        parts.append("<tr><td><b>all</b></td>" + "".join(f"<td><b>{total[v]}</b></td>" for v in VERDICT_ORDER)
+                     + "</tr>")
     parts.append("</table>")
+    if total:
+        parts.append("<p>A claim stated in two documents (the repost 001 restates 004) is counted in the row of "
+                     "each; the <b>all</b> row counts every claim once.</p>")
     if report.get("trust"):
         parts.append("<h2>Trust</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in trust_lines(report["trust"]))
                      + "</ul>")
@@ -404,15 +457,27 @@ def render_html(report: dict) -> str:
             f"<td class='v-{e(c['verdict'])}'>{e(c['verdict'])}</td><td>{e(_one_line(c['reason'], 240))}</td></tr>"
         )
     parts.append("</table>")
-    for doc, claims in _grouped(report):
+    for doc, claims, also in _grouped(report):
         parts.append(f"<h2>{e(DOCUMENT_TITLES.get(doc, doc))}</h2>")
+        if also:
+            parts.append(f"<h3>Also stated in this document ({len(also)}), decided in the section of another</h3>"
+                         "<table><tr><th>claim</th><th>verdict</th><th>where, and its words here</th></tr>")
+            for c, place in also:
+                parts.append(f"<tr><td><a href='#{e(c['id'])}'>{e(c['id'])}</a></td>"
+                             f"<td class='v-{e(c['verdict'])}'>{e(c['verdict'])}</td>"
+                             f"<td>{e(place['section'])}: {e(_one_line(place['quote'], 240))}</td></tr>")
+            parts.append("</table>")
         for c in claims:
             parts.append(f"<h3 id='{e(c['id'])}'>{e(c['id'])}: {e(c['title'])}</h3>")
             parts.append(f"<p><span class='v-{e(c['verdict'])}'>Verdict: {e(c['verdict'])}</span> "
                          f"(expected {e(c['expected'])}). {e(c['reason'])}</p>")
             src = c["source"]
             parts.append(f"<p>Source: <code>{e(src['document'])}</code>, {e(src['section'])}</p>"
-                         f"<blockquote>{e(src['quote'])}</blockquote><p>Statement: {e(c['statement'])}</p>")
+                         f"<blockquote>{e(src['quote'])}</blockquote>")
+            for place in c.get("also_in", []):
+                parts.append(f"<p>Also stated in <code>{e(place['document'])}</code>, {e(place['section'])}:</p>"
+                             f"<blockquote>{e(place['quote'])}</blockquote>")
+            parts.append(f"<p>Statement: {e(c['statement'])}</p>")
             if c.get("formal"):
                 parts.append(f"<p>Formal: <code>{e(c['formal'])}</code></p>")
             if c.get("unchecked_reason"):

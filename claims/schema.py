@@ -36,6 +36,7 @@ CLAIM_FIELDS = {
     "unchecked_reason": str,
     "notes": str,
     "claimed": dict,
+    "also_in": list,
 }
 CLAIM_REQUIRED = ("id", "title", "statement", "expected", "source")
 SOURCE_FIELDS = {"document": str, "section": str, "quote": str}
@@ -108,6 +109,17 @@ class Claim:
     notes: str | None = None
     order: int = 0
     claimed: dict = field(default_factory=dict)
+    also_in: tuple[Source, ...] = ()
+
+    @property
+    def documents(self) -> tuple[str, ...]:
+        """Every document that states this claim: ``source.document`` first, then each
+        ``also_in`` document (once each, in record order)."""
+        out = [self.source.document]
+        for s in self.also_in:
+            if s.document not in out:
+                out.append(s.document)
+        return tuple(out)
 
     @property
     def as_stated(self) -> Reading | None:
@@ -139,6 +151,14 @@ def _check_types(path, cid, table: dict, spec: dict, prefix: str) -> None:
             raise ClaimRecordError(path, cid, fname, "must not be empty")
 
 
+def _check_document(path, cid, document: str, fname: str) -> None:
+    if not (SEED.match(document) or ARXIV.match(document)):
+        raise ClaimRecordError(
+            path, cid, fname,
+            f"{document!r} is neither a seed file name (NNN_<16 hex>.txt) nor an arXiv id (arXiv:NNNN.NNNNN)",
+        )
+
+
 def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
     """Validate one decoded TOML table and build a :class:`Claim`.
 
@@ -164,13 +184,21 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
     for key in SOURCE_FIELDS:
         if key not in src:
             raise ClaimRecordError(path, cid, f"source.{key}", "missing required field")
-    if not (SEED.match(src["document"]) or ARXIV.match(src["document"])):
-        raise ClaimRecordError(
-            path,
-            cid,
-            "source.document",
-            f"{src['document']!r} is neither a seed file name (NNN_<16 hex>.txt) nor an arXiv id (arXiv:NNNN.NNNNN)",
-        )
+    _check_document(path, cid, src["document"], "source.document")
+    also_in: list[Source] = []
+    for i, extra in enumerate(data.get("also_in", [])):
+        prefix = f"also_in[{i}]."
+        if not isinstance(extra, dict):
+            raise ClaimRecordError(path, cid, f"also_in[{i}]", "must be a table ([[also_in]])")
+        _check_types(path, cid, extra, SOURCE_FIELDS, prefix)
+        for key in SOURCE_FIELDS:
+            if key not in extra:
+                raise ClaimRecordError(path, cid, prefix + key, "missing required field")
+        _check_document(path, cid, extra["document"], prefix + "document")
+        place = Source(**extra)
+        if place == Source(**src) or place in also_in:
+            raise ClaimRecordError(path, cid, prefix + "quote", "repeats the source or another also_in entry")
+        also_in.append(place)
     readings_raw = data.get("readings", [])
     readings: list[Reading] = []
     seen: set[str] = set()
@@ -232,6 +260,7 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
         notes=data.get("notes"),
         order=order,
         claimed=dict(claimed),
+        also_in=tuple(also_in),
     )
 
 
@@ -255,27 +284,30 @@ def _normalise(text: str) -> str:
 
 
 def verify_quote(claim: Claim, seeds_dir: Path | None) -> bool | None:
-    """Check that ``claim.source.quote`` occurs verbatim (up to whitespace) in its document.
+    """Check that ``claim.source.quote``, and the quote of every ``also_in`` entry, occurs
+    verbatim (up to whitespace) in its document.
 
-    Returns ``True`` when found, ``None`` when it cannot be verified here (an arXiv source,
-    or no seeds folder on this machine).
+    Returns ``True`` when every seed-document quote was found, ``None`` when none can be
+    verified here (only arXiv sources, or no seeds folder on this machine).
 
     Raises:
-        ClaimRecordError: the seed document is missing from ``seeds_dir``, or the quote
-            does not occur in it.
+        ClaimRecordError: a seed document is missing from ``seeds_dir``, or a quote does not
+            occur in it (the field is ``source.quote`` or ``also_in[i].quote``).
     """
-    doc = claim.source.document
-    if not SEED.match(doc) or seeds_dir is None or not seeds_dir.is_dir():
-        return None
-    target = seeds_dir / doc
-    if not target.is_file():
-        raise ClaimRecordError(claim.path, claim.id, "source.document", f"no such seed document {target}")
-    text = _normalise(target.read_text(encoding="utf-8"))
-    if _normalise(claim.source.quote) not in text:
-        raise ClaimRecordError(
-            claim.path, claim.id, "source.quote", f"quote does not occur verbatim in {doc}"
-        )
-    return True
+    places = [("source", claim.source)] + [(f"also_in[{i}]", s) for i, s in enumerate(claim.also_in)]
+    checked = False
+    for prefix, place in places:
+        doc = place.document
+        if not SEED.match(doc) or seeds_dir is None or not seeds_dir.is_dir():
+            continue
+        target = seeds_dir / doc
+        if not target.is_file():
+            raise ClaimRecordError(claim.path, claim.id, f"{prefix}.document", f"no such seed document {target}")
+        text = _normalise(target.read_text(encoding="utf-8"))
+        if _normalise(place.quote) not in text:
+            raise ClaimRecordError(claim.path, claim.id, f"{prefix}.quote", f"quote does not occur verbatim in {doc}")
+        checked = True
+    return True if checked else None
 
 
 def load_catalog(records_dir: Path, seeds_dir: Path | None = None) -> list[Claim]:

@@ -135,3 +135,48 @@ def test_shipped_catalog_is_valid_and_quotes_are_verbatim():
     seeds = root.parent / "shared" / "seeds"
     catalog = load_catalog(root / "claims" / "records", seeds if seeds.is_dir() else None)
     assert len(catalog) >= 7
+
+
+ALSO = '''
+[[also_in]]
+document = "001_7b7f411bbe8a3bef.txt"
+section = "repost"
+quote = "转载 的 一句话"
+'''
+
+
+def _also_record(extra: str = ALSO) -> str:
+    return record_toml("c", quote="原文 的 一句话") + extra
+
+
+def test_also_in_quotes_must_be_verbatim(tmp_path):
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "003_a0ad15dda516ed1d.txt").write_text("原文 的 一句话", encoding="utf-8")
+    (seeds / "001_7b7f411bbe8a3bef.txt").write_text("另一份 文字", encoding="utf-8")
+    recs = tmp_path / "recs"
+    recs.mkdir()
+    (recs / "c.toml").write_text(_also_record(), encoding="utf-8")
+    with pytest.raises(ClaimRecordError, match=r"c\.toml: claim 'c': field 'also_in\[0\]\.quote': quote does not occur"):
+        load_catalog(recs, seeds)
+    (seeds / "001_7b7f411bbe8a3bef.txt").write_text("转载  的\n一句话。", encoding="utf-8")
+    (claim,) = load_catalog(recs, seeds)
+    assert claim.documents == ("003_a0ad15dda516ed1d.txt", "001_7b7f411bbe8a3bef.txt")
+    assert claim.also_in[0].section == "repost"
+
+
+@pytest.mark.parametrize(("extra", "field", "problem"), [
+    (ALSO.replace('section = "repost"\n', ""), "also_in[0].section", "missing required field"),
+    (ALSO.replace('"001_7b7f411bbe8a3bef.txt"', '"001.txt"'), "also_in[0].document", "neither a seed file name"),
+    (ALSO.replace('quote = "转载 的 一句话"', 'quote = ""'), "also_in[0].quote", "must not be empty"),
+    (ALSO + 'colour = "red"\n', "also_in[0].colour", "unknown field"),
+    (ALSO + ALSO, "also_in[1].quote", "repeats the source or another also_in entry"),
+    ('also_in = "001"\n', "also_in", "must be a list"),
+])
+def test_malformed_also_in(tmp_path, extra, field, problem):
+    import tomllib
+
+    text = _also_record(extra) if not extra.startswith("also_in =") else extra + record_toml("c")
+    with pytest.raises(ClaimRecordError) as err:
+        parse_claim(tomllib.loads(text), tmp_path / "c.toml")
+    assert f"claim 'c': field '{field}'" in str(err.value) and problem in str(err.value), str(err.value)
