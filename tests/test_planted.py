@@ -63,6 +63,11 @@ DVAN = ("decay-sparsity-vanishes", "test_sparsity.py", "test_decay_sparsity_vani
 TAB = ("table-11-3-1-spectral-features", "test_tables.py", "test_max_rank_column")
 CAUSAL = ("causal-softmax-full-rank", "test_rank.py", "test_causal_softmax_stored_matrix_full_rank")
 
+L38 = ("lemma-11-38-linformer-complexity", "test_textbook_linformer.py", "test_linformer_complexity_reduction and lemma")
+POL = ("corollary-11-10-inner-products-preserved", "test_textbook_linformer.py", "test_corollary_11_10_additive")
+LORA = ("theorem-11-28-lora-delta-attention", "test_textbook_kernels.py", "test_lora_query_update_delta_rank")
+EY = ("table-11-3-3-lora-row", "test_textbook_kernels.py", "test_lora_eckart_young")
+
 ID_OK = ("(sqrt(2/pi) * gamma * exp(-beta**2 / (2*gamma**2)) + beta * erf(beta / (sqrt(2)*gamma)))"
          " / sqrt(beta**2 + gamma**2)")
 S2_OK = "(1 - lam**n) / (n*(1 - lam)) * (1 + lam) / (1 + lam**n)"
@@ -123,6 +128,12 @@ FALSEHOODS = [
     _causal("float32", 110.0),
     _causal("float64", 750.0),
     _causal("float16", 25.0),
+    # 003 §11.3.3-11.3.5: a Linformer cost constant, the saving's domain, an additive JL bound, a LoRA rank
+    V("linformer-constant-13", *L38, claimed={"constant": 13}),
+    V("linformer-saves-when-3k-le-2n", *L38, claimed={"saving_domain": "3 * k <= 2 * N"}),
+    V("polarization-max-norm", *POL, as_stated="additive-polarization", claimed={"additive_bound": "eps * max(nx, ny)"}),
+    V("lora-delta-rank-le-n-minus-2", *LORA, claimed={"r_max": "N - 2"}),
+    V("lora-best-error-tail-plus-1e-6", *EY, claimed={"best_error_sq": "tail * (1 + 10**-6)"}),
 ]
 
 TRUTHS = [
@@ -151,6 +162,10 @@ TRUTHS = [
     _causal("bfloat16", 90.0),
     _causal("float32", 103.9),
     _causal("float64", 745.0),
+    V("linformer-cost-n-d-k-plus-d", "lemma-11-38-linformer-complexity", "test_textbook_linformer.py", "lemma-11-38",
+      claimed={"linformer": "N * d * (k + d)"}),
+    V("lora-delta-rank-le-n-minus-1", *LORA, claimed={"r_max": "N - 1"}),
+    V("lora-best-error-total-minus-head", *EY, claimed={"best_error_sq": "total - head"}),
 ]
 
 
