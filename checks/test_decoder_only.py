@@ -35,9 +35,17 @@ from claims.attention import (
 )
 from claims.boundaries import bisect_predicate
 from claims.evidence import refute
+from claims.expressivity import causal_realisation, certify_inexpressible, inexpressible_causal_pattern, realises
 from claims.kernels import arb_kernel_diagonal, positive_random_features
 from claims.measures import default_rank_tolerance, effective_rank
-from claims.reference import arb_softmax_attention, certified_sign, exact_product_rank, exact_rank, precision
+from claims.reference import (
+    arb_softmax_attention,
+    certified_sign,
+    certify_nonzero_det,
+    exact_product_rank,
+    exact_rank,
+    precision,
+)
 from claims.testing import log_uniform, qk_pairs, reading_params, require_device
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -804,3 +812,75 @@ def test_mixed_heads_average(qk, claim_log):
                f"singular for some t Q, 0 < t < 1 (N = {N})", example={"Q": Q, "K": K}, certified=ok,
                certificate=f"arb (256 bits): det at Q = {d1}, at Q = 0: {d0}; det is continuous in Q",
                boundary="exists on the segment from 0 to Q (intermediate value theorem)")
+
+
+# -- full rank and expressive power (142) ----------------------------------------------------------
+
+FRE = "decoder-only-full-rank-more-expressive"
+
+
+@pytest.mark.claim(FRE, reading="causal-full-rank")
+@given(qk=qk_pairs(n=(1, 6), d=(1, 3), scale_exp=(-2.0, 1.0)))
+@profiles.scaled(0.125)
+def test_full_rank_causal(qk, claim_log, claimed):
+    Q, K, s = qk
+    N, d = Q.shape
+    ok, det, bits = certify_nonzero_det(lambda: arb_softmax_attention(Q, K, causal=True))
+    want = claimed.eval("causal_rank", exact=True, N=N, d=d)
+    claim_log.example(N=N, d=d, logit_scale=s)
+    if not ok:
+        refute(f"det of the causal matrix not certified non-zero up to {bits} bits (N = {N})", example={"Q": Q, "K": K},
+               certified=False)
+    if certified_sign(det) != 1 or want != N:
+        refute(f"the causal softmax matrix has det {det} (so exact rank {N}); the claimed "
+               f"{claimed.text('causal_rank')} = {want}", example={"Q": Q, "K": K}, certified=True,
+               certificate=f"arb determinant at {bits} bits: {det} (rank N, by shape at most N)")
+    claim_log.note("det A certified > 0 (arb) on every example: exact rank N (the heavy checks are "
+                   "causal-softmax-full-rank's, in test_rank.py).")
+
+
+@pytest.mark.claim(FRE, reading="causal-expressibility")
+@given(N=st.integers(2, 7), extra=st.integers(0, 2), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25, explain=False)
+def test_causal_expressibility(N, extra, seed, claim_log, claimed):
+    bound = claimed.eval("sufficient_head_dim", exact=True, N=N)
+    d = max(1, math.ceil(bound)) + extra  # every head dimension the reading covers
+    claim_log.example(N=N, d=d)
+    if d >= N - 1:
+        M = np.random.default_rng(seed).integers(-3, 4, (N, N))  # P_ij ∝ e^{M_ij}, j <= i
+        Q, K = causal_realisation(M, d)
+        if not realises(Q, K, M):
+            raise ArithmeticError(f"causal_realisation failed for N = {N}, d = {d}")  # a bug, not a counterexample
+        claim_log.note("Where d >= N - 1, a random pattern P ∝ e^M (|M_ij| <= 3) was realised exactly: k_0 = 0, "
+                       "k_j = e_j, q_i = sqrt(d) (log P_ij/P_i0)_j, integer log-ratios reproduced exactly.")
+        return
+    M, rows, cols, kind = inexpressible_causal_pattern(N, d)
+    det = certify_inexpressible(M, d, rows, cols)
+    what = ("each token attends e times more to itself than to each earlier token (P_ij ∝ e^[i = j], j <= i)"
+            if kind == "diagonal" else "an open set of patterns around P ∝ e^{M} (M a shifted identity)")
+    refute(f"head dimension d = {d} >= {claimed.text('sufficient_head_dim')}, N = {N}: the full-rank causal "
+           f"pattern P with exponents {M.tolist()} ({what}) is not softmax(mask(QK^T/sqrt d)) for any real "
+           f"Q, K in R^(N x d)", example={"N": N, "d": d, "M": M, "rows": rows, "cols": cols},
+           certified=det is not None,
+           certificate=f"exact: C_ab = q_a.(k_b - k_0)/sqrt d on rows {rows}, columns {cols} has rank <= d, so "
+                       f"det C = 0; yet C must equal log(P_ab/P_a0) wherever b <= a, which forces det C = {det} "
+                       f"for every completion (fmpz)",
+           boundary=f"every pattern is reachable iff d >= N - 1 (exact construction); for N >= 2d + 2 = {2 * d + 2} "
+                    f"an open set of patterns is unreachable")
+
+
+@pytest.mark.claim(FRE, reading="bidirectional-loses-full-rank")
+@given(N=st.integers(2, 6), d=st.integers(1, 5), s=log_uniform(-1.0, 0.5), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25, explain=False)
+def test_bidirectional_loses_full_rank(N, d, s, seed, claim_log, claimed):
+    d = min(d, N - 1)
+    rng = np.random.default_rng(seed)
+    Q, K = rng.standard_normal((N, d)) * s, rng.standard_normal((N, d))
+    bound = claimed.eval("bidirectional_rank_at_most", exact=True, N=N, d=d)
+    ok, det, bits = certify_nonzero_det(lambda: arb_softmax_attention(Q, K))
+    claim_log.example(N=N, d=d, logit_scale=s)
+    if ok and N > bound:
+        refute(f"bidirectional softmax(QK^T/sqrt d) with N = {N} > d = {d} (Gaussian Q, K, logit scale {s:.3g}) "
+               f"has exact rank {N} > {claimed.text('bidirectional_rank_at_most')} = {bound}: switching to "
+               f"bidirectional attention keeps full rank", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
+               certified=True, certificate=f"arb determinant at {bits} bits: {det}, an interval excluding 0")

@@ -16,7 +16,7 @@ import mpmath
 import numpy as np
 import pytest
 import torch
-from hypothesis import example, given, target
+from hypothesis import assume, example, given, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -28,6 +28,7 @@ from claims.attention import (
 )
 from claims.boundaries import bisect_predicate, softmax_diagonal_underflow_gap
 from claims.evidence import refute
+from claims.expressivity import factorisation_dimension_bounds, row_redundancy
 from claims.kernels import linformer_mixing
 from claims.measures import effective_rank, energy_fraction
 from claims.reference import (
@@ -696,3 +697,67 @@ def test_perceiver_latent_rank(M, extra, d, seed, claim_log):
         refute(f"could not certify rank {M} of the {M} x {N} latent attention", example={"M": M, "N": N},
                certified=False)
     claim_log.note("The M x N latent cross-attention has rank exactly M < N (<= M by shape, >= M by an arb minor).")
+
+
+# -- 045: lower rank, more redundancy, fewer free parameters ----------------------------------------
+
+REDUNDANT = "study-note-lower-rank-more-redundant"
+
+
+@st.composite
+def rank_r_factors(draw, n=(1, 5)):
+    """Integer factors ``A, B (n, r)`` with ``0 <= r <= n`` (seeded: generic, cheap to shrink)."""
+    nn = draw(st.integers(*n), label="n")
+    r = draw(st.integers(0, nn), label="r")
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="seed"))
+    return rng.integers(-4, 5, (nn, r)), rng.integers(-4, 5, (nn, r))
+
+
+@pytest.mark.claim(REDUNDANT, reading="row-redundancy")
+@given(AB=rank_r_factors(n=(1, 6)))
+@profiles.scaled(0.25)
+def test_lower_rank_redundant_rows(AB, claim_log, claimed):
+    A, B = AB
+    n = A.shape[0]
+    M = A @ B.T if A.shape[1] else np.zeros((n, n), dtype=np.int64)
+    kept, redundant = row_redundancy(M)
+    r = len(kept)
+    want = claimed.eval("redundant_rows", exact=True, n=n, r=r)
+    fewer = claimed.eval("redundant_rows", exact=True, n=n, r=r + 1) if r < n else None
+    claim_log.example(n=n, rank=r, redundant_rows=len(redundant))
+    if len(redundant) != want or (fewer is not None and not fewer < want):
+        refute(f"an {n} x {n} matrix of exact rank {r} has {len(redundant)} redundant rows {redundant} (each in the "
+               f"span of rows {kept}); the claimed {claimed.text('redundant_rows')} gives {want} (and {fewer} at "
+               f"rank {r + 1})", example={"M": M}, certified=True,
+               certificate="exact ranks over Q (fmpz_mat): greedy independent rows, each other row in their span")
+    claim_log.note("Exact: a maximal independent set has r rows and each of the other n - r rows lies in its span.")
+
+
+@pytest.mark.claim(REDUNDANT, reading="parameter-dimension")
+@given(AB=rank_r_factors())
+@profiles.scaled(0.5)
+def test_rank_variety_dimension(AB, claim_log, claimed):
+    A, B = AB
+    n, r = A.shape
+    assume(np.linalg.matrix_rank(A) == r and np.linalg.matrix_rank(B) == r)  # a general point (rare rejections)
+    lo, hi = factorisation_dimension_bounds(A, B) if r else (0, 0)
+    lo1, hi1 = factorisation_dimension_bounds(A[:, :-1], B[:, :-1]) if r > 1 else (0, 0)
+    if lo != hi or lo1 != hi1:  # at full-rank A, B the map is a submersion onto the rank-r matrices
+        raise ArithmeticError(f"dimension bounds did not meet at a general point: [{lo}, {hi}], [{lo1}, {hi1}]")
+    want = claimed.eval("dimension", exact=True, n=n, r=r)
+    below = claimed.eval("dimension", exact=True, n=n, r=r - 1) if r else None
+    claim_log.example(n=n, r=r, dimension_lower=lo, dimension_upper=hi)
+    bad = []
+    if not lo <= want <= hi:
+        bad.append(f"rank <= {r}: dimension in [{lo}, {hi}], claimed {claimed.text('dimension')} = {want}")
+    if r and not lo1 <= below <= hi1:
+        bad.append(f"rank <= {r - 1}: dimension in [{lo1}, {hi1}], claimed {below}")
+    if r and not hi1 < lo:
+        bad.append(f"the dimension does not increase from rank {r - 1} ([{lo1}, {hi1}]) to rank {r} ([{lo}, {hi}])")
+    if bad:
+        refute(f"n = {n}: " + "; ".join(bad), example={"A": A, "B": B}, certified=True,
+               certificate="exact Jacobian rank of (A, B) -> A B^T at this integer point (a lower bound of the "
+                           "dimension) and (n + n) r minus the exact rank of the r^2 kernel directions (A X, -B X^T) "
+                           "(an upper bound); fmpz_mat")
+    claim_log.note("At every drawn point the lower and upper bounds met, certifying the dimension exactly; it rose "
+                   "strictly from rank r - 1 to rank r.")

@@ -67,6 +67,8 @@ L38 = ("lemma-11-38-linformer-complexity", "test_textbook_linformer.py", "test_l
 POL = ("corollary-11-10-inner-products-preserved", "test_textbook_linformer.py", "test_corollary_11_10_additive")
 LORA = ("theorem-11-28-lora-delta-attention", "test_textbook_kernels.py", "test_lora_query_update_delta_rank")
 EY = ("table-11-3-3-lora-row", "test_textbook_kernels.py", "test_lora_eckart_young")
+RED = ("study-note-lower-rank-more-redundant", "test_study_note.py", "test_rank_variety_dimension")
+EXPR = ("decoder-only-full-rank-more-expressive", "test_decoder_only.py", "test_causal_expressibility")
 
 ID_OK = ("(sqrt(2/pi) * gamma * exp(-beta**2 / (2*gamma**2)) + beta * erf(beta / (sqrt(2)*gamma)))"
          " / sqrt(beta**2 + gamma**2)")
@@ -134,6 +136,10 @@ FALSEHOODS = [
     V("polarization-max-norm", *POL, as_stated="additive-polarization", claimed={"additive_bound": "eps * max(nx, ny)"}),
     V("lora-delta-rank-le-n-minus-2", *LORA, claimed={"r_max": "N - 2"}),
     V("lora-best-error-tail-plus-1e-6", *EY, claimed={"best_error_sq": "tail * (1 + 10**-6)"}),
+    # 000/002: the dimension of the rank-r matrices, the head dimension that expresses every causal pattern
+    V("rank-variety-dim-counts-parameters", *RED, claimed={"dimension": "2*n*r"}, as_stated="parameter-dimension"),
+    V("causal-expressible-head-dim-n-minus-2", *EXPR, claimed={"sufficient_head_dim": "N - 2"},
+      as_stated="causal-expressibility"),
 ]
 
 TRUTHS = [
@@ -166,6 +172,9 @@ TRUTHS = [
       claimed={"linformer": "N * d * (k + d)"}),
     V("lora-delta-rank-le-n-minus-1", *LORA, claimed={"r_max": "N - 1"}),
     V("lora-best-error-total-minus-head", *EY, claimed={"best_error_sq": "total - head"}),
+    V("rank-variety-dim-rewritten", *RED, claimed={"dimension": "n**2 - (n - r)**2"}, as_stated="parameter-dimension"),
+    V("causal-expressible-head-dim-n-minus-1", *EXPR, claimed={"sufficient_head_dim": "N - 1"},
+      as_stated="causal-expressibility"),
 ]
 
 
