@@ -27,7 +27,6 @@ from claims.measures import effective_rank, singular_values
 from claims.reference import (
     arb_matrix,
     arb_softmax_attention,
-    certified_rank_at_least,
     certified_sign,
     certified_softmax_max_below,
     exact_rank,
@@ -629,25 +628,3 @@ def test_random_attention_law_of_large_numbers(d, seed, claim_log, claimed):
     if abs(ratio - 1) > tol:
         refute(f"Z / (N e^(s^2/2)) = {ratio:.4f}, not within {tol} of 1 (d = {d}, s^2 = {s2:.3f})",
                example={"d": d, "seed": seed}, certified=False)
-
-
-# -- summary: N >> d gives the rank bound d ------------------------------------------------------
-
-
-@pytest.mark.claim("summary-theoretical-rank-bound-d", reading="exact")
-@given(d=st.integers(1, 2), seed=st.integers(0, 2**32 - 1))
-@profiles.scaled(0.25)
-def test_summary_rank_bound_d(d, seed, claim_log, claimed):
-    N = 8 * d
-    rng = np.random.default_rng(seed)
-    Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
-    bound = int(claimed.eval("bound", exact=True, N=N, d=d))
-    claim_log.example(N=N, d=d)
-    if bound + 1 > N:
-        return
-    A = softmax_attention(Q, K).numpy()
-    ok, info = certified_rank_at_least(lambda: arb_softmax_attention(Q, K), A, bound + 1)
-    if ok:
-        refute(f"N = {N} = 8 d, d = {d}: rank softmax(QK^T/sqrt d) >= {bound + 1} > {claimed.text('bound')} = {bound}",
-               example={"N": N, "d": d, "seed": seed}, certified=True,
-               certificate=f"arb minor rows {info['rows']} cols {info['cols']} det {info['det']}")

@@ -160,10 +160,15 @@ def test_small_temperature_numerical_rank(Z, claim_log):
 
 # -- 引理 11.36 ---------------------------------------------------------------------------------
 
-@pytest.mark.claim("lemma-11-36-dimension-bottleneck", reading="exact")
+@pytest.mark.parametrize("cid", [
+    pytest.param("lemma-11-36", marks=pytest.mark.claim("lemma-11-36-dimension-bottleneck", reading="exact"),
+                 id="lemma-11-36"),
+    pytest.param("summary", marks=pytest.mark.claim("summary-theoretical-rank-bound-d", reading="exact"),
+                 id="summary-11-3-7"),
+])
 @given(d=st.integers(1, 2), seed=st.integers(0, 2**31 - 1))
 @profiles.scaled(0.25)
-def test_dimension_bottleneck(d, seed, claim_log, claimed):
+def test_dimension_bottleneck(cid, d, seed, claim_log, claimed):
     N = 8 * d
     rng = np.random.default_rng(seed)
     Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
@@ -174,7 +179,7 @@ def test_dimension_bottleneck(d, seed, claim_log, claimed):
     A = softmax_attention(Q, K).numpy()
     ok, info = certified_rank_at_least(lambda: arb_softmax_attention(Q, K), A, bound + 1)
     if ok:
-        refute(f"N = {N} = 8 d, d = {d}: rank softmax(QK^T/sqrt d) >= {bound + 1} > {bound}",
+        refute(f"N = {N} = 8 d, d = {d}: rank softmax(QK^T/sqrt d) >= {bound + 1} > {claimed.text('bound')} = {bound}",
                example={"N": N, "d": d, "seed": seed}, certified=True,
                certificate=f"arb minor rows {info['rows']} cols {info['cols']} det {info['det']}")
 

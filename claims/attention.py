@@ -61,6 +61,23 @@ def as_tensor(x, name: str, *, dtype: torch.dtype | None = None, device: str | t
     return t
 
 
+def as_float64_array(x, name: str, ndim: int = 2) -> np.ndarray:
+    """``x`` (array-like or torch tensor, any device) as a float64 NumPy array of ``ndim`` dimensions.
+
+    Raises:
+        AttentionInputError: if ``x`` does not have ``ndim`` dimensions, is empty, or holds NaN or
+            Inf (named by ``name``).
+    """
+    if isinstance(x, torch.Tensor):
+        x = x.detach().to("cpu", torch.float64).numpy()
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != ndim or a.size == 0:
+        raise AttentionInputError(f"{name}: expected a non-empty {ndim}-D array, got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise AttentionInputError(f"{name}: contains NaN or Inf")
+    return a
+
+
 def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
     """Map ``"float32"`` etc. to a torch dtype.
 

@@ -33,17 +33,11 @@ import mpmath
 import numpy as np
 import torch
 
-from .attention import AttentionInputError, as_tensor, feature_map, resolve_dtype
+from .attention import AttentionInputError, as_float64_array, as_tensor, feature_map, resolve_dtype
 from .boundaries import bisect_predicate
 
+_arr = as_float64_array
 
-def _arr(x, name: str, ndim: int = 2) -> np.ndarray:
-    a = np.asarray(x, dtype=np.float64)
-    if a.ndim != ndim or a.size == 0:
-        raise AttentionInputError(f"{name}: expected a non-empty {ndim}-D array, got shape {a.shape}")
-    if not np.isfinite(a).all():
-        raise AttentionInputError(f"{name}: contains NaN or Inf")
-    return a
 
 
 def arb_feature(name: str, x):

@@ -30,20 +30,13 @@ import mpmath
 import numpy as np
 import torch
 
-from .attention import AttentionInputError
+from .attention import AttentionInputError, as_float64_array
 
 # -- input validation ------------------------------------------------------------------------
 
 
-def _arr(x, name: str, ndim: int = 2) -> np.ndarray:
-    if isinstance(x, torch.Tensor):
-        x = x.detach().to("cpu", torch.float64).numpy()
-    a = np.asarray(x, dtype=np.float64)
-    if a.ndim != ndim or a.size == 0:
-        raise AttentionInputError(f"{name}: expected a non-empty {ndim}-D array, got shape {a.shape}")
-    if not np.isfinite(a).all():
-        raise AttentionInputError(f"{name}: contains NaN or Inf")
-    return a
+_arr = as_float64_array
+
 
 
 def _pos_int(v, name: str) -> int:
