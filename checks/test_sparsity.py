@@ -1,5 +1,6 @@
 """Sparsity claims of kexue.fm/archives/9889 (004; repost 001): the l1/l2 measure
-S(a) = E|a| / sqrt(E a^2) for f = exp, f = identity, and the decay vector.
+S(a) = E|a| / sqrt(E a^2) for f = exp, f = identity, and the decay vector; the i.i.d. linear case's
+"lower the keys' SNR" direction and the linear RNN recursion read as an attention.
 
 References: :func:`claims.sparsity.s_reference` (40-digit mpmath quadrature, independent
 of every closed form). Tolerances are stated next to each comparison.
@@ -14,13 +15,13 @@ import mpmath
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, note, target
+from hypothesis import assume, example, given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from claims import profiles
 from claims.evidence import refute
-from claims.sparsity import s_reference
+from claims.sparsity import product_design, s_and_standard_error, s_reference, s_squared_exact
 from claims.testing import log_uniform, reading_params, require_device
 
 REL_25 = mpmath.mpf("1e-25")  # closed form vs 40-digit quadrature: 25 digits must agree
@@ -118,10 +119,20 @@ def test_identity_even_in_beta(beta, gamma, claim_log, claimed):
     claim_log.note("Both sides by 40-digit quadrature of E|beta+gamma eps| and E(beta+gamma eps)^2; tolerance 1e-30.")
 
 
-@pytest.mark.claim("sparsity-identity-even-in-beta", reading="closed-form")
+ID_CLOSED = "sparsity-identity-closed-form"
+# (claim, reading, test id) of every reading that test_identity_closed_form checks
+# The drawn points mostly have |beta|/gamma far from 1, where erf is saturated or the beta term negligible;
+# two explicit points with beta/gamma of order 1 (and gamma != 1, beta != gamma) exercise every term.
+@pytest.mark.parametrize("cid", [
+    pytest.param("even", marks=pytest.mark.claim("sparsity-identity-even-in-beta", reading="closed-form"),
+                 id="even-in-beta"),
+    pytest.param("closed-form", marks=pytest.mark.claim(ID_CLOSED, reading="mpmath-reference"), id="closed-form"),
+])
 @given(beta=st.floats(-1e3, 1e3), gamma=log_uniform(-3, 3))
+@example(beta=1.0, gamma=1.0)
+@example(beta=-0.7, gamma=2.0)
 @profiles.scaled(0.25)
-def test_identity_closed_form(beta, gamma, claim_log, claimed):
+def test_identity_closed_form(cid, beta, gamma, claim_log, claimed):
     with mpmath.workdps(45):
         b, g = mpmath.mpf(beta), mpmath.mpf(gamma)
         ref = s_reference("identity", beta, gamma)
@@ -229,3 +240,132 @@ def test_decay_sparsity_vanishes(lam, claim_log, claimed):
                certificate="50-digit mpmath sums over the vector itself")
     claim_log.note("S computed from the vector itself at 50 digits for n = 1, 2, 4, ..., 2^14 and at "
                    "n_eps = (1+lambda)/((1-lambda) 0.1^2) + 1.")
+
+
+# -- f = identity at finite n (sparsity-identity-closed-form) -------------------------------------
+
+@pytest.mark.parametrize("device,dtype,reading",
+                         reading_params(ID_CLOSED, where=lambda r: r.name.startswith("monte-carlo")))
+@given(q=hnp.arrays(np.float64, 4, elements=st.floats(-1, 1)), mu=hnp.arrays(np.float64, 4, elements=st.floats(-2, 2)),
+       gamma=st.floats(0.05, 2.0), seed=st.integers(0, 2**31 - 1))
+@profiles.scaled(0.125)
+def test_identity_monte_carlo(device, dtype, reading, q, mu, gamma, seed, claim_log, claimed):
+    require_device(device)
+    qn = float(np.linalg.norm(q))
+    if qn < 1e-3:
+        q, qn = np.array([1.0, 0, 0, 0]), 1.0
+    sigma = gamma / qn
+    n = 100_000
+    dt = getattr(torch, dtype)
+    gen = torch.Generator().manual_seed(seed)
+    eps = torch.randn(n, 4, generator=gen, dtype=torch.float64).to(device=device, dtype=dt)
+    k = torch.as_tensor(mu, dtype=dt, device=device) + sigma * eps  # k_j ~ N(mu, sigma^2 I)
+    a = (k @ torch.as_tensor(q, dtype=dt, device=device)).cpu()  # f = identity: a_j = q.k_j
+    s_hat, se = s_and_standard_error(a)
+    beta = float(q @ mu)
+    with mpmath.workdps(20):
+        s_true = float(claimed.eval("expression", beta=mpmath.mpf(beta), gamma=mpmath.mpf(sigma) * mpmath.mpf(qn)))
+    z = abs(s_hat - s_true) / se
+    target(z, label="|z| of the Monte Carlo estimate")
+    claim_log.example(beta=beta, gamma=gamma, z=z)
+    note(f"S_hat={s_hat:.6f} se={se:.2e} S={s_true:.6f} z={z:.2f}")
+    # 6 standard errors: a false alarm has probability < 2e-9 per example under normality.
+    if z > 6:
+        refute(f"Monte Carlo S = {s_hat:.6f} +- {se:.1e} vs {claimed.text('expression')} = {s_true:.6f} "
+               f"({z:.1f} SE, n={n}, {device} {dtype})",
+               example={"q": q, "mu": mu, "gamma": gamma, "seed": seed}, certified=False,
+               certificate="statistical: not a certificate")
+    claim_log.note(f"n = {n} keys per example (d = 4), a_j = q.k_j in {dtype} on {device}; tolerance 6 delta-method "
+                   "standard errors.")
+
+
+# -- i.i.d. linear attention: lowering the keys' SNR (sparsity-linear-iid-lower-snr) ------------------
+
+SNR = "sparsity-linear-iid-lower-snr"
+nonneg_rational = st.builds(Fraction, st.integers(0, 20), st.integers(1, 6))
+
+
+def _rho2(q: list[Fraction]) -> Fraction:
+    """``(||q||_2 / ||q||_1)^2`` of a non-negative rational ``q`` (``q != 0``), exactly."""
+    return sum(v * v for v in q) / sum(q) ** 2
+
+
+@pytest.mark.claim(SNR, reading="exact-monotone")
+@given(q=st.lists(nonneg_rational, min_size=1, max_size=6), r2=st.builds(Fraction, st.integers(0, 10**4),
+                                                                         st.integers(1, 100)),
+       dr2=st.builds(Fraction, st.integers(1, 10**4), st.integers(1, 10**4)), m=st.integers(2, 10**4))
+def test_iid_lower_snr_monotone(q, r2, dr2, m, claim_log, claimed):
+    assume(any(q))
+    rho2 = _rho2(q)
+    s_lo = claimed.eval("s_squared", exact=True, r2=r2, rho2=rho2)
+    s_hi = claimed.eval("s_squared", exact=True, r2=r2 + dr2, rho2=rho2)
+    claim_log.example(d=len(q), rho2=float(rho2), r2=float(r2))
+    if not s_hi < s_lo:
+        refute(f"raising (sigma~/mu~)^2 from {r2} to {r2 + dr2} does not lower S^2 = {claimed.text('s_squared')}: "
+               f"{float(s_lo):.6g} -> {float(s_hi):.6g} (rho^2 = {rho2})",
+               example={"q": [str(v) for v in q], "r2": str(r2), "r2_plus": str(r2 + dr2)}, certified=True,
+               certificate="exact rational arithmetic (fractions.Fraction)")
+    r2_eps = (m * m - 1) / rho2 + 1  # S^2 = 1/(1 + r^2 rho^2) < 1/m^2 iff r^2 rho^2 > m^2 - 1
+    s_eps = claimed.eval("s_squared", exact=True, r2=r2_eps, rho2=rho2)
+    if not s_eps < Fraction(1, m * m):
+        refute(f"S^2 = {float(s_eps):.6g} is not below eps^2 = 1/{m * m} at (sigma~/mu~)^2 = {float(r2_eps):.6g}: "
+               f"S does not tend to 0 (rho^2 = {rho2})", example={"q": [str(v) for v in q], "m": m},
+               certified=True, certificate="exact rational arithmetic (fractions.Fraction)")
+    claim_log.note("Exact rationals: S^2 strictly falls when (sigma~/mu~)^2 rises, for every drawn rho^2 in [1/d, 1], "
+                   "and is below 1/m^2 once (sigma~/mu~)^2 >= (m^2 - 1)/rho^2 + 1.")
+
+
+@pytest.mark.claim(SNR, reading="bernoulli-keys")
+@given(b=st.integers(2, 7), d=st.integers(1, 3), M=st.integers(1, 5),
+       q=st.lists(nonneg_rational, min_size=3, max_size=3))
+@profiles.scaled(0.25)
+def test_iid_lower_snr_bernoulli_keys(b, d, M, q, claim_log, claimed):
+    q = q[:d]
+    assume(any(q))
+    rho2 = _rho2(q)
+    prev = None
+    for a in range(b - 1, 0, -1):  # p = a/b falls: fewer keys components equal M
+        p = Fraction(a, b)
+        values = [Fraction(M)] * a + [Fraction(0)] * (b - a)  # one component: M Bernoulli(p), exactly
+        keys = product_design(values, d)  # all b^d tuples: components exactly i.i.d.
+        mean = sum(values) / b
+        r2 = (sum(v * v for v in values) / b - mean**2) / mean**2  # (sigma~/mu~)^2
+        s2 = s_squared_exact([sum(x * y for x, y in zip(q, k, strict=True)) for k in keys])
+        want = claimed.eval("s_squared", exact=True, r2=r2, rho2=rho2)
+        claim_log.example(p=float(p), d=d, S=math.sqrt(s2))
+        example = {"M": M, "p": str(p), "d": d, "q": [str(v) for v in q]}
+        if r2 != (1 - p) / p or s2 != want:
+            refute(f"keys with i.i.d. components M Bernoulli({p}): (sigma~/mu~)^2 = {r2} (want (1-p)/p = {(1 - p) / p}), "
+                   f"exact population S^2 = {s2} but {claimed.text('s_squared')} = {want}", example=example,
+                   certified=True, certificate="exact rationals over the whole key set")
+        if prev is not None and not s2 < prev:
+            refute(f"lowering p to {p} (raising sigma~/mu~) did not lower S^2: {prev} -> {s2}", example=example,
+                   certified=True, certificate="exact rationals over the whole key set")
+        prev = s2
+    claim_log.note("Key sets: all d-tuples over b values (a of them M, the rest 0), so each component is exactly "
+                   "M Bernoulli(a/b) and the components are independent; S^2 from the whole set, exactly.")
+
+
+# -- linear RNN recursion as an attention (linear-rnn-decay-as-attention) ----------------------------
+
+RNN = "linear-rnn-decay-as-attention"
+
+
+@pytest.mark.claim(RNN, reading="exact")
+@given(den=st.integers(1, 100), data=st.data(), n=st.integers(1, 40), dim=st.integers(1, 3))
+def test_linear_rnn_unrolls_to_decay_attention(den, data, n, dim, claim_log, claimed):
+    lam = Fraction(data.draw(st.integers(1, den), label="numerator"), den)  # lambda in (0, 1], 1 included
+    vs = data.draw(st.lists(st.lists(st.integers(-50, 50), min_size=dim, max_size=dim), min_size=n, max_size=n),
+                   label="v_1..v_n")
+    h = [Fraction(0)] * dim
+    for v in vs:  # h_t = lambda h_{t-1} + v_t, h_0 = 0
+        h = [lam * x + y for x, y in zip(h, v, strict=True)]
+    w = [claimed.eval("weight", exact=True, lam=lam, n=Fraction(n), j=Fraction(j)) for j in range(1, n + 1)]
+    attended = [sum(w[j] * vs[j][c] for j in range(n)) for c in range(dim)]
+    claim_log.example(lam=float(lam), n=n)
+    if attended != h:
+        refute(f"lambda = {lam}, n = {n}: the recursion gives h_n = {[str(x) for x in h]}, but sum_j "
+               f"{claimed.text('weight')} v_j = {[str(x) for x in attended]}",
+               example={"lambda": str(lam), "n": n, "v": vs}, certified=True,
+               certificate="exact rational arithmetic (fractions.Fraction)")
+    claim_log.note("h_n from the recursion and from the claimed weights, both exactly; lambda in (0, 1] rational.")

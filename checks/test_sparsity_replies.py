@@ -199,13 +199,28 @@ def _rows(Q, K):
     return gau, nonlocal_rows
 
 
+def _unit_l2_row(t: list[Fraction]) -> list[Fraction]:
+    """A non-negative rational row of unit l2 norm (an l2-normalised attention row, kexue.fm/archives/9105):
+    the entrywise absolute value of the inverse stereographic projection (2t, 1 - |t|^2) / (1 + |t|^2) of t."""
+    s = sum(x * x for x in t)
+    return [abs(2 * x / (1 + s)) for x in t] + [abs((1 - s) / (1 + s))]
+
+
 @pytest.mark.claim(UNNORM, reading="exact")
 @given(data=st.data(), N=st.integers(1, 6), d=st.integers(1, 4))
 def test_unnormalised_rows_have_s(data, N, d, claim_log):
     ints = hnp.arrays(np.int64, (N, d), elements=st.integers(-3, 3))
     gau, nl = _rows(data.draw(ints, label="Q"), data.draw(ints, label="K"))
+    t = data.draw(st.lists(st.builds(Fraction, st.integers(-9, 9), st.integers(1, 9)), min_size=N - 1,
+                           max_size=N - 1), label="t (l2-normalised row)")
+    l2_row = _unit_l2_row(t)
     claim_log.example(N=N)
-    for row in gau + nl:
+    if sum(v * v for v in l2_row) != 1:
+        raise RuntimeError("_unit_l2_row did not give a unit vector")  # a bug of the suite, not of the claim
+    if sum(1 for v in l2_row if v) >= 2 and not sum(l2_row) > 1:
+        refute(f"the unit-l2 row {[str(v) for v in l2_row]} with two non-zero entries sums to {sum(l2_row)}, not > 1",
+               example={"row": [str(v) for v in l2_row]}, certified=True, certificate="exact rationals")
+    for row in gau + nl + [l2_row]:
         if any(row):
             s2 = s_squared_exact(row)
             if not Fraction(1, N) <= s2 <= 1:
@@ -228,9 +243,14 @@ def test_unnormalised_rows_are_not_distributions(claim_log):
     if found_sum is None or found_neg is None:
         refute("every GAU row sums to 1 and no Non-local entry is negative on the searched inputs",
                example={}, certified=True, certificate="exhaustive exact search")
+    l2_row = _unit_l2_row([Fraction(1, 2)])  # (4/5, 3/5): unit l2 norm, sum 7/5
+    if sum(v * v for v in l2_row) != 1 or sum(l2_row) == 1:
+        refute(f"the unit-l2 row {[str(v) for v in l2_row]} sums to 1", example={}, certified=True,
+               certificate="exact rationals")
     claim_log.note(f"Witnesses (exact): GAU row for q={found_sum[0]}, k=({found_sum[1]}, {found_sum[2]}) sums to "
                    f"{sum(found_sum[3])}; Non-local row for q={found_neg[0]}, k=({found_neg[1]}, {found_neg[2]}) "
-                   f"is {[str(v) for v in found_neg[3]]}. Neither is a probability vector; S is defined for both.")
+                   f"is {[str(v) for v in found_neg[3]]}; the l2-normalised row {[str(v) for v in l2_row]} sums to "
+                   f"{sum(l2_row)}. None is a probability vector; S is defined for all three.")
 
 
 # -- reader: SVD of the logits -----------------------------------------------------------------

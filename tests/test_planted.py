@@ -57,7 +57,7 @@ RQK = ("rank-qk-at-most-d", "test_rank.py", "test_rank_qk_at_most_d_exact")
 T1123 = ("theorem-11-23-softmax-rank-bound", "test_rank.py", "test_theorem_11_23_exact")
 EXP = ("sparsity-exp-closed-form", "test_sparsity.py", "test_exp_closed_form_vs_quadrature")
 EVEN = ("sparsity-identity-even-in-beta", "test_sparsity.py", "test_identity_even_in_beta")
-IDCF = ("sparsity-identity-even-in-beta", "test_sparsity.py", "test_identity_closed_form")  # as_stated moved
+IDCF = ("sparsity-identity-even-in-beta", "test_sparsity.py", "test_identity_closed_form and even")  # as_stated moved
 DCF = ("decay-sparsity-closed-form", "test_sparsity.py", "test_decay_closed_form_exact")
 DVAN = ("decay-sparsity-vanishes", "test_sparsity.py", "test_decay_sparsity_vanishes")
 TAB = ("table-11-3-1-spectral-features", "test_tables.py", "test_max_rank_column")
@@ -69,6 +69,8 @@ LORA = ("theorem-11-28-lora-delta-attention", "test_textbook_kernels.py", "test_
 EY = ("table-11-3-3-lora-row", "test_textbook_kernels.py", "test_lora_eckart_young")
 RED = ("study-note-lower-rank-more-redundant", "test_study_note.py", "test_rank_variety_dimension")
 EXPR = ("decoder-only-full-rank-more-expressive", "test_decoder_only.py", "test_causal_expressibility")
+SNR = ("sparsity-linear-iid-lower-snr", "test_sparsity.py", "test_iid_lower_snr")
+RNN = ("linear-rnn-decay-as-attention", "test_sparsity.py", "test_linear_rnn_unrolls_to_decay_attention")
 
 ID_OK = ("(sqrt(2/pi) * gamma * exp(-beta**2 / (2*gamma**2)) + beta * erf(beta / (sqrt(2)*gamma)))"
          " / sqrt(beta**2 + gamma**2)")
@@ -140,6 +142,9 @@ FALSEHOODS = [
     V("rank-variety-dim-counts-parameters", *RED, claimed={"dimension": "2*n*r"}, as_stated="parameter-dimension"),
     V("causal-expressible-head-dim-n-minus-2", *EXPR, claimed={"sufficient_head_dim": "N - 2"},
       as_stated="causal-expressibility"),
+    # 004: the i.i.d. sparsity formula inverted, the decay weights off by one
+    V("iid-snr-inverted", *SNR, claimed={"s_squared": "(1 + r2) / (1 + r2 + rho2)"}),
+    V("rnn-weight-off-by-one", *RNN, claimed={"weight": "lam**(n - j + 1)"}),
 ]
 
 TRUTHS = [
@@ -175,6 +180,8 @@ TRUTHS = [
     V("rank-variety-dim-rewritten", *RED, claimed={"dimension": "n**2 - (n - r)**2"}, as_stated="parameter-dimension"),
     V("causal-expressible-head-dim-n-minus-1", *EXPR, claimed={"sufficient_head_dim": "N - 1"},
       as_stated="causal-expressibility"),
+    V("iid-snr-rewritten", *SNR, claimed={"s_squared": "(1 + rho2 * r2)**-1"}),
+    V("rnn-weight-rewritten", *RNN, claimed={"weight": "lam**n / lam**j"}),
 ]
 
 
