@@ -300,15 +300,18 @@ def _one_line(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _grouped(report: dict) -> list[tuple[str, list[dict], list[tuple[dict, dict]]]]:
-    """``(document, claims whose source it is, [(claim, also_in place)] stated there too)`` in
-    document order."""
+def _grouped(report: dict) -> list[tuple[str, list[dict], list[tuple[dict, list[dict]]]]]:
+    """``(document, claims whose source it is, [(claim, its also_in places in it)] stated there
+    too)`` in document order."""
     own: dict[str, list[dict]] = {}
-    also: dict[str, list[tuple[dict, dict]]] = {}
+    also: dict[str, list[tuple[dict, list[dict]]]] = {}
     for c in report["claims"]:
         own.setdefault(c["source"]["document"], []).append(c)
+        places: dict[str, list[dict]] = {}
         for place in c.get("also_in", []):
-            also.setdefault(place["document"], []).append((c, place))
+            places.setdefault(place["document"], []).append(place)
+        for doc, ps in places.items():
+            also.setdefault(doc, []).append((c, ps))
     docs = sorted(set(own) | set(also), key=_document_key)
     return [(d, own.get(d, []), also.get(d, [])) for d in docs]
 
@@ -360,9 +363,9 @@ def render_markdown(report: dict) -> str:
         if also:
             out += [f"### Also stated in this document ({len(also)}), decided in the section of another", "",
                     "| claim | verdict | where, and its words here |", "|---|---|---|"]
-            for c, place in also:
-                out.append(f"| [{c['id']}](#{c['id']}) | **{c['verdict']}** | {_md_escape_cell(place['section'])}: "
-                           f"{_md_escape_cell(_one_line(place['quote'], 240))} |")
+            for c, places in also:
+                where = " / ".join(f"{place['section']}: {_one_line(place['quote'], 240)}" for place in places)
+                out.append(f"| [{c['id']}](#{c['id']}) | **{c['verdict']}** | {_md_escape_cell(where)} |")
             out.append("")
     return "\n".join(out) + "\n"
 
@@ -462,10 +465,10 @@ def render_html(report: dict) -> str:
         if also:
             parts.append(f"<h3>Also stated in this document ({len(also)}), decided in the section of another</h3>"
                          "<table><tr><th>claim</th><th>verdict</th><th>where, and its words here</th></tr>")
-            for c, place in also:
+            for c, places in also:
+                where = "<br>".join(f"{e(place['section'])}: {e(_one_line(place['quote'], 240))}" for place in places)
                 parts.append(f"<tr><td><a href='#{e(c['id'])}'>{e(c['id'])}</a></td>"
-                             f"<td class='v-{e(c['verdict'])}'>{e(c['verdict'])}</td>"
-                             f"<td>{e(place['section'])}: {e(_one_line(place['quote'], 240))}</td></tr>")
+                             f"<td class='v-{e(c['verdict'])}'>{e(c['verdict'])}</td><td>{where}</td></tr>")
             parts.append("</table>")
         for c in claims:
             parts.append(f"<h3 id='{e(c['id'])}'>{e(c['id'])}: {e(c['title'])}</h3>")

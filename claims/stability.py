@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_seed(seed: int, profile: str, paths: list[str]) -> dict[str, str]:
+def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dict[str, str]:
     """Verdicts ``{claim id: verdict}`` of one run of the checks with this seed.
 
     Raises:
@@ -30,6 +30,8 @@ def run_seed(seed: int, profile: str, paths: list[str]) -> dict[str, str]:
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider", f"--hypothesis-seed={seed}",
                f"--hypothesis-profile={profile}", "--claims-report-dir", out]
+        if workers:
+            cmd += ["-n", str(workers)]  # pytest-xdist; the seed fixes every test's examples either way
         subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         path = Path(out) / "claims.json"
         if not path.exists():
@@ -58,18 +60,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", type=int, default=20261123)
     ap.add_argument("--profile", default="dev", choices=["dev", "deep", "ci"])
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "stability.json")
+    ap.add_argument("--workers", type=int, default=0, help="pytest-xdist workers per run (0: serial)")
     ap.add_argument("paths", nargs="*", default=["checks"])
     args = ap.parse_args(argv)
     seeds = [args.base + i for i in range(args.seeds)]
     runs = {}
     for seed in seeds:
-        runs[seed] = run_seed(seed, args.profile, args.paths)
+        runs[seed] = run_seed(seed, args.profile, args.paths, args.workers)
         print(f"seed {seed}: " + ", ".join(f"{k}={v}" for k, v in sorted(runs[seed].items())), flush=True)
     flips = compare(runs)
     result = {
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "profile": args.profile,
         "seeds": seeds,
+        "paths": args.paths,
         "claims": len(next(iter(runs.values()))) if runs else 0,
         "verdicts": next(iter(runs.values())) if runs and not flips else None,
         "flips": flips,

@@ -206,6 +206,7 @@ def test_figures_attached_by_a_check_are_embedded_in_the_report(planted, pyteste
 
 def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted):
     also = '\n[[also_in]]\ndocument = "001_7b7f411bbe8a3bef.txt"\nsection = "repost"\nquote = "the repost\'s words"\n'
+    also += '\n[[also_in]]\ndocument = "001_7b7f411bbe8a3bef.txt"\nsection = "caption"\nquote = "a figure caption"\n'
     records = {"c.toml": record_toml("c", document="004_5f57af8801c437dc.txt") + also,
                "d.toml": record_toml("d", document="004_5f57af8801c437dc.txt").replace('"exact"', '"other"')}
     check_files = checks(exact="pass")
@@ -213,8 +214,9 @@ def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted):
     run = planted(records, check_files)
     assert run.result.ret == 0, run.result.stdout.str()
     report = run.report
-    assert run.claim("c")["also_in"] == [{"document": "001_7b7f411bbe8a3bef.txt", "section": "repost",
-                                          "quote": "the repost's words"}]
+    assert run.claim("c")["also_in"] == [
+        {"document": "001_7b7f411bbe8a3bef.txt", "section": "repost", "quote": "the repost's words"},
+        {"document": "001_7b7f411bbe8a3bef.txt", "section": "caption", "quote": "a figure caption"}]
     counts = report["counts"]
     assert counts["by_document"]["001_7b7f411bbe8a3bef.txt"]["true"] == 1
     assert counts["by_document"]["004_5f57af8801c437dc.txt"]["true"] == 2
@@ -223,7 +225,8 @@ def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted):
     assert counts["total"]["true"] == 2
     md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
     repost = md.split("## 001 — PaperWeekly repost")[1]
-    assert "### Also stated in this document (1)" in repost and "[c](#c) | **true** | repost: the repost's words" in repost
+    assert "### Also stated in this document (1)" in repost
+    assert "[c](#c) | **true** | repost: the repost's words / caption: a figure caption |" in repost
     assert "Also stated in `001_7b7f411bbe8a3bef.txt`, repost:" in md
     html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
     assert "Also stated in this document (1)" in html
