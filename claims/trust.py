@@ -75,8 +75,10 @@ def trust_lines(trust: dict) -> list[str]:
         lines.append("Planted variants: not run yet (run `pytest tests/test_planted.py`).")
     s = trust.get("stability")
     if s:
+        paths = s.get("paths") or ["checks"]
         lines.append(f"Stability: {len(s.get('seeds', []))} seeds compared under the `{s.get('profile')}` profile "
-                     f"({s.get('date')}); verdict flips: {len(s.get('flips', []))}"
+                     f"over {', '.join(paths)} ({s.get('claims', '?')} claims; {s.get('date')}); verdict flips: "
+                     f"{len(s.get('flips', []))}"
                      + (f" ({', '.join(f['claim'] for f in s['flips'])})" if s.get("flips") else "") + ".")
     else:
         lines.append("Stability: not run yet (run `python -m claims.stability`).")
