@@ -731,19 +731,44 @@ def test_linear_attention_random_features_rank(N, d, seed, claim_log, claimed):
 RAISE = "softmax-raises-rank"
 
 
+GENERIC_TRIES = 4
+
+
+def _distinct_integer_rows(rng, N: int, d: int, bound: int = 10) -> np.ndarray:
+    """``(N, d)`` integer matrix with entries in [-bound, bound] and pairwise distinct rows (equal rows are the
+    obvious measure-zero exceptional set of a generic statement), drawn without replacement."""
+    base = 2 * bound + 1
+    idx = rng.choice(base**d, size=N, replace=False)
+    return np.stack([(idx // base**c) % base for c in range(d)], axis=1) - bound
+
+
 @pytest.mark.claim(RAISE, reading="generic")
 @given(N=st.integers(2, 8), d=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_softmax_raises_rank_generic(N, d, seed, claim_log):
+    # "Generic" is about almost every (Q, K): the entries of softmax(QK^T/sqrt d) are analytic in (Q, K), so the
+    # set where its rank drops below N is either everything or of measure zero, and one witness of rank N with
+    # rank QK^T = d proves the generic statement for this (N, d). Equal rows (the obvious exceptional set) are not
+    # drawn; any other draw in the exceptional set says nothing about generic inputs and is redrawn; only
+    # GENERIC_TRIES misses in a row refute, uncertified (a proof that the rank drops identically would need
+    # symbolic work).
     d = min(d, N - 1)
     rng = np.random.default_rng(seed)
-    Q, K = rng.integers(-10, 11, (N, d)), rng.integers(-10, 11, (N, d))
-    rs, rm = exact_softmax_rank(Q @ K.T), exact_product_rank(Q, K)
-    claim_log.example(N=N, d=d)
+    misses = []
+    for _ in range(GENERIC_TRIES):
+        Q, K = _distinct_integer_rows(rng, N, d), _distinct_integer_rows(rng, N, d)
+        rs, rm = exact_softmax_rank(Q @ K.T), exact_product_rank(Q, K)
+        if rs == N and rm == d:
+            break
+        misses.append({"Q": Q, "K": K, "rank_softmax": rs, "rank_QK": rm})
+    else:
+        refute(f"no witness for generic (N = {N}, d = {d}) in {GENERIC_TRIES} random integer draws: rank softmax "
+               f"/ rank QK^T were {[(m['rank_softmax'], m['rank_QK']) for m in misses]}",
+               example=misses[0], certified=False)
+    claim_log.example(N=N, d=d, redraws=len(misses))
     claim_log.track("rank softmax - rank QK^T", rs - rm)
-    if not rs > rm:
-        refute(f"random integer Q, K: rank softmax = {rs} <= rank QK^T = {rm}", example={"Q": Q, "K": K},
-               certified=True, certificate="exact ranks")
+    claim_log.note("A witness of exact rank N (over Q(e^(1/sqrt d))) with rank QK^T = d proves the generic "
+                   "statement for its (N, d); draws in the measure-zero exceptional set are redrawn and counted.")
 
 
 @pytest.mark.claim(RAISE, reading="every-input")
