@@ -34,7 +34,7 @@ from claims.attention import (
     softmax_log_ratio_rank,
 )
 from claims.boundaries import bisect_predicate
-from claims.evidence import refute
+from claims.evidence import refute, refute_deferred
 from claims.expressivity import causal_realisation, certify_inexpressible, inexpressible_causal_pattern, realises
 from claims.kernels import arb_kernel_diagonal, positive_random_features
 from claims.measures import default_rank_tolerance, effective_rank
@@ -49,19 +49,6 @@ from claims.reference import (
 from claims.testing import log_uniform, qk_pairs, reading_params, require_device
 
 EPS64 = float(np.finfo(np.float64).eps)
-
-
-def _final() -> bool:
-    """Whether Hypothesis is replaying the final (shrunk) failing example. Certificates and boundary
-    searches are expensive, so a check computes them only then; while shrinking it refutes cheaply."""
-    from hypothesis.control import current_build_context
-
-    return bool(current_build_context().is_final)
-
-
-def _cheap_refute(what: str) -> None:
-    if not _final():
-        refute(f"{what} (certificate deferred to the final replay)", certified=False)
 
 
 def _claims(ids, reading):
@@ -190,12 +177,14 @@ def test_bidirectional_numerical_rank_below_n(cid, qk, claim_log):
     claim_log.example(N=N, d=d, logit_scale=s, numerical_rank=r)
     target(float(r) / N, label="numerical rank / N")
     if r >= N:
-        _cheap_refute(f"numerical rank {r} = N")
-        exact_count = certified_singular_value_count(A, tol)
-        refute(f"numerical rank {r} = N (N = {N}, d = {d}, logit scale {s:.3g}): the float64 matrix is "
-               f"numerically full rank", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
-               certified=exact_count == N,
-               certificate=f"exact inertia of A^T A - tol^2 I (fmpq): {exact_count} singular values > tol = {tol:.3e}")
+        def certify():
+            exact_count = certified_singular_value_count(A, tol)
+            refute(f"numerical rank {r} = N (N = {N}, d = {d}, logit scale {s:.3g}): the float64 matrix is "
+                   f"numerically full rank", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
+                   certified=exact_count == N,
+                   certificate=f"exact inertia of A^T A - tol^2 I (fmpq): {exact_count} singular values > tol = {tol:.3e}")
+
+        refute_deferred(f"numerical rank {r} = N", certify=certify)
 
 
 def _claims_scales(ids):
@@ -219,20 +208,22 @@ def test_bidirectional_effective_rank(cid, scale_exp, data, claim_log, claimed):
     claim_log.example(N=N, d=d, logit_scale=s, effective_rank=er)
     target(er - float(bound), label="effective rank - bound")
     if er > bound:
-        _cheap_refute(f"effective rank {er} > {bound}")
-        er_mp = _mp_effective_rank(A, tau)
+        def certify():
+            er_mp = _mp_effective_rank(A, tau)
 
-        def fails(c):
-            return effective_rank(np.linalg.svd(_softmax64(Q / s * c, K), compute_uv=False), tau) > bound
+            def fails(c):
+                return effective_rank(np.linalg.svd(_softmax64(Q / s * c, K), compute_uv=False), tau) > bound
 
-        try:
-            where = f"for this draw the bound fails from logit scale {bisect_predicate(fails, 1e-2, s, rtol=1e-3):.4g} (bisection)"
-        except ValueError:
-            where = "the effective rank is not monotone in the logit scale for this draw"
-        refute(f"effective rank (tau = {tau}) {er} > {claimed.text('effective_bound')} = {bound} (N = {N}, "
-               f"d = {d}, scale {s:.3g})", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
-               certified=er_mp > bound, certificate=f"30-digit eigenvalues of A^T A give effective rank {er_mp}",
-               boundary=where)
+            try:
+                where = f"for this draw the bound fails from logit scale {bisect_predicate(fails, 1e-2, s, rtol=1e-3):.4g} (bisection)"
+            except ValueError:
+                where = "the effective rank is not monotone in the logit scale for this draw"
+            refute(f"effective rank (tau = {tau}) {er} > {claimed.text('effective_bound')} = {bound} (N = {N}, "
+                   f"d = {d}, scale {s:.3g})", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
+                   certified=er_mp > bound, certificate=f"30-digit eigenvalues of A^T A give effective rank {er_mp}",
+                   boundary=where)
+
+        refute_deferred(f"effective rank {er} > {bound}", certify=certify)
 
 
 def _seed_search(shapes, predicate, seeds=range(64)):
@@ -319,17 +310,19 @@ def test_causal_vs_bidirectional_float(measure_name, qk, claim_log):
     claim_log.track("causal - bidirectional", rc - rb)
     target(float(rb - rc), label="bidirectional - causal")
     if rc < rb:
-        _cheap_refute(f"causal {rc} < bidirectional {rb}")
-        if measure_name == "numerical":
-            cc = certified_singular_value_count(Ac, _numrank(Ac)[1])
-            cb = certified_singular_value_count(Ab, _numrank(Ab)[1])
-            ok, cert = (cc is not None and cb is not None and cc < cb), f"exact inertia counts {cc} < {cb}"
-        else:
-            cc, cb = _mp_effective_rank(Ac, 0.9), _mp_effective_rank(Ab, 0.9)
-            ok, cert = cc < cb, f"30-digit effective ranks {cc} < {cb}"
-        refute(f"{measure_name} rank: causal {rc} < bidirectional {rb} for the same Q, K (N = {N}, d = {d}, "
-               f"logit scale {s:.3g})", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
-               certified=ok, certificate=cert, boundary=_rank_flip_boundary(Q / s, K, s, measure))
+        def certify():
+            if measure_name == "numerical":
+                cc = certified_singular_value_count(Ac, _numrank(Ac)[1])
+                cb = certified_singular_value_count(Ab, _numrank(Ab)[1])
+                ok, cert = (cc is not None and cb is not None and cc < cb), f"exact inertia counts {cc} < {cb}"
+            else:
+                cc, cb = _mp_effective_rank(Ac, 0.9), _mp_effective_rank(Ab, 0.9)
+                ok, cert = cc < cb, f"30-digit effective ranks {cc} < {cb}"
+            refute(f"{measure_name} rank: causal {rc} < bidirectional {rb} for the same Q, K (N = {N}, d = {d}, "
+                   f"logit scale {s:.3g})", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
+                   certified=ok, certificate=cert, boundary=_rank_flip_boundary(Q / s, K, s, measure))
+
+        refute_deferred(f"causal {rc} < bidirectional {rb}", certify=certify)
 
 
 @pytest.mark.claim(CVB, reading="effective-rank")
@@ -822,21 +815,23 @@ def test_mixed_heads_average(qk, claim_log):
     target(-det, label="-det")
     claim_log.example(N=N, logit_scale=s, det=det)
     if det < 0:
-        _cheap_refute(f"det {det:.3e} < 0")
-        with precision(256):
-            def arb_avg(q):
-                lo = arb_softmax_attention(q, K, causal=True)
-                up = arb_softmax_attention(q[::-1], K[::-1], causal=True)  # reversed causal = anticausal
-                for i in range(N):
-                    for j in range(N):
-                        lo[i, j] = (lo[i, j] + up[N - 1 - i, N - 1 - j]) / 2
-                return lo
-            d1, d0 = arb_avg(Q).det(), arb_avg(np.zeros_like(Q)).det()
-        ok = certified_sign(d1) == -1 and certified_sign(d0) == 1
-        refute(f"(A_low + A_up)/2 has det {det:.3e} < 0 here and > 0 at Q = 0, so by continuity it is exactly "
-               f"singular for some t Q, 0 < t < 1 (N = {N})", example={"Q": Q, "K": K}, certified=ok,
-               certificate=f"arb (256 bits): det at Q = {d1}, at Q = 0: {d0}; det is continuous in Q",
-               boundary="exists on the segment from 0 to Q (intermediate value theorem)")
+        def certify():
+            with precision(256):
+                def arb_avg(q):
+                    lo = arb_softmax_attention(q, K, causal=True)
+                    up = arb_softmax_attention(q[::-1], K[::-1], causal=True)  # reversed causal = anticausal
+                    for i in range(N):
+                        for j in range(N):
+                            lo[i, j] = (lo[i, j] + up[N - 1 - i, N - 1 - j]) / 2
+                    return lo
+                d1, d0 = arb_avg(Q).det(), arb_avg(np.zeros_like(Q)).det()
+            ok = certified_sign(d1) == -1 and certified_sign(d0) == 1
+            refute(f"(A_low + A_up)/2 has det {det:.3e} < 0 here and > 0 at Q = 0, so by continuity it is exactly "
+                   f"singular for some t Q, 0 < t < 1 (N = {N})", example={"Q": Q, "K": K}, certified=ok,
+                   certificate=f"arb (256 bits): det at Q = {d1}, at Q = 0: {d0}; det is continuous in Q",
+                   boundary="exists on the segment from 0 to Q (intermediate value theorem)")
+
+        refute_deferred(f"det {det:.3e} < 0", certify=certify)
 
 
 # -- full rank and expressive power (142) ----------------------------------------------------------

@@ -5,6 +5,9 @@ A check asserts a reading. It reports a counterexample by raising :class:`Counte
 :func:`refute`, after it has recomputed the example in exact or high-precision
 arithmetic; ``certified`` says whether that recomputation confirmed it
 (DESIGN.md, "Verdicts": a ``false`` verdict needs a confirmed counterexample).
+:func:`refute_deferred` hands an expensive recomputation to the plugin, which runs it once, on
+the counterexample Hypothesis re-raises after shrinking (public behaviour only, no hook into
+Hypothesis's internals).
 
 :class:`CheckLog` accumulates, across the examples Hypothesis draws, the number of
 examples and the range of each tracked quantity, and turns them into the evidence line
@@ -15,8 +18,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 
 def _jsonable(value: Any) -> Any:
@@ -58,6 +62,7 @@ class Counterexample(AssertionError):
         certified: bool = False,
         certificate: str = "",
         boundary: str | None = None,
+        certify: Callable[[], None] | None = None,
     ):
         super().__init__(message)
         self.message = message
@@ -65,6 +70,7 @@ class Counterexample(AssertionError):
         self.certified = bool(certified)
         self.certificate = certificate
         self.boundary = boundary
+        self.certify = certify
 
     def to_dict(self) -> dict:
         """The counterexample as the report stores it."""
@@ -89,6 +95,42 @@ def refute(
     raise Counterexample(
         message, example=example, certified=certified, certificate=certificate, boundary=boundary
     )
+
+
+def refute_deferred(message: str, *, certify: Callable[[], None], example: dict | None = None) -> NoReturn:
+    """Report a counterexample found cheaply (in floating point) whose confirmation is expensive.
+
+    Raises an uncertified :class:`Counterexample` that carries ``certify``, a function of no
+    arguments that recomputes the same example in exact or high-precision arithmetic and then
+    calls :func:`refute` with the outcome (``certified=...``, certificate, boundary). Hypothesis
+    shrinks on the cheap exception; the plugin calls ``certify()`` once, on the counterexample
+    Hypothesis finally reports, so the expensive work is done for the shrunk example only. If
+    ``certify()`` returns instead of refuting, the cheap test disagreed with its own
+    recomputation, and the plugin reports an error of the suite, not a counterexample.
+    """
+    raise Counterexample(message, example=example, certified=False, certify=certify)
+
+
+def resolve_deferred(exc: Counterexample) -> Counterexample:
+    """Run a deferred certification (see :func:`refute_deferred`) and return the counterexample to
+    report: the one ``exc.certify()`` raises, or ``exc`` itself when it has nothing to run.
+
+    Raises:
+        RuntimeError: ``certify()`` returned without refuting (the cheap test and the
+            recomputation disagree), or raised an ``AssertionError`` that is not a
+            :class:`Counterexample`.
+    """
+    if exc.certify is None:
+        return exc
+    try:
+        exc.certify()
+    except Counterexample as final:
+        final.certify = None
+        return final
+    except AssertionError as other:
+        raise RuntimeError(f"the deferred certification of {exc.message!r} failed an assertion: {other}") from other
+    raise RuntimeError(f"the recomputation did not confirm the counterexample {exc.message!r}: the check's cheap "
+                       "test and its exact / high-precision recomputation disagree")
 
 
 def _fmt(x: float) -> str:

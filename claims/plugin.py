@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from . import profiles
-from .evidence import CheckLog, Counterexample
+from .evidence import CheckLog, Counterexample, resolve_deferred
 from .schema import Claim, ClaimRecordError, load_catalog
 
 LOG_KEY = pytest.StashKey[CheckLog]()
@@ -355,6 +355,13 @@ class ClaimsSession:
             if log.figures:
                 props.append((PREFIX + "figures", json.dumps(log.figures)))
         exc = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(exc, Counterexample) and exc.certify is not None:
+            try:
+                exc = resolve_deferred(exc)  # once, on the counterexample Hypothesis reports after shrinking
+            except Exception as err:  # noqa: BLE001 - any failure of the certification is a suite error
+                exc = err
+                rep.outcome = "failed"
+                rep.longrepr = f"{type(err).__name__}: {err}"
         if isinstance(exc, AssertionError):
             cx = exc.to_dict() if isinstance(exc, Counterexample) else {
                 "message": str(exc).strip() or "assertion failed",

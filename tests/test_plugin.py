@@ -230,3 +230,42 @@ def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted):
     assert "Also stated in `001_7b7f411bbe8a3bef.txt`, repost:" in md
     html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
     assert "Also stated in this document (1)" in html
+
+
+DEFERRED = '''
+import pytest
+from hypothesis import given, settings, strategies as st
+from claims.evidence import refute, refute_deferred
+
+CALLS = []
+
+@pytest.mark.claim("c", reading="exact")
+@settings(max_examples=50, database=None, derandomize=True)
+@given(x=st.integers(0, 1000))
+def test_exact(x, claim_log):
+    claim_log.example(x=x)
+    if x >= 10:
+        def certify():
+            CALLS.append(x)
+            if {confirm}:
+                refute(f"x = {{x}} >= 10, confirmed (certify ran {{len(CALLS)}} time(s))", example={{"x": x}},
+                       certified=True, certificate="exact integer comparison")
+        refute_deferred(f"x = {{x}} >= 10 (cheap)", certify=certify)
+'''
+
+
+def test_deferred_certificate_runs_once_on_the_shrunk_example(planted):
+    run = planted({"c.toml": record_toml("c", expected="false")}, {"test_d.py": DEFERRED.format(confirm="True")})
+    assert run.result.ret == 0, run.result.stdout.str()
+    (r,) = run.claim("c")["readings"]
+    cx = r["counterexample"]
+    assert r["certified"] is True and cx["certificate"] == "exact integer comparison"
+    assert cx["message"] == "x = 10 >= 10, confirmed (certify ran 1 time(s))"  # shrunk, certified once
+    assert cx["example"] == {"x": 10}
+
+
+def test_deferred_certificate_that_does_not_confirm_is_an_error(planted):
+    run = planted({"c.toml": record_toml("c", expected="false")}, {"test_d.py": DEFERRED.format(confirm="False")})
+    assert run.result.ret != 0
+    c = run.claim("c")
+    assert c["verdict"] == "undecided" and "did not confirm" in c["errors"][0]
