@@ -32,7 +32,7 @@ from claims.reference import (
     exact_rank,
     precision,
 )
-from claims.testing import log_uniform, qk_pairs, reading_params
+from claims.testing import log_uniform, qk_pairs, reading_params, shared_argmax_logits
 from claims.textbook import (
     arb_softmax_stats,
     chunked_attention,
@@ -461,17 +461,8 @@ def test_sharpening_effective_rank(Z, T1, r, claim_log, claimed):
                                "of tau")
 
 
-@st.composite
-def shared_argmax_logits(draw):
-    """``Z (N, N)`` whose rows all peak in column 0."""
-    N = draw(st.integers(2, 8), label="N")
-    Z = draw(hnp.arrays(np.float64, (N, N), elements=st.integers(-5, 5).map(float)), label="Z")
-    Z[:, 0] = Z.max(axis=1) + draw(st.integers(1, 3), label="margin")
-    return Z
-
-
 @pytest.mark.claim(SHARP, reading="shared-argmax")
-@given(Z=shared_argmax_logits())
+@given(Z=shared_argmax_logits(n=(2, 8)))
 def test_sharpening_shared_argmax(Z, claim_log, claimed):
     N = Z.shape[0]
     tau = float(claimed.eval("tau", exact=True))

@@ -18,6 +18,7 @@ from claims.attention import softmax_attention
 from claims.evidence import refute
 from claims.measures import numerical_rank
 from claims.reference import arb_softmax_attention, certified_rank_at_least
+from claims.testing import shared_argmax_logits
 
 # -- 推论 11.8 --------------------------------------------------------------------------------
 
@@ -112,17 +113,8 @@ def test_temperature_limit_with_ties(z, claim_log):
 
 # -- 定理 11.22 --------------------------------------------------------------------------------
 
-@st.composite
-def shared_argmax_logits(draw):
-    """``Z (N, N)`` whose rows all peak in the same column 0 (one distinct argmax position)."""
-    N = draw(st.integers(2, 5), label="N")
-    Z = draw(hnp.arrays(np.float64, (N, N), elements=st.integers(-5, 5).map(float)), label="Z")
-    Z[:, 0] = Z.max(axis=1) + draw(st.integers(1, 3), label="margin")
-    return Z
-
-
 @pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="exact")
-@given(Z=shared_argmax_logits())
+@given(Z=shared_argmax_logits(n=(2, 5)))
 @profiles.scaled(0.5)
 def test_small_temperature_rank_exact(Z, claim_log):
     N = Z.shape[0]
@@ -144,7 +136,7 @@ def test_small_temperature_rank_exact(Z, claim_log):
 
 
 @pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="float64-numerical-rank")
-@given(Z=shared_argmax_logits())
+@given(Z=shared_argmax_logits(n=(2, 5)))
 def test_small_temperature_numerical_rank(Z, claim_log):
     N = Z.shape[0]
     gaps = np.sort(Z, axis=1)[:, -1] - np.sort(Z, axis=1)[:, -2]

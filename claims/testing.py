@@ -87,3 +87,13 @@ def qk_pairs(draw, *, n=(1, 8), d=(1, 6), scale_exp=(-3.0, 4.0), square: bool = 
     K = draw(hnp.arrays(np.float64, (M, dd), elements=elems), label="K")
     scale = draw(log_uniform(*scale_exp), label="logit scale")
     return Q * scale, K, scale
+
+
+@st.composite
+def shared_argmax_logits(draw, *, n=(2, 8)):
+    """Integer logits ``Z (N, N)`` (entries in [-5, 5], as floats) whose rows all peak in column 0, by a margin
+    of 1 to 3: attention rows that sharpen to the same one-hot vector (003 定理 11.22, 推论 11.9)."""
+    N = draw(st.integers(*n), label="N")
+    Z = draw(hnp.arrays(np.float64, (N, N), elements=st.integers(-5, 5).map(float)), label="Z")
+    Z[:, 0] = Z.max(axis=1) + draw(st.integers(1, 3), label="margin")
+    return Z
