@@ -1,0 +1,301 @@
+"""The source documents cut into blocks and sentences, with each sentence's claims (coverage.py style).
+
+A document is the raw Markdown text of one of ``../shared/seeds/*.txt``. :func:`annotate` parses
+it into blocks (headings, paragraphs, list items, block quotes, tables, code) and sentences
+(cut after ``。！？；!?`` and English full stops, after a display formula that ends a sentence, and
+at block boundaries; never inside a formula), then marks every sentence that overlaps a claim's
+quote (``source.quote`` and ``also_in[].quote``: verbatim substrings of the document) with the
+claim, and every other sentence with its not-a-claim kind from an optional classification, or as
+unclassified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .model import worst_verdict
+from .texmd import MASK, find_math, mask_math
+
+__all__ = ["Sentence", "Block", "AnnotatedDocument", "annotate", "locate"]
+
+
+@dataclass
+class Sentence:
+    """``text[start:end]`` of the document; ``claims`` the ids whose quote overlaps it;
+    ``kind`` the not-a-claim kind from the classification (None: unclassified, or a claim)."""
+
+    index: int
+    start: int
+    end: int
+    claims: list[str] = field(default_factory=list)
+    kind: str | None = None
+    verdict: str | None = None
+
+    @property
+    def status(self) -> str:
+        """``"claim"``, ``"not-claim"`` or ``"unclassified"``."""
+        return "claim" if self.claims else ("not-claim" if self.kind else "unclassified")
+
+
+@dataclass
+class Block:
+    """A block of the document. ``kind``: ``h1``..``h6``, ``p``, ``li``, ``quote``, ``table``, ``code``,
+    ``hr``. ``rows``: for a table, rows of cells; otherwise one row of one or more parts (a quote
+    has one part per line). Each part is a list of sentences. ``depth``: list nesting level."""
+
+    kind: str
+    rows: list[list[list[Sentence]]]
+    depth: int = 0
+    code: str = ""
+    label: str = ""
+
+
+@dataclass
+class AnnotatedDocument:
+    """A document's blocks and sentences, with coverage counts and the quotes not found in it."""
+
+    name: str
+    text: str
+    blocks: list[Block]
+    sentences: list[Sentence]
+    unlocated: list[str]
+
+    def coverage(self) -> dict[str, int]:
+        """Counts of sentences: ``{"claim": n, "not-claim": n, "unclassified": n, "total": n}``."""
+        out = {"claim": 0, "not-claim": 0, "unclassified": 0}
+        for s in self.sentences:
+            out[s.status] += 1
+        out["total"] = len(self.sentences)
+        return out
+
+
+_TERMINAL = set("。！？；!?")
+_CLOSERS = set("”’）)」』\"'】]*=")
+_HEADING = re.compile(r"(#{1,6})\s+")
+_LIST = re.compile(r"(\s*)([-*+]|\d+[.)])\s+")
+_HR = re.compile(r"\s{0,3}([-*_])(\s*\1){2,}\s*$")
+_TABLE_SEP = re.compile(r"\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+def _sentence_cuts(masked: str, start: int, end: int, display_ends: set[int]) -> list[tuple[int, int]]:
+    """Sentence ranges of ``[start, end)``, trimmed of whitespace, none empty."""
+    cuts: list[tuple[int, int]] = []
+    s = start
+    i = start
+    while i < end:
+        c = masked[i]
+        cut_at = None
+        if c in _TERMINAL:
+            j = i + 1
+            while j < end and masked[j] in _CLOSERS:
+                j += 1
+            cut_at = j
+        elif c == "." and i + 1 < end and masked[i + 1] in " \n" and i > start and masked[i - 1].isalpha() \
+                and masked[i - 1].isascii():
+            cut_at = i + 1
+        elif i + 1 in display_ends:
+            j = i + 1
+            while j < end and masked[j] in " \t\n":
+                j += 1
+            if j < end and masked[j] not in "，,；;。.：:、)）":
+                cut_at = i + 1
+        if cut_at is not None:
+            cuts.append((s, cut_at))
+            s = i = cut_at
+            continue
+        i += 1
+    cuts.append((s, end))
+    out = []
+    for a, b in cuts:
+        while a < b and masked[a].isspace():
+            a += 1
+        while b > a and masked[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+def _lines(masked: str) -> list[tuple[int, int]]:
+    out, pos = [], 0
+    for line in masked.split("\n"):
+        out.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return out
+
+
+def _parse_blocks(text: str, masked: str, display_ends: set[int]) -> list[tuple[str, list[list[tuple[int, int]]], int,
+                                                                                   str]]:
+    """``(kind, rows of part ranges, depth, extra)`` for every block (sentences not yet cut)."""
+    blocks: list[tuple[str, list[list[tuple[int, int]]], int, str]] = []
+    lines = _lines(masked)
+    i = 0
+    para: list[int] | None = None  # [start, end, kind-index]
+
+    def flush():
+        nonlocal para
+        if para is not None:
+            blocks.append((para[2], [[(para[0], para[1])]], para[3], ""))
+            para = None
+
+    while i < len(lines):
+        a, b = lines[i]
+        line = masked[a:b]
+        stripped = line.strip()
+        if not stripped:
+            flush()
+            i += 1
+            continue
+        if stripped.startswith("```"):
+            flush()
+            j = i + 1
+            while j < len(lines) and not masked[lines[j][0]:lines[j][1]].strip().startswith("```"):
+                j += 1
+            body_end = lines[j - 1][1] if j > i + 1 else lines[i][1]
+            blocks.append(("code", [], 0, text[lines[i][1] + 1:body_end] if j > i + 1 else ""))
+            i = j + 1
+            continue
+        m = _HEADING.match(line)
+        if m:
+            flush()
+            blocks.append((f"h{len(m.group(1))}", [[(a + m.end(), b)]], 0, ""))
+            i += 1
+            continue
+        if _HR.match(line) and para is None:
+            blocks.append(("hr", [], 0, ""))
+            i += 1
+            continue
+        if stripped.startswith(">"):
+            flush()
+            parts = []
+            while i < len(lines) and masked[lines[i][0]:lines[i][1]].lstrip().startswith(">"):
+                la, lb = lines[i]
+                off = masked.index(">", la) + 1
+                parts.append((off, lb))
+                i += 1
+            blocks.append(("quote", [parts], 0, ""))
+            continue
+        if stripped.startswith("|"):
+            flush()
+            rows = []
+            while i < len(lines) and masked[lines[i][0]:lines[i][1]].strip().startswith("|"):
+                la, lb = lines[i]
+                if not _TABLE_SEP.match(masked[la:lb]):
+                    cells, pos = [], masked.index("|", la) + 1
+                    for k in range(pos, lb + 1):
+                        if k == lb or (masked[k] == "|" and masked[k - 1] != "\\"):
+                            if k > pos or k < lb:
+                                cells.append((pos, k))
+                            pos = k + 1
+                    if cells and not masked[cells[-1][0]:cells[-1][1]].strip():
+                        cells.pop()
+                    rows.append(cells)
+                i += 1
+            blocks.append(("table", rows, 0, ""))
+            continue
+        m = _LIST.match(line)
+        if m:
+            flush()
+            depth = len(m.group(1).expandtabs(4)) // 2
+            para = [a + m.end(), b, "li", min(depth, 4)]
+            i += 1
+            continue
+        if para is not None and masked[para[0]:para[1]].rstrip()[-1:] in _TERMINAL | _CLOSERS \
+                and not stripped.startswith(MASK) and para[2] == "p":
+            flush()  # plain text (the repost 001): a line that ends a sentence ends its paragraph
+        if para is None:
+            para = [a, b, "p", 0]
+        else:
+            para[1] = b
+        i += 1
+    flush()
+    return blocks
+
+
+def locate(text: str, quote: str) -> list[tuple[int, int]]:
+    """Every ``(start, end)`` where ``quote`` occurs verbatim in ``text`` (non-overlapping)."""
+    out, pos = [], 0
+    quote = quote.strip()
+    if not quote:
+        return out
+    while True:
+        k = text.find(quote, pos)
+        if k < 0:
+            return out
+        out.append((k, k + len(quote)))
+        pos = k + len(quote)
+
+
+def _claim_spans(name: str, text: str, claims: list[dict]) -> tuple[list[tuple[int, int, str, str]], list[str]]:
+    spans, unlocated = [], []
+    for c in claims:
+        places = []
+        if c["source"]["document"] == name:
+            places.append(c["source"]["quote"])
+        places += [p["quote"] for p in c.get("also_in", []) or [] if p["document"] == name]
+        for q in places:
+            found = locate(text, q)
+            if not found:
+                unlocated.append(c["id"])
+            spans += [(a, b, c["id"], c["verdict"]) for a, b in found]
+    return spans, unlocated
+
+
+def _overlaps(masked: str, a: int, b: int, qa: int, qb: int) -> bool:
+    lo, hi = max(a, qa), min(b, qb)
+    return hi > lo and bool(masked[lo:hi].strip())
+
+
+def annotate(name: str, text: str, claims: list[dict],
+             classification: Mapping[str, str] | None = None) -> AnnotatedDocument:
+    """Parse document ``name`` (raw Markdown ``text``) and mark its sentences.
+
+    Args:
+        name: the document's file name as in the report (``"003_a0ad15dda516ed1d.txt"``).
+        text: its full text.
+        claims: the report's claim dicts (all of them; those quoting this document are used).
+        classification: optional ``{verbatim excerpt of the document: not-a-claim kind}``
+            (``"heading"``, ``"citation"``, ``"opinion"``, ``"anecdote"``, ``"question"``,
+            ``"navigation"``, ...); every sentence overlapping an excerpt gets that kind unless it
+            carries a claim. Excerpts not found are ignored.
+
+    Returns:
+        The :class:`AnnotatedDocument`; ``unlocated`` lists ids whose quote is not in ``text``.
+    """
+    spans = find_math(text)
+    masked = mask_math(text, spans)
+    display_ends = {s.end for s in spans if s.display}
+    claim_spans, unlocated = _claim_spans(name, text, claims)
+    verdict_of = {c["id"]: c["verdict"] for c in claims}
+    kind_spans = [(a, b, kind) for excerpt, kind in (classification or {}).items() for a, b in locate(text, excerpt)]
+    sentences: list[Sentence] = []
+    blocks: list[Block] = []
+
+    def cut(a: int, b: int) -> list[Sentence]:
+        part = []
+        for sa, sb in _sentence_cuts(masked, a, b, display_ends):
+            s = Sentence(len(sentences), sa, sb)
+            s.claims = list(dict.fromkeys(cid for qa, qb, cid, _v in claim_spans if _overlaps(masked, sa, sb, qa, qb)))
+            s.verdict = worst_verdict([verdict_of[c] for c in s.claims])
+            if not s.claims:
+                s.kind = next((k for qa, qb, k in kind_spans if _overlaps(masked, sa, sb, qa, qb)), None)
+            if s.claims or masked[sa:sb].strip(" *#|-=>" + MASK):
+                sentences.append(s)
+                part.append(s)
+            elif any(ch == MASK for ch in masked[sa:sb]):  # a lone formula: shown, not counted
+                s.index = -1
+                part.append(s)
+        return part
+
+    for kind, rows, depth, extra in _parse_blocks(text, masked, display_ends):
+        label = ""
+        if kind == "quote" and rows and rows[0]:
+            first = masked[rows[0][0][0]:rows[0][0][1]].strip()
+            m = re.match(r"\[!(\w+)\]", first)
+            if m:
+                label = m.group(1).upper()
+                rows = [rows[0][1:]]
+        blocks.append(Block(kind, [[cut(a, b) for a, b in row] for row in rows], depth, extra, label))
+    return AnnotatedDocument(name, text, blocks, sentences, sorted(set(unlocated)))

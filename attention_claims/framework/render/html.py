@@ -1,0 +1,221 @@
+"""``claims.html``: one self-contained page (scripts, styles, fonts, images inline; no network).
+
+The answer first (counts per verdict and per document as a chart), then every claim as a
+collapsible row, false first, with search, filters (verdict, document, topic, reading kind) and
+sorting; then the five source documents rendered and annotated sentence by sentence.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup, escape
+
+from . import assets, model, plots
+from .documents import AnnotatedDocument, annotate
+from .texmd import plain_text, render_inline, render_tex
+
+__all__ = ["render_html", "environment", "load_sources", "claim_view"]
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    """The Jinja2 environment of the report templates (autoescaping on, filters for TeX and Markdown)."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape(
+        ["html", "j2"], default_for_string=True), trim_blocks=True, lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined)
+    env.filters["inline"] = render_inline
+    env.filters["tex"] = render_tex
+    env.filters["tex_display"] = lambda t: render_tex(t, display=True)
+    env.filters["plain"] = plain_text
+    env.filters["tojson_compact"] = model.example_json
+    env.globals.update(VERDICT_COLOURS=plots.VERDICT_COLOURS)
+    return env
+
+
+def load_sources(directory: str | Path) -> dict[str, str]:
+    """``{file name: text}`` of the ``*.txt`` documents in ``directory`` (e.g. ``../shared/seeds``)."""
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(directory).glob("*.txt"))}
+
+
+def _figure_src(fig: Mapping, report_dir: Path | None) -> str | None:
+    """A figure entry's image as a data URI, or None when its file is not readable."""
+    path = Path(fig.get("path", ""))
+    if not path.is_absolute() and report_dir is not None:
+        path = report_dir / path
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if path.suffix.lower() == ".svg":
+        import base64
+
+        return "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
+    return plots.png_data_uri(data)
+
+
+def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], str],
+               report_dir: Path | None) -> dict:
+    """The template's view of one claim: the claim dict plus derived fields.
+
+    ``sentence_of`` maps ``(document, claim id)`` to the anchor of the first annotated sentence
+    that carries the claim in that document.
+    """
+    reading, cx = model.primary_counterexample(claim)
+    docs = model.documents_of(claim)
+    places = [dict(claim["source"], primary=True)] + [dict(p, primary=False) for p in claim.get("also_in") or []]
+    for p in places:
+        p["label"] = model.document_label(p["document"])
+        p["url"] = model.document_url(p["document"])
+        p["anchor"] = sentence_of.get((p["document"], claim["id"]))
+    readings = []
+    for r in claim.get("readings", []):
+        figs = [dict(f, src=_figure_src(f, report_dir)) for f in r.get("figures", []) or []]
+        readings.append(dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
+                             figures_shown=figs, plots_svg=[Markup(plots.render_plot(p)) for p in r.get("plots", [])],
+                             is_primary=reading is not None and r["name"] == reading["name"]))
+    search = " ".join([claim["id"], claim.get("title") or "", claim.get("statement") or "", claim["source"]["quote"],
+                       claim.get("reason") or "", claim["source"].get("section") or ""]).lower()
+    return {
+        "c": claim, "order": order, "docs": docs, "docs_short": [model.document_short(d) for d in docs],
+        "topics": model.claim_topics(claim), "kinds": model.claim_reading_kinds(claim),
+        "places": places, "readings": readings, "cx": cx, "cx_reading": reading,
+        "one_line": model.one_line_counterexample(claim), "reason": model.reason_text(claim),
+        "search": plain_text(search), "severity": model.SEVERITY.get(claim["verdict"], 9),
+        "plots_svg": [Markup(plots.render_plot(p)) for p in claim.get("plots", [])],
+    }
+
+
+_MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…"}
+
+
+def _sentence_html(doc: AnnotatedDocument, s, short: str, state: dict, titles: Mapping[str, tuple[str, str]]) -> str:
+    body = render_inline(doc.text[s.start:s.end], state)
+    if s.index < 0:
+        return f'<span class="s">{body}</span>'
+    if s.claims:
+        tip = "; ".join(f"{titles[c][0]}: {titles[c][1]}" for c in s.claims if c in titles)
+        marks = "".join(f'<a class="mk v-{titles[c][0]}" href="#c-{c}" title="{escape(titles[c][0])}: '
+                        f'{escape(titles[c][1])}">{_MARKS.get(titles[c][0], "•")}</a>' for c in s.claims if c in titles)
+        return (f'<span class="s v-{s.verdict}" id="{short}-s{s.index}" data-claims="{" ".join(s.claims)}" '
+                f'title="{escape(tip)}">{body}</span><sup class="mks">{marks}</sup>')
+    if s.kind:
+        return f'<span class="s nc" id="{short}-s{s.index}" title="not a claim: {escape(s.kind)}">{body}</span>'
+    return f'<span class="s" id="{short}-s{s.index}">{body}</span>'
+
+
+def block_html(doc: AnnotatedDocument, block, short: str, titles: Mapping[str, tuple[str, str]]) -> Markup:
+    """HTML of one block of an annotated document, its sentences wrapped in ``<span class="s ...">``."""
+    def part(sentences) -> str:
+        state = {"strong": False, "mark": False}
+        return " ".join(_sentence_html(doc, s, short, state, titles) for s in sentences)
+
+    k = block.kind
+    if k == "hr":
+        return Markup("<hr>")
+    if k == "code":
+        return Markup("<pre><code>{}</code></pre>").format(block.code)
+    if k == "table":
+        rows = "".join("<tr>" + "".join(f"<{'th' if i == 0 else 'td'}>{part(cell)}</{'th' if i == 0 else 'td'}>"
+                                        for cell in row) + "</tr>" for i, row in enumerate(block.rows))
+        return Markup(f'<table class="doc-table">{rows}</table>')
+    if k == "quote":
+        label = f'<div class="callout">{escape(block.label)}</div>' if block.label else ""
+        lines = "<br>".join(part(p) for p in block.rows[0]) if block.rows else ""
+        return Markup(f"<blockquote>{label}{lines}</blockquote>")
+    inner = part(block.rows[0][0]) if block.rows and block.rows[0] else ""
+    if k == "li":
+        return Markup(f'<div class="li" style="margin-left:{1.2 + 1.4 * block.depth:.1f}em">{inner}</div>')
+    if k.startswith("h"):
+        return Markup(f"<{k}>{inner}</{k}>")
+    return Markup(f"<p>{inner}</p>")
+
+
+def _documents(report: dict, sources: Mapping[str, str] | None,
+               classification: Mapping[str, Mapping[str, str]] | None) -> list[AnnotatedDocument]:
+    if not sources:
+        return []
+    return [annotate(name, text, report["claims"], (classification or {}).get(name))
+            for name, text in sorted(sources.items(), key=lambda kv: model.document_key(kv[0]))]
+
+
+def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
+                classification: Mapping[str, Mapping[str, str]] | None = None,
+                report_dir: str | Path | None = None) -> str:
+    """The HTML report of ``report`` (the ``claims.json`` dict), self-contained.
+
+    Args:
+        report: the report dict (DESIGN.md schema 1 plus ``run``, ``counts``, ``also_in``, ``figures``,
+            ``trust``...). Not modified.
+        sources: ``{document file name: full text}`` of the source documents to annotate (see
+            :func:`load_sources`); None or empty: no document view.
+        classification: ``{document: {verbatim excerpt: not-a-claim kind}}`` for the coverage view;
+            sentences not covered by a claim or an excerpt are "unclassified".
+        report_dir: the folder that figure paths in the report are relative to; figures whose file
+            cannot be read are listed by caption only.
+
+    Returns:
+        The page as one string (UTF-8 text, about 1 MB for the full catalog).
+    """
+    report_dir = Path(report_dir) if report_dir is not None else None
+    docs = _documents(report, sources, classification)
+    sentence_of: dict[tuple[str, str], str] = {}
+    for d in docs:
+        for s in d.sentences:
+            for cid in s.claims:
+                sentence_of.setdefault((d.name, cid), f"{model.document_short(d.name)}-s{s.index}")
+    claims = report.get("claims", [])
+    titles = {c["id"]: (c["verdict"], c.get("title") or c["id"]) for c in claims}
+    views = [claim_view(c, i, sentence_of, report_dir) for i, c in enumerate(claims)]
+    views.sort(key=lambda v: (v["severity"], model.document_key(v["c"]["source"]["document"]), v["order"]))
+    counts = report.get("counts") or {}
+    by_doc = counts.get("by_document") or {}
+    total = counts.get("total") or {v: sum(c["verdict"] == v for c in claims) for v in model.VERDICT_ORDER}
+    chart_rows = {model.document_short(d): by_doc[d] for d in sorted(by_doc, key=model.document_key)}
+    chart_rows["all (each claim once)"] = total
+    chart = Markup(plots.verdict_counts_svg(chart_rows)) if claims else Markup("")
+    all_docs = sorted({d for v in views for d in v["docs"]}, key=model.document_key)
+    ctx = {
+        "report": report, "env": report.get("environment", {}), "run": report.get("run", {}),
+        "claims": views, "total": total, "n_claims": len(claims), "chart": chart,
+        "section_order": model.SECTION_ORDER, "all_docs": [(d, model.document_short(d), model.document_label(d))
+                                                          for d in all_docs],
+        "topics": model.TOPICS, "kinds": model.READING_KINDS, "documents": docs,
+        "doc_label": model.document_label, "doc_short": model.document_short, "doc_url": model.document_url,
+        "trust": _trust_lines(report.get("trust")), "katex_css": Markup(assets.katex_css()),
+        "katex_js": Markup(assets.katex_js()), "katex_version": assets.katex_version(),
+        "css": Markup(assets.static_text("report.css")), "js": Markup(assets.static_text("report.js")),
+        "by_doc": by_doc, "json": json,
+        "block_html": lambda d, b, short: block_html(d, b, short, titles),
+    }
+    return environment().get_template("report.html.j2").render(**ctx)
+
+
+def _trust_lines(trust: Mapping | None) -> list[str]:
+    """One line per trust item (planted variants, stability, mutation), from the report's ``trust``."""
+    if not trust:
+        return []
+    out = []
+    planted = trust.get("planted")
+    if planted:
+        out.append(f"Planted variants: {planted.get('killed', '?')} of {planted.get('total', '?')} wrong variants "
+                   f"caught" + (f", {planted['truths']} true restatements kept" if planted.get("truths") else ""))
+    stab = trust.get("stability")
+    if stab:
+        out.append(f"Stability: {len(stab.get('seeds', []))} seeds over {stab.get('claims', '?')} claims under the "
+                   f"{stab.get('profile', '?')} profile, {len(stab.get('flips', []) or [])} verdict flips "
+                   f"({str(stab.get('date', ''))[:10]})")
+    mut = trust.get("mutation")
+    if mut:
+        score = mut.get("score")
+        score = f"{score:.1%}" if isinstance(score, float) else score
+        out.append(f"Mutation testing ({mut.get('tool', '')}): score {score}, "
+                   f"{mut.get('killed', '?')} of {mut.get('total', '?')} mutants killed "
+                   f"({str(mut.get('date', ''))[:10]})")
+    return out

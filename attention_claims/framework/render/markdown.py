@@ -1,0 +1,1 @@
+def render_markdown(report): return ""

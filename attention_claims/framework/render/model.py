@@ -1,0 +1,200 @@
+"""What the renderers show, derived from the report dict (``claims.json``, DESIGN.md schema 1).
+
+Pure functions: they read the report and never change it. Where the report does not carry a
+field yet (a claim's ``topic``, a reading's ``kind`` of evidence), a derivation stands in, and a
+field in the record, when present, wins.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = [
+    "VERDICT_ORDER", "SECTION_ORDER", "DOCUMENT_TITLES", "TOPICS", "READING_KINDS",
+    "document_key", "document_label", "document_url", "claim_topics", "reading_kind", "claim_reading_kinds",
+    "one_line_counterexample", "reason_text", "evidence_text", "documents_of", "primary_counterexample",
+    "worst_verdict",
+]
+
+VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided")
+# The order a reader wants: what is wrong first.
+SECTION_ORDER = ("false", "caveat", "undecided", "true", "unchecked")
+SEVERITY = {"false": 0, "caveat": 1, "undecided": 2, "unchecked": 3, "true": 4}
+
+DOCUMENT_TITLES = {
+    "000_ab5bd5ab0e7f4d86.txt": "000 — study note: the low-rank problem of bidirectional attention",
+    "001_7b7f411bbe8a3bef.txt": "001 — PaperWeekly repost of kexue.fm/archives/9889",
+    "002_3cda90c9fbb885ae.txt": "002 — kexue.fm/archives/9529 notes and interview answer (Decoder-only)",
+    "003_a0ad15dda516ed1d.txt": "003 — textbook §11.3, the low-rank structure of attention matrices",
+    "004_5f57af8801c437dc.txt": "004 — kexue.fm/archives/9889, can attention really concentrate?",
+}
+DOCUMENT_URLS = {
+    "001_7b7f411bbe8a3bef.txt": "https://kexue.fm/archives/9889",
+    "002_3cda90c9fbb885ae.txt": "https://kexue.fm/archives/9529",
+    "004_5f57af8801c437dc.txt": "https://kexue.fm/archives/9889",
+}
+
+TOPICS = ("rank", "spectrum", "sparsity", "kernels", "projections", "architecture", "trained models")
+# First match wins for the primary topic; every match is listed (a claim can be in several).
+_TOPIC_RULES: tuple[tuple[str, str], ...] = (
+    ("trained models", r"trained|minilm|smollm|bert-base|by-depth|table-11-3-1|lemma-11-43|theorem-11-29"),
+    ("sparsity", r"sparsit|sparse|concentrat|entropy|winner-takes|focus|decay-attention|decay-sparsity|l1-l2"),
+    ("kernels", r"kernel|feature-map|linear-attention|performer|relu|elu|random-feature|linear-rnn|"
+                r"infinite-dimensional-linear|nonnegative-linear|theorem-11-27|corollary-11-11"),
+    ("projections", r"linformer|johnson|lindenstrauss|\bjl\b|jl-|lora|projection|dasgupta"),
+    ("spectrum", r"singular|spectr|energy|effective-rank|power-law|svd|eff-rank|11-25|11-21"),
+    ("rank", r"rank|row-stochastic|11-33|11-24|temperature|one-hot|bottleneck|redundan|correlat"),
+    ("architecture", r"decoder|encoder|prefixlm|kv-cache|architecture|flash|perceiver|multi-head|causal|"
+                     r"position|rope|zero-shot|icl|training|finetun|quadratic|gau|llama|scale-model"),
+)
+
+READING_KINDS = ("exact", "dtype on CPU", "CUDA", "trained model", "other")
+
+_PAGE_LABEL = {"001_7b7f411bbe8a3bef.txt": "original: kexue.fm/archives/9889"}
+
+
+def document_key(doc: str) -> tuple[int, str]:
+    """Sort key: the seed documents in file order, then the cited papers."""
+    return (0 if not doc.startswith("arXiv:") else 1, doc)
+
+
+def document_label(doc: str) -> str:
+    """A reader's name for a document: ``"003 — textbook §11.3, ..."`` or the arXiv id."""
+    return DOCUMENT_TITLES.get(doc, doc)
+
+
+def document_short(doc: str) -> str:
+    """``"003"`` for a seed document, the arXiv id otherwise."""
+    m = re.match(r"(\d{3})_", doc)
+    return m.group(1) if m else doc
+
+
+def document_url(doc: str) -> str | None:
+    """The original page of a document, where it has one (kexue.fm posts, arXiv abstracts); else None."""
+    if doc.startswith("arXiv:"):
+        return "https://arxiv.org/abs/" + doc.split(":", 1)[1]
+    return DOCUMENT_URLS.get(doc)
+
+
+def _claim_haystack(claim: dict) -> str:
+    checks = " ".join(ch for r in claim.get("readings", []) for ch in r.get("checks", []))
+    conds = " ".join(str(v) for r in claim.get("readings", []) for v in (r.get("condition") or {}).values())
+    return f"{claim.get('id', '')} {claim.get('title', '')} {checks} {conds}".lower()
+
+
+def claim_topics(claim: dict) -> list[str]:
+    """The topics of a claim, primary first, each one of :data:`TOPICS`.
+
+    A record's own ``topic`` (a string or a list) wins when present; otherwise the topics are
+    derived from the claim's id, title, check names and reading conditions (keyword rules,
+    first match primary). Never empty: falls back to ``["architecture"]``.
+    """
+    given = claim.get("topic") or claim.get("topics")
+    if given:
+        return [given] if isinstance(given, str) else list(given)
+    hay = _claim_haystack(claim)
+    found = [topic for topic, pattern in _TOPIC_RULES if re.search(pattern, hay)]
+    if any("test_trained" in ch for r in claim.get("readings", []) for ch in r.get("checks", [])):
+        found = ["trained models"] + [t for t in found if t != "trained models"]
+    return list(dict.fromkeys(found)) or ["architecture"]
+
+
+def reading_kind(reading: dict) -> str:
+    """The kind of evidence a reading is, one of :data:`READING_KINDS`.
+
+    A ``evidence_kind`` field wins when present. Otherwise: a CUDA device (condition or name) ->
+    ``"CUDA"``; a trained model (MiniLM, SmolLM2 in the condition or a ``test_trained`` check) ->
+    ``"trained model"``; a dtype on the CPU -> ``"dtype on CPU"``; ``exact``/``mpmath`` in the name,
+    or a condition-free as-stated reading -> ``"exact"``; else ``"other"``.
+    """
+    if reading.get("evidence_kind"):
+        return reading["evidence_kind"]
+    cond = reading.get("condition") or {}
+    name = reading.get("name", "")
+    text = " ".join(str(v) for v in cond.values()).lower()
+    if cond.get("device") == "cuda" or name.startswith("cuda"):
+        return "CUDA"
+    if re.search(r"minilm|smollm|trained", text + " " + name) or any(
+            "test_trained" in ch for ch in reading.get("checks", [])):
+        return "trained model"
+    if cond.get("dtype") or re.match(r"cpu-", name):
+        return "dtype on CPU"
+    if "exact" in name or "mpmath" in name or (reading.get("as_stated") and not cond):
+        return "exact"
+    return "other"
+
+
+def claim_reading_kinds(claim: dict) -> list[str]:
+    """The distinct :func:`reading_kind` of a claim's readings, in :data:`READING_KINDS` order."""
+    kinds = {reading_kind(r) for r in claim.get("readings", [])}
+    return [k for k in READING_KINDS if k in kinds]
+
+
+def documents_of(claim: dict) -> list[str]:
+    """The documents that state a claim: its source, then its ``also_in`` documents."""
+    docs = [claim["source"]["document"]]
+    for place in claim.get("also_in", []) or []:
+        if place["document"] not in docs:
+            docs.append(place["document"])
+    return docs
+
+
+def primary_counterexample(claim: dict) -> tuple[dict | None, dict | None]:
+    """``(reading, counterexample)`` that decides the verdict: for ``false`` the as-stated
+    reading's, for ``caveat`` the first failed reading's (certified first); ``(None, None)`` if none."""
+    failed = [r for r in claim.get("readings", []) if r.get("outcome") == "failed" and r.get("counterexample")]
+    if claim.get("verdict") == "false":
+        failed = [r for r in failed if r.get("as_stated")] or failed
+    failed.sort(key=lambda r: not r["counterexample"].get("certified"))
+    return (failed[0], failed[0]["counterexample"]) if failed else (None, None)
+
+
+def one_line_counterexample(claim: dict) -> str:
+    """The counterexample (or the breaking condition) in one line, for the summary; ``""`` if none."""
+    reading, cx = primary_counterexample(claim)
+    if cx is None:
+        return ""
+    text = cx.get("message") or ""
+    if claim.get("verdict") == "caveat" and cx.get("boundary"):
+        text = cx["boundary"]
+    return " ".join(text.split())
+
+
+def reason_text(claim: dict) -> str:
+    """The verdict's reason without the counterexample text the report shows next to it.
+
+    The report's ``reason`` ends with ``"<reading>: <boundary or message>"`` for false and caveat
+    claims; that tail is dropped when it repeats :func:`one_line_counterexample` or the message.
+    """
+    reason = claim.get("reason") or ""
+    reading, cx = primary_counterexample(claim)
+    if cx is None:
+        return reason
+    for tail in (cx.get("boundary"), cx.get("message")):
+        if tail and reading and reason.endswith(f"{reading['name']}: {tail}"):
+            return reason[: -len(f"{reading['name']}: {tail}")].rstrip(" .;") + "."
+    return reason
+
+
+def evidence_text(reading: dict) -> str:
+    """A reading's evidence without the counterexample message and boundary (shown once, apart)."""
+    text = reading.get("evidence") or ""
+    cx = reading.get("counterexample") or {}
+    for part in (cx.get("boundary") and f" Boundary: {cx['boundary']}", cx.get("message") and
+                 f"Counterexample: {cx['message']}"):
+        if part:
+            text = text.replace(part, "")
+    return " ".join(text.split()).rstrip(" .") + ("." if text.strip() else "")
+
+
+def worst_verdict(verdicts: list[str]) -> str | None:
+    """The verdict a reader must see first among ``verdicts`` (false > caveat > undecided > unchecked > true)."""
+    return min(verdicts, key=lambda v: SEVERITY.get(v, 9)) if verdicts else None
+
+
+def example_json(example: Any) -> str:
+    """A counterexample's ``example`` as compact JSON (arrays on one line each)."""
+    import json
+
+    return json.dumps(example, ensure_ascii=False, separators=(", ", ": "))

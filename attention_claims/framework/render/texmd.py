@@ -1,0 +1,222 @@
+"""Text with LaTeX and light Markdown, as found in the records and the source documents, to HTML.
+
+The records quote their documents verbatim, so a quote carries whatever the document used:
+``$...$`` and ``$$...$$`` (000-003), or the Markdown-escaped LaTeX of a scraped web page
+(004: ``$l\\_1/l\\_2$``, ``\\\\begin{equation}\\\\frac{...}\\\\end{equation}`` with doubled
+backslashes and ``\\_``, ``\\[`` escapes). :func:`find_math` finds the formulas in either form,
+:func:`clean_tex` undoes the escapes, and :func:`render_inline` turns a run of text into HTML:
+formulas become ``<span class="tex">`` elements holding the (cleaned) TeX source, which the
+bundled KaTeX renders in the browser; ``**bold**``, ``*em*``, `` `code` ``, ``==mark==``,
+``[text](url)`` and ``![alt](url)`` (shown as its alt text: no image is fetched) become HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+__all__ = ["MathSpan", "clean_tex", "find_math", "render_inline", "mask_math", "plain_text"]
+
+
+@dataclass(frozen=True)
+class MathSpan:
+    """One formula in a text: ``text[start:end]`` with its delimiters; ``tex`` is the cleaned body."""
+
+    start: int
+    end: int
+    tex: str
+    display: bool
+
+
+_ENV = re.compile(r"\\{1,2}begin\{(equation\*?|align\*?|gather\*?)\}(.*?)\\{1,2}end\{\1\}", re.S)
+_ESCAPED = re.compile(r"\\_|\\\\[A-Za-z{}]|\\\[|\\\]|\\\*")
+
+
+def clean_tex(tex: str) -> str:
+    """Undo the Markdown escapes of a scraped page inside one formula.
+
+    A formula is treated as escaped when it holds ``\\_``, ``\\[``, ``\\*`` or a doubled backslash
+    before a letter or brace (``\\\\frac``); then ``\\\\`` -> ``\\``, ``\\_`` -> ``_``, ``\\[``/``\\]``
+    -> ``[``/``]``, ``\\|`` -> ``|``, ``\\*`` -> ``*``. Plain LaTeX (a ``\\\\`` row break before a
+    space or digit) is left alone.
+    """
+    tex = tex.strip()
+    if not _ESCAPED.search(tex):
+        return tex
+    out = []
+    i = 0
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\" and i + 1 < len(tex) and tex[i + 1] in "\\_[]|*{}#":
+            nxt = tex[i + 1]
+            if nxt == "\\":
+                out.append("\\")
+            elif nxt in "{}":
+                out.append("\\" + nxt)
+            else:
+                out.append(nxt)
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def find_math(text: str) -> list[MathSpan]:
+    """The formulas of ``text`` in order, without overlap.
+
+    Recognised: ``$$...$$`` (display, may span lines), ``\\begin{equation}...\\end{equation}`` with
+    one or two backslashes (display; also ``align``, ``gather``), and ``$...$`` on one line (inline).
+    ``\\$`` is not a delimiter. An unmatched ``$`` is left as text.
+    """
+    spans: list[MathSpan] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            m = _ENV.match(text, i)
+            if m:
+                body = m.group(2)
+                env = m.group(1).rstrip("*")
+                tex = clean_tex(body)
+                if env != "equation":
+                    inner = "aligned" if env == "align" else "gathered"
+                    tex = f"\\begin{{{inner}}}{tex}\\end{{{inner}}}"
+                spans.append(MathSpan(i, m.end(), tex, True))
+                i = m.end()
+                continue
+            i += 2
+            continue
+        if c == "$":
+            if text.startswith("$$", i):
+                j = text.find("$$", i + 2)
+                if j > i + 2:
+                    spans.append(MathSpan(i, j + 2, clean_tex(text[i + 2:j]), True))
+                    i = j + 2
+                    continue
+                i += 2
+                continue
+            j = i + 1
+            while j < n and text[j] not in "$\n":
+                j += 2 if text[j] == "\\" else 1
+            if j < n and text[j] == "$" and j > i + 1 and text[i + 1:j].strip():
+                spans.append(MathSpan(i, j + 1, clean_tex(text[i + 1:j]), False))
+                i = j + 1
+                continue
+        i += 1
+    return spans
+
+
+MASK = "\ue000"
+
+
+def mask_math(text: str, spans: list[MathSpan] | None = None) -> str:
+    """``text`` with every formula's characters (delimiters included) replaced by U+E000.
+
+    The result has the same length, so offsets carry over; punctuation and newlines inside
+    formulas no longer split sentences or blocks.
+    """
+    spans = find_math(text) if spans is None else spans
+    chars = list(text)
+    for s in spans:
+        chars[s.start:s.end] = MASK * (s.end - s.start)
+    return "".join(chars)
+
+
+_INLINE = re.compile(
+    r"(?P<img>!\[(?P<alt>[^\]]*)\]\((?P<isrc>[^)\s]*)(?:\s+\"[^\"]*\")?\))"
+    r"|(?P<link>\[(?P<ltext>(?:[^\[\]]|\[[^\]]*\])+)\]\((?P<href>[^)\s]+)(?:\s+\"[^\"]*\")?\))"
+    r"|(?P<code>`(?P<ctext>[^`]+)`)"
+    r"|(?P<strong>\*\*|__(?=\S))"
+    r"|(?P<mark>==)"
+    r"|(?P<em>(?<![\w*])\*(?=[^\s*])(?P<etext>[^*\n]+?)(?<=\S)\*(?![\w*]))"
+    r"|(?P<esc>\\(?P<echar>[\\`*_{}\[\]()#+\-.!|<>$~=]))"
+    r"|(?P<br>\\\n|  \n)"
+)
+
+
+def _math_html(span: MathSpan) -> Markup:
+    cls = "tex tex-d" if span.display else "tex"
+    tag = "div" if span.display else "span"
+    return Markup('<{0} class="{1}">{2}</{0}>').format(tag, cls, span.tex)
+
+
+def _safe_href(url: str) -> str:
+    return url if re.match(r"(https?:|#|mailto:)", url) else "#"
+
+
+def _text_html(text: str, state: dict) -> str:
+    """Inline Markdown of a math-free run; ``state`` carries open ``**``/``==`` across calls."""
+    out: list[str] = []
+    pos = 0
+    for m in _INLINE.finditer(text):
+        out.append(str(escape(text[pos:m.start()])))
+        pos = m.end()
+        if m.group("img") is not None:
+            alt = m.group("alt").split("|")[0].strip() or "image"
+            out.append(f'<span class="img-ph" title="{escape(m.group("isrc"))}">[image: {escape(alt)}]</span>')
+        elif m.group("link") is not None:
+            inner = _text_html(m.group("ltext"), {"strong": False, "mark": False})
+            out.append(f'<a href="{escape(_safe_href(m.group("href")))}" rel="noreferrer">{inner}</a>')
+        elif m.group("code") is not None:
+            out.append(f"<code>{escape(m.group('ctext'))}</code>")
+        elif m.group("strong") is not None:
+            state["strong"] = not state["strong"]
+            out.append("<strong>" if state["strong"] else "</strong>")
+        elif m.group("mark") is not None:
+            state["mark"] = not state["mark"]
+            out.append("<mark>" if state["mark"] else "</mark>")
+        elif m.group("em") is not None:
+            out.append(f"<em>{escape(m.group('etext'))}</em>")
+        elif m.group("esc") is not None:
+            out.append(str(escape(m.group("echar"))))
+        else:
+            out.append("<br>")
+    out.append(str(escape(text[pos:])))
+    return "".join(out)
+
+
+def render_inline(text: str | None, state: dict | None = None, *, close: bool = True) -> Markup:
+    """HTML for one run of text: formulas as ``.tex`` elements, inline Markdown rendered.
+
+    ``state`` (``{"strong": bool, "mark": bool}``) lets a caller render a paragraph sentence by
+    sentence: a ``**`` opened in one sentence is closed at its end (``close=True``) and reopened at
+    the start of the next. Never raises; ``None`` gives an empty string.
+    """
+    if not text:
+        return Markup("")
+    state = {"strong": False, "mark": False} if state is None else state
+    out: list[str] = []
+    if state.get("strong"):
+        out.append("<strong>")
+    if state.get("mark"):
+        out.append("<mark>")
+    pos = 0
+    for span in find_math(text):
+        out.append(_text_html(text[pos:span.start], state))
+        out.append(str(_math_html(span)))
+        pos = span.end
+    out.append(_text_html(text[pos:], state))
+    if close:
+        if state.get("mark"):
+            out.append("</mark>")
+        if state.get("strong"):
+            out.append("</strong>")
+    return Markup("".join(out))
+
+
+def render_tex(tex: str | None, display: bool = False) -> Markup:
+    """HTML for a bare formula (a record's ``formal`` field, no delimiters)."""
+    if not tex:
+        return Markup("")
+    return _math_html(MathSpan(0, 0, clean_tex(tex), display))
+
+
+def plain_text(text: str | None) -> str:
+    """``text`` with Markdown emphasis markers dropped and formulas kept as their TeX (for search
+    indexes and the ``title`` attributes)."""
+    if not text:
+        return ""
+    return re.sub(r"\*\*|==|\\(?=[\[\]_*|#])", "", text)
