@@ -70,6 +70,14 @@ class AnnotatedDocument:
         out["total"] = len(self.sentences)
         return out
 
+    def claim_verdicts(self) -> dict[str, int]:
+        """Sentences recorded as claims, by the verdict they are highlighted with (worst of their claims)."""
+        out: dict[str, int] = {}
+        for s in self.sentences:
+            if s.claims:
+                out[s.verdict] = out.get(s.verdict, 0) + 1
+        return out
+
 
 _TERMINAL = set("。！？；!?")
 _CLOSERS = set("”’）)」』\"'】]*=")

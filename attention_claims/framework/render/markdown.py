@@ -1,1 +1,92 @@
-def render_markdown(report): return ""
+"""``claims.md`` for GitHub: the answer on the first screen, then the claims grouped false, caveat,
+(undecided,) true, unchecked, each folded in ``<details>``; every text appears once.
+
+Formulas are written as GitHub math (``$...$``, ``$$...$$``), the Markdown-escaped LaTeX of the
+scraped page 004 cleaned first; figures are linked relative to the report folder.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import jinja2
+
+from . import model
+from .texmd import find_math
+
+__all__ = ["render_markdown", "md_text", "md_cell"]
+
+TEMPLATES = Path(__file__).parent / "templates"
+SECTION_TITLES = {"false": "False", "caveat": "True with a caveat", "undecided": "Undecided on this machine",
+                  "true": "True", "unchecked": "Unchecked (computation cannot judge them)"}
+
+
+def md_text(text: str | None) -> str:
+    """``text`` with every formula rewritten as clean GitHub math (``$tex$``; display formulas as
+    ``$$tex$$`` on their own lines); the rest unchanged (its Markdown is GitHub's too)."""
+    if not text:
+        return ""
+    out, pos = [], 0
+    for s in find_math(text):
+        out.append(text[pos:s.start])
+        tex = " ".join(s.tex.split())
+        out.append(f"\n\n$$\n{tex}\n$$\n\n" if s.display else f"${tex}$")
+        pos = s.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def md_cell(text: str | None) -> str:
+    """:func:`md_text` on one line, safe inside a table cell (``|`` escaped, display math inline)."""
+    one = " ".join(md_text(text).replace("$$", "$").split())
+    return one.replace("|", "\\|")
+
+
+def md_quote(text: str | None) -> str:
+    """:func:`md_text` as a Markdown block quote (every line prefixed by ``> ``)."""
+    return "\n".join("> " + line if line.strip() else ">" for line in md_text(text).strip().splitlines())
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,
+                             lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    env.filters.update(md=md_text, cell=md_cell, quote=md_quote, one=lambda t: " ".join(str(t or "").split()),
+                       compact=model.example_json)
+    return env
+
+
+def render_markdown(report: dict) -> str:
+    """The Markdown report of ``report`` (the ``claims.json`` dict, not modified).
+
+    Layout: title and totals, the counts per document (one table), the trust lines, then one
+    section per verdict in :data:`model.SECTION_ORDER` with each claim as a ``<details>`` block whose
+    summary line is the title and the one-line counterexample or reason.
+    """
+    claims = report.get("claims", [])
+    counts = report.get("counts") or {}
+    total = counts.get("total") or {v: sum(c["verdict"] == v for c in claims) for v in model.VERDICT_ORDER}
+    sections = []
+    for v in model.SECTION_ORDER:
+        members = [c for c in claims if c["verdict"] == v]
+        members.sort(key=lambda c: model.document_key(c["source"]["document"]))
+        if members:
+            sections.append((v, SECTION_TITLES[v], [_view(c) for c in members]))
+    from .html import _trust_lines
+
+    return _environment().get_template("claims.md.j2").render(
+        report=report, env=report.get("environment", {}), run=report.get("run", {}), total=total,
+        n_claims=len(claims), by_doc=counts.get("by_document") or {}, sections=sections,
+        order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
+        url=model.document_url, trust=_trust_lines(report.get("trust")))
+
+
+def _view(c: dict) -> dict:
+    reading, cx = model.primary_counterexample(c)
+    return {"c": c, "cx": cx, "cx_reading": reading, "one_line": model.one_line_counterexample(c),
+            "reason": model.reason_text(c), "docs": [model.document_short(d) for d in model.documents_of(c)],
+            "topic": model.claim_topics(c)[0],
+            "readings": [dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
+                              is_primary=reading is not None and r["name"] == reading["name"])
+                         for r in c.get("readings", [])]}

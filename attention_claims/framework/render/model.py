@@ -20,7 +20,7 @@ __all__ = [
 VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided")
 # The order a reader wants: what is wrong first.
 SECTION_ORDER = ("false", "caveat", "undecided", "true", "unchecked")
-SEVERITY = {"false": 0, "caveat": 1, "undecided": 2, "unchecked": 3, "true": 4}
+SEVERITY = {"false": 0, "caveat": 1, "undecided": 2, "true": 3, "unchecked": 4}
 
 DOCUMENT_TITLES = {
     "000_ab5bd5ab0e7f4d86.txt": "000 — study note: the low-rank problem of bidirectional attention",
@@ -189,7 +189,7 @@ def evidence_text(reading: dict) -> str:
 
 
 def worst_verdict(verdicts: list[str]) -> str | None:
-    """The verdict a reader must see first among ``verdicts`` (false > caveat > undecided > unchecked > true)."""
+    """The verdict a reader must see first among ``verdicts`` (false > caveat > undecided > true > unchecked)."""
     return min(verdicts, key=lambda v: SEVERITY.get(v, 9)) if verdicts else None
 
 

@@ -139,8 +139,7 @@ _INLINE = re.compile(
 
 def _math_html(span: MathSpan) -> Markup:
     cls = "tex tex-d" if span.display else "tex"
-    tag = "div" if span.display else "span"
-    return Markup('<{0} class="{1}">{2}</{0}>').format(tag, cls, span.tex)
+    return Markup('<span class="{0}">{1}</span>').format(cls, span.tex)
 
 
 def _safe_href(url: str) -> str:
