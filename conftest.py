@@ -1,7 +1,7 @@
 """Top-level conftest.
 
 The attention-claims plugin itself is registered through the ``pytest11`` entry point
-(``claims.plugin``); this file only enables pytest's ``pytester`` fixture, used by
+(``attention_claims.framework.plugin``); this file only enables pytest's ``pytester`` fixture, used by
 ``tests/`` to run the real plugin on planted records.
 """
 

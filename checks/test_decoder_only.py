@@ -2,9 +2,9 @@
 shared rank checks that 000 (the study note) repeats: bidirectional low rank, causal vs bidirectional,
 implicit position, KV cache, low-rank logits, linear attention, softmax raising rank, mixed heads.
 
-Exact ranks of softmax matrices with integer logits use :func:`claims.attention.exact_softmax_rank`
+Exact ranks of softmax matrices with integer logits use :func:`attention_claims.maths.exact_softmax_rank`
 (rank over Q(t), t = e^{1/sqrt d} transcendental); numerical ranks are certified with the exact
-inertia count :func:`claims.attention.certified_singular_value_count`. Tolerances are stated next to
+inertia count :func:`attention_claims.maths.certified_singular_value_count`. Tolerances are stated next to
 each comparison.
 """
 
@@ -21,32 +21,41 @@ from hypothesis import example, given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from claims import profiles
-from claims.attention import (
-    attention_mask,
-    certified_singular_value_count,
-    exact_attention_rows,
-    exact_softmax_rank,
-    feature_map,
-    linear_attention,
-    masked_softmax_attention,
-    rational_rows_equal,
-    softmax_log_ratio_rank,
-)
-from claims.boundaries import bisect_predicate
-from claims.evidence import refute, refute_deferred
-from claims.expressivity import causal_realisation, certify_inexpressible, inexpressible_causal_pattern, realises
-from claims.kernels import arb_kernel_diagonal, positive_random_features
-from claims.measures import default_rank_tolerance, effective_rank
-from claims.reference import (
+from attention_claims.maths import (
+    arb_kernel_diagonal,
     arb_softmax_attention,
+    attention_mask,
+    bisect_predicate,
+    causal_realisation,
     certified_sign,
+    certified_singular_value_count,
+    certify_inexpressible,
     certify_nonzero_det,
+    default_rank_tolerance,
+    effective_rank,
+    exact_attention_rows,
     exact_product_rank,
     exact_rank,
+    exact_softmax_rank,
+    feature_map,
+    inexpressible_causal_pattern,
+    linear_attention,
+    masked_softmax_attention,
+    positive_random_features,
     precision,
+    rational_rows_equal,
+    realises,
+    softmax_log_ratio_rank,
 )
-from claims.testing import log_uniform, qk_pairs, reading_params, require_device
+from attention_claims.testkit import (
+    log_uniform,
+    profiles,
+    qk_pairs,
+    reading_params,
+    refute,
+    refute_deferred,
+    require_device,
+)
 
 EPS64 = float(np.finfo(np.float64).eps)
 
@@ -112,12 +121,9 @@ def _mp_effective_rank(A: np.ndarray, tau: float) -> int:
 
 # -- bidirectional attention is (easily) low rank: 002 (040), 000 (020, 050) -------------------------
 
-LOW_RANK = "bidirectional-attention-low-rank"
-ENCODER = "study-note-encoder-low-rank"
-DOMINANT = "study-note-dominant-singular-values"
 
 
-@pytest.mark.parametrize("cid", _claims([LOW_RANK, ENCODER], "exact-generic"))
+@pytest.mark.parametrize("cid", _claims(["bidirectional-attention-low-rank", "study-note-encoder-low-rank"], "exact-generic"))
 @given(qk=seeded_int_qk())
 @profiles.scaled(0.25)
 def test_bidirectional_exact_rank_generic(cid, qk, claim_log):
@@ -147,7 +153,7 @@ def repeated_tokens(draw):
     return n_distinct, E[seq], Wq, Wk
 
 
-@pytest.mark.parametrize("cid", _claims([LOW_RANK, ENCODER, "study-note-repeated-tokens-redundancy"],
+@pytest.mark.parametrize("cid", _claims(["bidirectional-attention-low-rank", "study-note-encoder-low-rank", "study-note-repeated-tokens-redundancy"],
                                         "exact-repeated-tokens"))
 @given(case=repeated_tokens())
 @profiles.scaled(0.25)
@@ -166,7 +172,7 @@ def test_repeated_tokens_bound_rank(cid, case, claim_log, claimed):
                    "attention rows and columns; exact ranks over Q(t).")
 
 
-@pytest.mark.parametrize("cid", _claims([LOW_RANK, ENCODER, DOMINANT], "cpu-float64-numerical-rank"))
+@pytest.mark.parametrize("cid", _claims(["bidirectional-attention-low-rank", "study-note-encoder-low-rank", "study-note-dominant-singular-values"], "cpu-float64-numerical-rank"))
 @given(qk=gaussian_qk())
 @profiles.scaled(0.25)
 def test_bidirectional_numerical_rank_below_n(cid, qk, claim_log):
@@ -195,7 +201,7 @@ def _claims_scales(ids):
     return out
 
 
-@pytest.mark.parametrize("cid,scale_exp", _claims_scales([LOW_RANK, ENCODER, DOMINANT]))
+@pytest.mark.parametrize("cid,scale_exp", _claims_scales(["bidirectional-attention-low-rank", "study-note-encoder-low-rank", "study-note-dominant-singular-values"]))
 @given(data=st.data())
 @profiles.scaled(0.25)
 def test_bidirectional_effective_rank(cid, scale_exp, data, claim_log, claimed):
@@ -238,7 +244,7 @@ def _seed_search(shapes, predicate, seeds=range(64)):
     return None
 
 
-@pytest.mark.parametrize("cid", _claims([LOW_RANK, ENCODER, DOMINANT], "effective-rank-sharp"))
+@pytest.mark.parametrize("cid", _claims(["bidirectional-attention-low-rank", "study-note-encoder-low-rank", "study-note-dominant-singular-values"], "effective-rank-sharp"))
 def test_bidirectional_effective_rank_sharp_search(cid, claim_log, claimed):
     """A deterministic search (small N, sharp logits) complementing the Hypothesis property above."""
     tau = float(claimed.eval("tau"))
@@ -263,10 +269,9 @@ def test_bidirectional_effective_rank_sharp_search(cid, claim_log, claimed):
 
 # -- causal vs bidirectional (050) ------------------------------------------------------------------
 
-CVB = "causal-vs-bidirectional-rank"
 
 
-@pytest.mark.claim(CVB, reading="exact")
+@pytest.mark.claim("causal-vs-bidirectional-rank", reading="exact")
 @given(qk=int_qk(n=(2, 8), bound=2))
 @profiles.scaled(0.25)
 def test_causal_vs_bidirectional_exact(qk, claim_log):
@@ -293,9 +298,9 @@ def _rank_flip_boundary(Q1, K, s, measure) -> str:
 
 
 @pytest.mark.parametrize("measure_name", [
-    pytest.param("numerical", marks=pytest.mark.claim(CVB, reading="cpu-float64-numerical-rank"),
+    pytest.param("numerical", marks=pytest.mark.claim("causal-vs-bidirectional-rank", reading="cpu-float64-numerical-rank"),
                  id="cpu-float64-numerical-rank"),
-    pytest.param("effective", marks=pytest.mark.claim(CVB, reading="effective-rank"), id="effective-rank"),
+    pytest.param("effective", marks=pytest.mark.claim("causal-vs-bidirectional-rank", reading="effective-rank"), id="effective-rank"),
 ])
 @given(qk=gaussian_qk(n=(3, 12), ratio=2, scale_exp=(-2.0, 3.0)))
 @profiles.scaled(0.25)
@@ -325,7 +330,7 @@ def test_causal_vs_bidirectional_float(measure_name, qk, claim_log):
         refute_deferred(f"causal {rc} < bidirectional {rb}", certify=certify)
 
 
-@pytest.mark.claim(CVB, reading="effective-rank")
+@pytest.mark.claim("causal-vs-bidirectional-rank", reading="effective-rank")
 def test_causal_vs_bidirectional_effective_search(claim_log):
     """A deterministic search (N = 3..4, sharp logits) complementing the Hypothesis property above."""
     def er(A):
@@ -346,7 +351,6 @@ def test_causal_vs_bidirectional_effective_search(claim_log):
 
 # -- implicit position information (080) ----------------------------------------------------------
 
-POS = "causal-implicit-position"
 
 
 @st.composite
@@ -361,7 +365,7 @@ def token_layer(draw, n=(2, 6), distinct_first_two=False):
     return X, Wq, Wk, np.array(perm)
 
 
-@pytest.mark.claim(POS, reading="exact")
+@pytest.mark.claim("causal-implicit-position", reading="exact")
 @given(case=token_layer())
 @profiles.scaled(0.25)
 def test_implicit_position_exact(case, claim_log):
@@ -419,7 +423,7 @@ def _block_params(rng, D, L=2, dtype=torch.float64):
     return [(g(D, D), g(D, D), g(D, D), g(D, 2 * D), g(2 * D, D)) for _ in range(L)]
 
 
-@pytest.mark.claim(POS, reading="cpu-float64-transformer-block")
+@pytest.mark.claim("causal-implicit-position", reading="cpu-float64-transformer-block")
 @given(N=st.integers(2, 16), D=st.integers(2, 8), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_implicit_position_blocks(N, D, seed, claim_log):
@@ -441,7 +445,7 @@ def test_implicit_position_blocks(N, D, seed, claim_log):
                certificate="float64 only")
 
 
-@pytest.mark.claim(POS, reading="cpu-float32-bitwise")
+@pytest.mark.claim("causal-implicit-position", reading="cpu-float32-bitwise")
 @given(N=st.integers(2, 32), D=st.integers(1, 8), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_implicit_position_float32_bitwise(N, D, seed, claim_log):
@@ -467,7 +471,6 @@ def test_implicit_position_float32_bitwise(N, D, seed, claim_log):
 
 # -- KV cache (090) ---------------------------------------------------------------------------------
 
-KV = "kv-cache-reuse-decoder-only"
 
 
 @st.composite
@@ -487,7 +490,7 @@ def _changed(before, after, n) -> list[int]:
     return [i for i in range(n) if not rational_rows_equal(before[i], after[i])]
 
 
-@pytest.mark.claim(KV, reading="exact")
+@pytest.mark.claim("kv-cache-reuse-decoder-only", reading="exact")
 @given(case=growing_sequence())
 @profiles.scaled(0.25)
 def test_kv_cache_exact(case, claim_log):
@@ -516,7 +519,7 @@ def seeded_growing_sequence(draw):
     return n, m, Q, K, np.vstack([rng.integers(-2, 3, (n, 2)), np.full((m, 2), 100)]), p
 
 
-@pytest.mark.claim(KV, reading="prefixlm-generated-tokens")
+@pytest.mark.claim("kv-cache-reuse-decoder-only", reading="prefixlm-generated-tokens")
 @given(case=seeded_growing_sequence())
 @profiles.scaled(0.25)
 def test_kv_cache_prefixlm_generated(case, claim_log):
@@ -531,7 +534,7 @@ def test_kv_cache_prefixlm_generated(case, claim_log):
                certified=True, certificate="exact rational functions of t: all earlier rows equal")
 
 
-@pytest.mark.claim(KV, reading="cpu-float64-stack")
+@pytest.mark.claim("kv-cache-reuse-decoder-only", reading="cpu-float64-stack")
 @given(n=st.integers(1, 12), m=st.integers(1, 6), D=st.integers(2, 8), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_kv_cache_stack_float64(n, m, D, seed, claim_log):
@@ -547,7 +550,7 @@ def test_kv_cache_stack_float64(n, m, D, seed, claim_log):
                example={"n": n, "m": m, "D": D, "seed": seed}, certified=False, certificate="float64 only")
 
 
-@pytest.mark.claim(KV, reading="cpu-float32-recompute-bitwise")
+@pytest.mark.claim("kv-cache-reuse-decoder-only", reading="cpu-float32-recompute-bitwise")
 @given(n=st.integers(1, 24), m=st.integers(1, 24), D=st.integers(1, 8), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_kv_cache_float32_bitwise(n, m, D, seed, claim_log):
@@ -571,10 +574,9 @@ def test_kv_cache_float32_bitwise(n, m, D, seed, claim_log):
 
 # -- low-rank factorised logits (130) --------------------------------------------------------------
 
-LRF = "low-rank-factorised-logits"
 
 
-@pytest.mark.claim(LRF, reading="exact")
+@pytest.mark.claim("low-rank-factorised-logits", reading="exact")
 @given(qk=int_qk(n=(3, 9), d=(1, 6), wide=True))
 def test_low_rank_logits_exact(qk, claim_log, claimed):
     Q, K = qk
@@ -596,7 +598,7 @@ def test_low_rank_logits_exact(qk, claim_log, claimed):
                    "P ∝ 2^[i=j] needs rank N - 1 > d, so no rank-d logits reach it.")
 
 
-@pytest.mark.claim(LRF, reading="attention-matrix-rank-le-d")
+@pytest.mark.claim("low-rank-factorised-logits", reading="attention-matrix-rank-le-d")
 @given(qk=seeded_int_qk())
 @profiles.scaled(0.25)
 def test_attention_matrix_rank_le_d(qk, claim_log):
@@ -611,14 +613,13 @@ def test_attention_matrix_rank_le_d(qk, claim_log):
 
 # -- linear attention (150, 160) -------------------------------------------------------------------
 
-LIN = "linear-attention-causal-full-rank"
 
 
 @pytest.mark.parametrize("phi", [
-    pytest.param("elu+1", marks=pytest.mark.claim(LIN, reading="elu-plus-1-exact"), id="elu+1"),
-    pytest.param("exp", marks=pytest.mark.claim(LIN, reading="exp-exact"), id="exp"),
-    pytest.param("relu", marks=pytest.mark.claim(LIN, reading="relu-exact"), id="relu"),
-    pytest.param("identity", marks=pytest.mark.claim(LIN, reading="identity-exact"), id="identity"),
+    pytest.param("elu+1", marks=pytest.mark.claim("linear-attention-causal-full-rank", reading="elu-plus-1-exact"), id="elu+1"),
+    pytest.param("exp", marks=pytest.mark.claim("linear-attention-causal-full-rank", reading="exp-exact"), id="exp"),
+    pytest.param("relu", marks=pytest.mark.claim("linear-attention-causal-full-rank", reading="relu-exact"), id="relu"),
+    pytest.param("identity", marks=pytest.mark.claim("linear-attention-causal-full-rank", reading="identity-exact"), id="identity"),
 ])
 @given(qk=qk_pairs(n=(1, 6), d=(1, 4), scale_exp=(-2.0, 2.0)))
 @profiles.scaled(0.5)
@@ -657,7 +658,7 @@ def _elu1_zero_threshold(dtype: str, device: str) -> float:
     return -bisect_predicate(fails, 0.0, 800.0, rtol=1e-6)
 
 
-@pytest.mark.parametrize("device,dtype,reading", reading_params(LIN))
+@pytest.mark.parametrize("device,dtype,reading", reading_params("linear-attention-causal-full-rank"))
 @given(N=st.integers(1, 4), d=st.integers(1, 2), s=log_uniform(0.0, 2.0), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
 def test_linear_attention_causal_dtype(device, dtype, reading, N, d, s, seed, claim_log):
@@ -684,10 +685,9 @@ def test_linear_attention_causal_dtype(device, dtype, reading, N, d, s, seed, cl
                boundary=f"elu(x) + 1 is exactly 0 in {dtype} for x < {x_star:.6g} (bisection): elu(x) rounds to -1")
 
 
-LIN_D = "linear-attention-rank-at-most-d"
 
 
-@pytest.mark.claim(LIN_D, reading="elementwise-exact")
+@pytest.mark.claim("linear-attention-rank-at-most-d", reading="elementwise-exact")
 @given(qk=qk_pairs(n=(1, 9), d=(1, 4), scale_exp=(-2.0, 1.0)), phi=st.sampled_from(["identity", "relu", "elu+1", "exp"]))
 @profiles.scaled(0.25)
 def test_linear_attention_rank_le_d(qk, phi, claim_log, claimed):
@@ -703,7 +703,7 @@ def test_linear_attention_rank_le_d(qk, phi, claim_log, claimed):
                example={"phi": phi, "Q": Q, "K": K}, certified=True, certificate="fmpq_mat rank of the stored features")
 
 
-@pytest.mark.claim(LIN_D, reading="performer-random-features")
+@pytest.mark.claim("linear-attention-rank-at-most-d", reading="performer-random-features")
 @given(N=st.integers(2, 9), d=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_linear_attention_random_features_rank(N, d, seed, claim_log, claimed):
@@ -721,7 +721,6 @@ def test_linear_attention_random_features_rank(N, d, seed, claim_log, claimed):
 
 # -- softmax raises rank (170) ---------------------------------------------------------------------
 
-RAISE = "softmax-raises-rank"
 
 
 GENERIC_TRIES = 4
@@ -735,7 +734,7 @@ def _distinct_integer_rows(rng, N: int, d: int, bound: int = 10) -> np.ndarray:
     return np.stack([(idx // base**c) % base for c in range(d)], axis=1) - bound
 
 
-@pytest.mark.claim(RAISE, reading="generic")
+@pytest.mark.claim("softmax-raises-rank", reading="generic")
 @given(N=st.integers(2, 8), d=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_softmax_raises_rank_generic(N, d, seed, claim_log):
@@ -764,7 +763,7 @@ def test_softmax_raises_rank_generic(N, d, seed, claim_log):
                    "statement for its (N, d); draws in the measure-zero exceptional set are redrawn and counted.")
 
 
-@pytest.mark.claim(RAISE, reading="every-input")
+@pytest.mark.claim("softmax-raises-rank", reading="every-input")
 @given(qk=int_qk(n=(2, 5), d=(1, 3), bound=2))
 @example(qk=(np.array([[0, 1], [1, 1]]), np.array([[1, 0], [1, 1]])))  # (q1 - q0).k_j = 1 for all j
 @profiles.scaled(0.25)
@@ -780,10 +779,9 @@ def test_softmax_raises_rank_every_input(qk, claim_log):
 
 # -- forward/backward mixed heads (180) -----------------------------------------------------------
 
-MIX = "forward-backward-mixed-heads"
 
 
-@pytest.mark.claim(MIX, reading="exact")
+@pytest.mark.claim("forward-backward-mixed-heads", reading="exact")
 @given(qk=int_qk(n=(2, 7), bound=2))
 @profiles.scaled(0.25)
 def test_mixed_heads_exact(qk, claim_log):
@@ -802,7 +800,7 @@ def test_mixed_heads_exact(qk, claim_log):
                    "A_up A_low is entrywise positive and, as a product of non-singular matrices, of rank N.")
 
 
-@pytest.mark.claim(MIX, reading="head-average-full-rank")
+@pytest.mark.claim("forward-backward-mixed-heads", reading="head-average-full-rank")
 @given(qk=qk_pairs(n=(2, 5), d=(1, 2), scale_exp=(-1.0, 1.5)))
 @example(qk=(np.array([[0.595], [0.986], [-1.813], [-0.359], [2.174]]),
              np.array([[1.493], [-1.259], [1.514], [1.346], [0.781]]), 1.0))  # found by a random search
@@ -836,10 +834,9 @@ def test_mixed_heads_average(qk, claim_log):
 
 # -- full rank and expressive power (142) ----------------------------------------------------------
 
-FRE = "decoder-only-full-rank-more-expressive"
 
 
-@pytest.mark.claim(FRE, reading="causal-full-rank")
+@pytest.mark.claim("decoder-only-full-rank-more-expressive", reading="causal-full-rank")
 @given(qk=qk_pairs(n=(1, 6), d=(1, 3), scale_exp=(-2.0, 1.0)))
 @profiles.scaled(0.125)
 def test_full_rank_causal(qk, claim_log, claimed):
@@ -859,7 +856,7 @@ def test_full_rank_causal(qk, claim_log, claimed):
                    "causal-softmax-full-rank's, in test_rank.py).")
 
 
-@pytest.mark.claim(FRE, reading="causal-expressibility")
+@pytest.mark.claim("decoder-only-full-rank-more-expressive", reading="causal-expressibility")
 @given(N=st.integers(2, 7), extra=st.integers(0, 2), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25, explain=False)
 def test_causal_expressibility(N, extra, seed, claim_log, claimed):
@@ -889,7 +886,7 @@ def test_causal_expressibility(N, extra, seed, claim_log, claimed):
                     f"an open set of patterns is unreachable")
 
 
-@pytest.mark.claim(FRE, reading="bidirectional-loses-full-rank")
+@pytest.mark.claim("decoder-only-full-rank-more-expressive", reading="bidirectional-loses-full-rank")
 @given(N=st.integers(2, 6), d=st.integers(1, 5), s=log_uniform(-1.0, 0.5), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25, explain=False)
 def test_bidirectional_loses_full_rank(N, d, s, seed, claim_log, claimed):

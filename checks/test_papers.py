@@ -17,24 +17,25 @@ from hypothesis import assume, given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from claims import profiles
-from claims.attention import AttentionInputError
-from claims.boundaries import bisect_predicate
-from claims.depth import attention_stack_residuals, convergence_orders, random_stack, relu_mlp
-from claims.evidence import refute, refute_deferred
-from claims.kernels import (
+from attention_claims.maths import (
+    AttentionInputError,
+    attention_stack_residuals,
+    bisect_predicate,
     chi2_two_sided_tail,
+    convergence_orders,
+    exact_product_rank,
     linformer_mixing,
     positive_random_features,
+    precision,
     prf_moments_quadrature,
+    random_stack,
+    relu_mlp,
     trig_random_features,
 )
-from claims.reference import exact_product_rank, precision
-from claims.testing import log_uniform
+from attention_claims.testkit import log_uniform, profiles, refute, refute_deferred
 
 # -- Dong et al. 2021 ---------------------------------------------------------------------------------
 
-DONG = "dong-pure-attention-rank-collapse"
 DPS = 300
 
 
@@ -48,7 +49,7 @@ def stack_case(draw, scale_exp, n=(4, 8), dims=(2, 4)):
     return N, D, s, seed, rng.standard_normal((N, D)), random_stack(rng, 8, D, D, s)
 
 
-@pytest.mark.claim(DONG, reading="pure-attention-cubic")
+@pytest.mark.claim("dong-pure-attention-rank-collapse", reading="pure-attention-cubic")
 @given(case=stack_case((-0.5, 0.0)))
 @profiles.scaled(0.25)
 def test_dong_cubic_order(case, claim_log, claimed):
@@ -83,7 +84,7 @@ def _collapse_boundary(X, D, seed) -> str:
     return f"for this draw, collapse within 6 layers stops at weight scale {s_star:.3g} (bisection)"
 
 
-@pytest.mark.claim(DONG, reading="any-weight-scale")
+@pytest.mark.claim("dong-pure-attention-rank-collapse", reading="any-weight-scale")
 @given(case=stack_case((0.0, 0.6), n=(4, 6), dims=(2, 3)))
 @profiles.scaled(0.25)
 def test_dong_any_scale(case, claim_log):
@@ -103,7 +104,7 @@ def test_dong_any_scale(case, claim_log):
         refute_deferred(f"r_6 / r_0 = {ratio:.3g}", certify=certify)
 
 
-@pytest.mark.claim(DONG, reading="any-weight-scale")
+@pytest.mark.claim("dong-pure-attention-rank-collapse", reading="any-weight-scale")
 def test_dong_any_scale_search(claim_log):
     """A deterministic search (N = 4, D = 2, weight scales 2..4, seeds 0..31) complementing the property above."""
     for s in (2.0, 3.0, 4.0):
@@ -123,7 +124,7 @@ def test_dong_any_scale_search(claim_log):
     claim_log.note("Deterministic search: N = 4, D = 2, weight scales 2, 3, 4, seeds 0..31: every stack collapsed.")
 
 
-@pytest.mark.claim(DONG, reading="skip-connections")
+@pytest.mark.claim("dong-pure-attention-rank-collapse", reading="skip-connections")
 @given(case=stack_case((-0.5, 0.6)))
 @profiles.scaled(0.25)
 def test_dong_skip(case, claim_log, claimed):
@@ -152,8 +153,8 @@ def _dong_mlp_ratio(case, lipschitz: float, dps: int):
 
 
 @pytest.mark.parametrize("lipschitz", [
-    pytest.param(1.0, marks=pytest.mark.claim(DONG, reading="mlp-no-skip-lipschitz-le-1"), id="lipschitz-le-1"),
-    pytest.param(LARGE_LIPSCHITZ, marks=pytest.mark.claim(DONG, reading="mlp-large-lipschitz"), id="lipschitz-100"),
+    pytest.param(1.0, marks=pytest.mark.claim("dong-pure-attention-rank-collapse", reading="mlp-no-skip-lipschitz-le-1"), id="lipschitz-le-1"),
+    pytest.param(LARGE_LIPSCHITZ, marks=pytest.mark.claim("dong-pure-attention-rank-collapse", reading="mlp-large-lipschitz"), id="lipschitz-100"),
 ])
 @given(case=stack_case((-0.5, 0.0), n=(4, 6), dims=(2, 3)))
 @profiles.scaled(0.25, explain=False)
@@ -202,7 +203,6 @@ def test_linformer_rank(n, d, data, seed, claim_log, claimed):
                certified=True, certificate="fmpq_mat rank of the stored factors")
 
 
-LIN1 = "linformer-theorem-1"
 
 
 def _linformer_k(claimed, n, eps) -> int:
@@ -214,7 +214,7 @@ def _rel_error(P, R, w):
     return float(np.linalg.norm(P @ (R.T @ (R @ w)) - Pw)), float(np.linalg.norm(Pw))
 
 
-@pytest.mark.claim(LIN1, reading="as-stated")
+@pytest.mark.claim("linformer-theorem-1", reading="as-stated")
 @given(n=st.integers(4, 32), eps=st.floats(0.2, 0.8), scale=st.one_of(st.just(0.0), log_uniform(-2, 1)),
        general_w=st.booleans(), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
@@ -242,7 +242,7 @@ def test_linformer_theorem_1(n, eps, scale, general_w, seed, claim_log, claimed)
                             if exact_zero else "statistical (10 draws of R); not a certificate"))
 
 
-@pytest.mark.claim(LIN1, reading="gaussian-inputs")
+@pytest.mark.claim("linformer-theorem-1", reading="gaussian-inputs")
 @given(n=st.sampled_from([64, 128, 256]), eps=st.floats(0.3, 0.7), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.125, minimum=3)
 def test_linformer_theorem_1_gaussian(n, eps, seed, claim_log, claimed):
@@ -261,7 +261,7 @@ def test_linformer_theorem_1_gaussian(n, eps, seed, claim_log, claimed):
                certificate="statistical (20 draws of R)")
 
 
-@pytest.mark.claim(LIN1, reading="low-rank-at-n-512")
+@pytest.mark.claim("linformer-theorem-1", reading="low-rank-at-n-512")
 @given(eps=st.floats(0.1, 0.5))
 @profiles.scaled(0.25)
 def test_linformer_k_below_n(eps, claim_log, claimed):
@@ -279,12 +279,11 @@ def test_linformer_k_below_n(eps, claim_log, claimed):
 
 # -- Johnson–Lindenstrauss with Dasgupta–Gupta's constant ------------------------------------------
 
-JL = "jl-distributional-dasgupta-gupta"
 
 
 @pytest.mark.parametrize("key", [
-    pytest.param("tail_bound", marks=pytest.mark.claim(JL, reading="exact"), id="dasgupta-gupta"),
-    pytest.param("linformer_tail", marks=pytest.mark.claim(JL, reading="linformer-exponent"), id="linformer"),
+    pytest.param("tail_bound", marks=pytest.mark.claim("jl-distributional-dasgupta-gupta", reading="exact"), id="dasgupta-gupta"),
+    pytest.param("linformer_tail", marks=pytest.mark.claim("jl-distributional-dasgupta-gupta", reading="linformer-exponent"), id="linformer"),
 ])
 @given(k=st.integers(1, 3000), eps=st.floats(0.01, 0.99))
 @profiles.scaled(0.5)
@@ -310,7 +309,7 @@ def test_jl_tail(key, k, eps, claim_log, claimed):
     claim_log.note("For each drawn eps: k = the drawn value and 1, 2, 4, ..., 2048, 3000.")
 
 
-@pytest.mark.claim(JL, reading="exact")
+@pytest.mark.claim("jl-distributional-dasgupta-gupta", reading="exact")
 @given(n=st.integers(2, 10**6), eps=st.floats(0.05, 0.95))
 @profiles.scaled(0.5)
 def test_jl_dimension(n, eps, claim_log, claimed):
@@ -328,12 +327,11 @@ def test_jl_dimension(n, eps, claim_log, claimed):
 
 # -- Performer ---------------------------------------------------------------------------------------
 
-PERF = "performer-positive-random-features"
 vec = st.integers(1, 2).flatmap(lambda d: st.tuples(hnp.arrays(np.float64, d, elements=st.floats(-1.5, 1.5)),
                                                     hnp.arrays(np.float64, d, elements=st.floats(-1.5, 1.5))))
 
 
-@pytest.mark.claim(PERF, reading="unbiased-kernel")
+@pytest.mark.claim("performer-positive-random-features", reading="unbiased-kernel")
 @given(xy=vec)
 @profiles.scaled(0.125)
 def test_performer_moments(xy, claim_log, claimed):
@@ -355,7 +353,7 @@ def test_performer_moments(xy, claim_log, claimed):
                    "loses digits to cancellation).")
 
 
-@pytest.mark.claim(PERF, reading="monte-carlo-cpu-float64")
+@pytest.mark.claim("performer-positive-random-features", reading="monte-carlo-cpu-float64")
 @given(xy=vec, seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_performer_monte_carlo(xy, seed, claim_log, claimed):
@@ -382,7 +380,7 @@ def test_performer_monte_carlo(xy, seed, claim_log, claimed):
                    f"is certified non-zero by arb (unbiased, not exact).")
 
 
-@pytest.mark.claim(PERF, reading="positive-vs-trigonometric")
+@pytest.mark.claim("performer-positive-random-features", reading="positive-vs-trigonometric")
 @given(xy=vec, m=st.integers(1, 8), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
 def test_performer_positive_vs_trig(xy, m, seed, claim_log):
@@ -412,7 +410,6 @@ def test_performer_positive_vs_trig(xy, m, seed, claim_log):
 
 # -- Bhojanapalli et al. 2020 -----------------------------------------------------------------------
 
-BHO = "bhojanapalli-low-rank-bottleneck"
 
 
 def _expressible(X: np.ndarray, m: np.ndarray) -> bool:
@@ -428,7 +425,7 @@ def _expressible(X: np.ndarray, m: np.ndarray) -> bool:
     return rank(np.vstack([Bm, m.ravel()[None]])) == rank(Bm)
 
 
-@pytest.mark.claim(BHO, reading="exact")
+@pytest.mark.claim("bhojanapalli-low-rank-bottleneck", reading="exact")
 @given(n=st.integers(2, 5), data=st.data(), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
 def test_bhojanapalli_representation(n, data, seed, claim_log, claimed):
@@ -465,7 +462,6 @@ def test_bhojanapalli_representation(n, data, seed, claim_log, claimed):
 
 # -- Linformer Theorem 2 -------------------------------------------------------------------------
 
-LIN2 = "linformer-theorem-2"
 
 
 def _lin2_k(claimed, n: int, d: int, eps: float) -> int:
@@ -495,7 +491,7 @@ def _lin2_degenerate_probability(claimed, n: int, d: int, eps, c_norm) -> tuple:
     return k, t, mpmath.ncdf((1 + t) * scale) - mpmath.ncdf((1 - t) * scale)
 
 
-@pytest.mark.claim(LIN2, reading="as-stated")
+@pytest.mark.claim("linformer-theorem-2", reading="as-stated")
 @given(n=st.integers(64, 10**6), d=st.integers(2, 64), eps=st.floats(0.2, 0.9),
        c=hnp.arrays(np.float64, 2, elements=st.floats(-3, 3)).filter(lambda v: bool(np.any(np.abs(v) > 1e-3))))
 @profiles.scaled(0.25, explain=False)
@@ -540,7 +536,7 @@ def test_linformer_theorem_2(n, d, eps, c, claim_log, claimed):
     refute_deferred(f"Q = 0, V = 1 c^T: success probability {mpmath.nstr(prob, 6)}", certify=certify)
 
 
-@pytest.mark.claim(LIN2, reading="gaussian-inputs")
+@pytest.mark.claim("linformer-theorem-2", reading="gaussian-inputs")
 def test_linformer_theorem_2_gaussian(claim_log, claimed):
     """Deterministic (seed 0 per n): d = 2, eps = 1/2, 10 rows w, 20 draws of R, n = 64 .. 4096."""
     d, eps, rows, draws = 2, 0.5, 10, 20

@@ -13,24 +13,22 @@ from hypothesis import given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from claims import profiles
-from claims.attention import logits, softmax_attention
-from claims.boundaries import numerical_rank_gap_2x2, softmax_diagonal_underflow_gap
-from claims.evidence import refute
-from claims.measures import default_rank_tolerance
-from claims.reference import (
+from attention_claims.maths import (
     arb_softmax_attention,
     certified_rank_at_least,
     certified_sign,
     certify_nonzero_det,
+    default_rank_tolerance,
     exact_product_rank,
     exact_rank,
+    logits,
     mp_softmax_entry,
+    numerical_rank_gap_2x2,
+    softmax_attention,
+    softmax_diagonal_underflow_gap,
     underflow_log_threshold,
 )
-from claims.testing import qk_pairs, reading_params
-
-CAUSAL = "causal-softmax-full-rank"
+from attention_claims.testkit import profiles, qk_pairs, reading_params, refute
 
 
 def _max_gap(z: np.ndarray) -> float:
@@ -38,7 +36,7 @@ def _max_gap(z: np.ndarray) -> float:
     return max(float(np.max(z[i, : i + 1]) - z[i, i]) for i in range(z.shape[0]))
 
 
-@pytest.mark.claim(CAUSAL, reading="exact")
+@pytest.mark.claim("causal-softmax-full-rank", reading="exact")
 @given(qk=qk_pairs())
 @profiles.scaled(0.5)
 def test_causal_softmax_det_positive_exact(qk, claim_log):
@@ -59,7 +57,7 @@ def test_causal_softmax_det_positive_exact(qk, claim_log):
 
 
 @pytest.mark.parametrize("device,dtype,reading",
-                         reading_params(CAUSAL, where=lambda r: not r.name.endswith("numerical-rank")))
+                         reading_params("causal-softmax-full-rank", where=lambda r: not r.name.endswith("numerical-rank")))
 @given(data=st.data())
 def test_causal_softmax_stored_matrix_full_rank(device, dtype, reading, data, claim_log, claimed):
     # Declared domain: logit scales up to 1e5, capped so Q and QK^T stay finite in the dtype
@@ -110,7 +108,7 @@ def test_causal_softmax_stored_matrix_full_rank(device, dtype, reading, data, cl
         )
 
 
-@pytest.mark.claim(CAUSAL, reading="cpu-float64-numerical-rank")
+@pytest.mark.claim("causal-softmax-full-rank", reading="cpu-float64-numerical-rank")
 @given(qk=qk_pairs())
 def test_causal_softmax_numerical_rank_float64(qk, claim_log):
     Q, K, scale = qk

@@ -2,7 +2,7 @@
 S(a) = E|a| / sqrt(E a^2) for f = exp, f = identity, and the decay vector; the i.i.d. linear case's
 "lower the keys' SNR" direction and the linear RNN recursion read as an attention.
 
-References: :func:`claims.sparsity.s_reference` (40-digit mpmath quadrature, independent
+References: :func:`attention_claims.maths.s_reference` (40-digit mpmath quadrature, independent
 of every closed form). Tolerances are stated next to each comparison.
 """
 
@@ -19,10 +19,8 @@ from hypothesis import assume, example, given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from claims import profiles
-from claims.evidence import refute
-from claims.sparsity import product_design, s_and_standard_error, s_reference, s_squared_exact
-from claims.testing import log_uniform, reading_params, require_device
+from attention_claims.maths import product_design, s_and_standard_error, s_reference, s_squared_exact
+from attention_claims.testkit import log_uniform, profiles, reading_params, refute, require_device
 
 REL_25 = mpmath.mpf("1e-25")  # closed form vs 40-digit quadrature: 25 digits must agree
 REL_30 = mpmath.mpf("1e-30")  # S(beta) vs S(-beta), both by 40-digit quadrature
@@ -119,14 +117,13 @@ def test_identity_even_in_beta(beta, gamma, claim_log, claimed):
     claim_log.note("Both sides by 40-digit quadrature of E|beta+gamma eps| and E(beta+gamma eps)^2; tolerance 1e-30.")
 
 
-ID_CLOSED = "sparsity-identity-closed-form"
 # (claim, reading, test id) of every reading that test_identity_closed_form checks
 # The drawn points mostly have |beta|/gamma far from 1, where erf is saturated or the beta term negligible;
 # two explicit points with beta/gamma of order 1 (and gamma != 1, beta != gamma) exercise every term.
 @pytest.mark.parametrize("cid", [
     pytest.param("even", marks=pytest.mark.claim("sparsity-identity-even-in-beta", reading="closed-form"),
                  id="even-in-beta"),
-    pytest.param("closed-form", marks=pytest.mark.claim(ID_CLOSED, reading="mpmath-reference"), id="closed-form"),
+    pytest.param("closed-form", marks=pytest.mark.claim("sparsity-identity-closed-form", reading="mpmath-reference"), id="closed-form"),
 ])
 @given(beta=st.floats(-1e3, 1e3), gamma=log_uniform(-3, 3))
 @example(beta=1.0, gamma=1.0)
@@ -245,7 +242,7 @@ def test_decay_sparsity_vanishes(lam, claim_log, claimed):
 # -- f = identity at finite n (sparsity-identity-closed-form) -------------------------------------
 
 @pytest.mark.parametrize("device,dtype,reading",
-                         reading_params(ID_CLOSED, where=lambda r: r.name.startswith("monte-carlo")))
+                         reading_params("sparsity-identity-closed-form", where=lambda r: r.name.startswith("monte-carlo")))
 @given(q=hnp.arrays(np.float64, 4, elements=st.floats(-1, 1)), mu=hnp.arrays(np.float64, 4, elements=st.floats(-2, 2)),
        gamma=st.floats(0.05, 2.0), seed=st.integers(0, 2**31 - 1))
 @profiles.scaled(0.125)
@@ -281,7 +278,6 @@ def test_identity_monte_carlo(device, dtype, reading, q, mu, gamma, seed, claim_
 
 # -- i.i.d. linear attention: lowering the keys' SNR (sparsity-linear-iid-lower-snr) ------------------
 
-SNR = "sparsity-linear-iid-lower-snr"
 nonneg_rational = st.builds(Fraction, st.integers(0, 20), st.integers(1, 6))
 
 
@@ -290,7 +286,7 @@ def _rho2(q: list[Fraction]) -> Fraction:
     return sum(v * v for v in q) / sum(q) ** 2
 
 
-@pytest.mark.claim(SNR, reading="exact-monotone")
+@pytest.mark.claim("sparsity-linear-iid-lower-snr", reading="exact-monotone")
 @given(q=st.lists(nonneg_rational, min_size=1, max_size=6), r2=st.builds(Fraction, st.integers(0, 10**4),
                                                                          st.integers(1, 100)),
        dr2=st.builds(Fraction, st.integers(1, 10**4), st.integers(1, 10**4)), m=st.integers(2, 10**4))
@@ -315,7 +311,7 @@ def test_iid_lower_snr_monotone(q, r2, dr2, m, claim_log, claimed):
                    "and is below 1/m^2 once (sigma~/mu~)^2 >= (m^2 - 1)/rho^2 + 1.")
 
 
-@pytest.mark.claim(SNR, reading="bernoulli-keys")
+@pytest.mark.claim("sparsity-linear-iid-lower-snr", reading="bernoulli-keys")
 @given(b=st.integers(2, 7), d=st.integers(1, 3), M=st.integers(1, 5),
        q=st.lists(nonneg_rational, min_size=3, max_size=3))
 @profiles.scaled(0.25)
@@ -348,10 +344,9 @@ def test_iid_lower_snr_bernoulli_keys(b, d, M, q, claim_log, claimed):
 
 # -- linear RNN recursion as an attention (linear-rnn-decay-as-attention) ----------------------------
 
-RNN = "linear-rnn-decay-as-attention"
 
 
-@pytest.mark.claim(RNN, reading="exact")
+@pytest.mark.claim("linear-rnn-decay-as-attention", reading="exact")
 @given(den=st.integers(1, 100), data=st.data(), n=st.integers(1, 40), dim=st.integers(1, 3))
 def test_linear_rnn_unrolls_to_decay_attention(den, data, n, dim, claim_log, claimed):
     lam = Fraction(data.draw(st.integers(1, den), label="numerator"), den)  # lambda in (0, 1], 1 included

@@ -5,7 +5,7 @@ linear case (general formula, i.i.d. simplification, the factor ||q||_2/||q||_1 
 attention as infinite-dimensional linear attention, and the decay case's last sentence.
 
 Exact checks use ``fractions.Fraction`` / python-flint; high-precision ones mpmath quadrature
-(:func:`claims.sparsity.s_reference`, independent of every closed form). Tolerances are stated
+(:func:`attention_claims.maths.s_reference`, independent of every closed form). Tolerances are stated
 next to each comparison.
 """
 
@@ -23,15 +23,13 @@ import torch
 from hypothesis import assume, given, note, target
 from hypothesis import strategies as st
 
-from claims import profiles
-from claims.boundaries import bisect_predicate
-from claims.evidence import refute
-from claims.expr import evaluate
-from claims.figures import plot_sparsity_figure
-from claims.reference import certify_nonzero_det, exact_rank
-from claims.sparsity import (
+from attention_claims.framework.expr import evaluate
+from attention_claims.maths import (
     F_TORCH,
     arb_exp_kernel,
+    bisect_predicate,
+    certify_nonzero_det,
+    exact_rank,
     lognormal_feature_moments,
     population_moments,
     product_design,
@@ -42,24 +40,7 @@ from claims.sparsity import (
     s_squared_exact,
     taylor_features,
 )
-from claims.testing import log_uniform, reading_params, require_device
-
-MEASURE = "sparsity-measure-l1-l2"
-REDUCTION = "sparsity-gaussian-isotropic-reduction"
-EXP_SPARSE = "sparsity-exp-arbitrarily-sparse"
-RELU2_CF = "sparsity-relu2-closed-form"
-RELU2_NEG = "sparsity-relu2-sparse-only-for-negative-bias"
-ID_FLOOR = "sparsity-identity-lower-bound"
-GENERAL = "sparsity-nonnegative-linear-general"
-LOW_SNR = "nonnegative-linear-sparse-iff-low-snr"
-CLUSTER = "low-snr-nonnegative-sequence-clustered"
-ABS_REL = "linear-attention-absolute-not-relative"
-IID = "sparsity-linear-iid-components"
-FACTOR = "sparsity-linear-factor-max-sqrt-d"
-MORE_D = "linear-sparsity-needs-larger-d"
-INFINITE = "standard-attention-infinite-dimensional-linear"
-DECAY = "decay-attention-fixed-and-fading"
-SUMMARY = "sparsity-summary-quadratic-vs-linear"
+from attention_claims.testkit import log_uniform, plot_sparsity_figure, profiles, reading_params, refute, require_device
 
 REL_25 = mpmath.mpf("1e-25")  # closed form / constant vs 40-digit quadrature
 REL_45 = mpmath.mpf("1e-45")  # claimed formula at 60 digits vs an exact rational
@@ -102,7 +83,7 @@ def _s2_from_claim(claimed, x: list[Fraction]) -> mpmath.mpf:
     return claimed.eval("expression", mean_abs=mean_abs, mean_sq=mean_sq) ** 2
 
 
-@pytest.mark.claim(MEASURE, reading="exact")
+@pytest.mark.claim("sparsity-measure-l1-l2", reading="exact")
 @given(x=st.lists(st.one_of(st.just(Fraction(0)), rationals(-5, 5)), min_size=1, max_size=12).filter(any),
        c=rationals(-3, 3).filter(lambda v: v != 0))
 def test_measure_properties_exact(x, c, claim_log, claimed):
@@ -159,13 +140,12 @@ def probability_family(draw):
     return [first] + draw(st.lists(probability_vector(n), min_size=3, max_size=5), label="p_1..")
 
 
-@pytest.mark.claim(MEASURE, reading="entropy-order")
+@pytest.mark.claim("sparsity-measure-l1-l2", reading="entropy-order")
 @given(family=probability_family())
 def test_measure_orders_like_entropy(family, claim_log):
     from itertools import combinations
 
-    from claims.reference import certified_sign
-    from claims.sparsity import entropy_arb
+    from attention_claims.maths import certified_sign, entropy_arb
 
     s2 = [s_squared_exact(p) for p in family]
     h = [entropy_arb(p) for p in family]
@@ -201,7 +181,7 @@ def _moments_of_sum(beta: Fraction, coeffs: list[Fraction], kmax: int) -> list[F
     return m
 
 
-@pytest.mark.claim(REDUCTION, reading="exact-moments")
+@pytest.mark.claim("sparsity-gaussian-isotropic-reduction", reading="exact-moments")
 @given(q=st.lists(rationals(-3, 3), min_size=1, max_size=5).filter(any),
        mu=st.lists(rationals(-3, 3), min_size=5, max_size=5), sigma=rationals(0, 4).filter(lambda v: v > 0))
 def test_reduction_exact_moments(q, mu, sigma, claim_log, claimed):
@@ -230,7 +210,7 @@ def test_reduction_exact_moments(q, mu, sigma, claim_log, claimed):
 
 
 @pytest.mark.parametrize("device,dtype,reading",
-                         reading_params(REDUCTION, where=lambda r: r.name.startswith("monte-carlo")))
+                         reading_params("sparsity-gaussian-isotropic-reduction", where=lambda r: r.name.startswith("monte-carlo")))
 @given(f=st.sampled_from(["exp", "relu2", "identity"]), d=st.one_of(st.sampled_from([1, 2, 64]), st.integers(1, 64)),
        q_norm=log_uniform(-1, 1), gamma=st.floats(0.05, 1.0), c=st.floats(-2.0, 3.0), seed=st.integers(0, 2**31 - 1))
 @profiles.scaled(0.25)
@@ -274,7 +254,7 @@ def test_reduction_monte_carlo(device, dtype, reading, f, d, q_norm, gamma, c, s
 
 # -- f = exp: arbitrarily sparse (004 "两个例子") -----------------------------------------------
 
-@pytest.mark.claim(EXP_SPARSE, reading="quadrature")
+@pytest.mark.claim("sparsity-exp-arbitrarily-sparse", reading="quadrature")
 @given(beta=st.floats(-50, 50), g1=log_uniform(-2, 0.6), ratio=st.floats(1.05, 3.0), eps=log_uniform(-8, -0.31))
 @profiles.scaled(0.125)
 def test_exp_sparsity_vanishes(beta, g1, ratio, eps, claim_log):
@@ -303,7 +283,7 @@ def _finite_floor_crossing(n: int) -> float:
     return bisect_predicate(lambda g: float(s_reference("exp", 0.0, g, dps=10)) < floor, 0.5, 6.0, rtol=1e-2)
 
 
-@pytest.mark.claim(EXP_SPARSE, reading="finite-n")
+@pytest.mark.claim("sparsity-exp-arbitrarily-sparse", reading="finite-n")
 @given(n=st.sampled_from([2, 3, 16, 64, 256]), gamma=st.sampled_from([3.0, 4.0, 6.0, 8.0]), seed=st.integers(0, 100))
 @profiles.scaled(0.25)
 def test_exp_sparsity_finite_n(n, gamma, seed, claim_log):
@@ -332,7 +312,7 @@ def _guard_digits(beta: float, gamma: float) -> int:
     return int(c * c / (2 * math.log(10))) + 20 if c < 0 else 20
 
 
-@pytest.mark.claim(RELU2_CF, reading="mpmath-reference")
+@pytest.mark.claim("sparsity-relu2-closed-form", reading="mpmath-reference")
 @given(c=st.floats(-30, 30), gamma=log_uniform(-3, 3))
 @profiles.scaled(0.2)
 def test_relu2_printed_vs_quadrature(c, gamma, claim_log, claimed):
@@ -374,7 +354,7 @@ def _float64_boundary(text: str) -> float:
     return -bisect_predicate(lambda x: _float64_rel_err(text, -x, 1.0) > 1e-6, 0.0, 30.0, rtol=1e-4)
 
 
-@pytest.mark.claim(RELU2_CF, reading="cpu-float64-printed")
+@pytest.mark.claim("sparsity-relu2-closed-form", reading="cpu-float64-printed")
 @given(c=st.floats(-30, 30), gamma=log_uniform(-3, 3))
 def test_relu2_printed_float64(c, gamma, claim_log, claimed):
     beta = c * gamma
@@ -414,7 +394,7 @@ def figures_dir(request, tmp_path_factory) -> Path:
     return base / "figures"
 
 
-@pytest.mark.claim(RELU2_NEG, reading="quadrature")
+@pytest.mark.claim("sparsity-relu2-sparse-only-for-negative-bias", reading="quadrature")
 @given(beta=st.one_of(st.just(0.0), st.floats(-2, 2), st.floats(-50, 50)), gamma=log_uniform(-3, 2),
        eps=log_uniform(-6, -0.53))
 @profiles.scaled(0.25)
@@ -455,7 +435,7 @@ def test_relu2_sparse_only_for_negative_bias(beta, gamma, eps, claim_log, claime
                    "beta/gamma); inside it S < eps at gamma = beta/c, Phi(c) = eps^2/4 (40-digit quadrature).")
 
 
-@pytest.mark.claim(RELU2_NEG, reading="zero-fraction")
+@pytest.mark.claim("sparsity-relu2-sparse-only-for-negative-bias", reading="zero-fraction")
 @given(beta=st.one_of(st.just(0.0), st.floats(-2, 2), st.floats(-50, 50)), gamma=log_uniform(-3, 2))
 def test_relu2_zero_fraction(beta, gamma, claim_log, claimed):
     inside = bool(claimed.eval("sparse_domain", exact=True, beta=Fraction(beta)))
@@ -478,7 +458,7 @@ SAMPLE_N, SAMPLE_Z = 200_000, 5.0
 def _figure_samples(kind, betas):
     """Sampled attention vectors for the figure: one per (beta, gamma) with beta/gamma >= -2 (below
     that, a relu^2 vector of SAMPLE_N entries has too few non-zero entries for a normal s.e.)."""
-    from claims.figures import SAMPLE_GAMMAS, sampled_sparsity
+    from attention_claims.maths import SAMPLE_GAMMAS, sampled_sparsity
 
     rng = np.random.default_rng(9889)  # fixed: the figure is the same on every run
     return [(b, g, *sampled_sparsity(kind, b, g, n=SAMPLE_N, rng=rng)[:2])
@@ -488,7 +468,7 @@ def _figure_samples(kind, betas):
 def _check_figure(kind, path, fast_ref, claim_log):
     """Draw a figure; compare every drawn point with ``fast_ref``, one per curve with quadrature, and
     every sampled attention vector's sparsity with its curve."""
-    from claims.figures import IDENTITY_BETAS, RELU2_BETAS, sparsity_curves
+    from attention_claims.maths import IDENTITY_BETAS, RELU2_BETAS, sparsity_curves
 
     samples = _figure_samples(kind, RELU2_BETAS if kind == "relu2" else IDENTITY_BETAS)
     drawn = plot_sparsity_figure(kind, path, samples=samples, z=SAMPLE_Z)
@@ -524,7 +504,7 @@ def _check_figure(kind, path, fast_ref, claim_log):
     return drawn
 
 
-@pytest.mark.claim(RELU2_NEG, reading="figure-curves")
+@pytest.mark.claim("sparsity-relu2-sparse-only-for-negative-bias", reading="figure-curves")
 def test_relu2_figure(claim_log, claimed, figures_dir):
     path = figures_dir / "9889-relu2.png"
     drawn = _check_figure("relu2", path, s_relu2_moments, claim_log)
@@ -543,7 +523,7 @@ def test_relu2_figure(claim_log, claimed, figures_dir):
 
 # -- f = identity: the floor (with its figure) --------------------------------------------------
 
-@pytest.mark.claim(ID_FLOOR, reading="quadrature")
+@pytest.mark.claim("sparsity-identity-lower-bound", reading="quadrature")
 @given(beta=st.one_of(st.just(0.0), st.floats(-1e3, 1e3)), gamma=log_uniform(-3, 3))
 @profiles.scaled(0.25)
 def test_identity_floor(beta, gamma, claim_log, claimed):
@@ -563,7 +543,7 @@ def test_identity_floor(beta, gamma, claim_log, claimed):
                    "40-digit quadrature).")
 
 
-@pytest.mark.claim(ID_FLOOR, reading="quadrature")
+@pytest.mark.claim("sparsity-identity-lower-bound", reading="quadrature")
 @pytest.mark.parametrize("gamma", [1e-3, 1.0, 1e3])
 def test_identity_floor_attained(gamma, claim_log, claimed):
     with mpmath.workdps(45):
@@ -578,7 +558,7 @@ def test_identity_floor_attained(gamma, claim_log, claimed):
     claim_log.note("S(0, gamma) equals the floor to 25 digits by 40-digit quadrature: the floor is attained.")
 
 
-@pytest.mark.claim(ID_FLOOR, reading="figure-curves")
+@pytest.mark.claim("sparsity-identity-lower-bound", reading="figure-curves")
 def test_identity_figure(claim_log, claimed, figures_dir):
     path = figures_dir / "9889-identity.png"
     drawn = _check_figure("identity", path, s_identity_moments, claim_log)
@@ -616,7 +596,7 @@ def _quadratic_forms(keys, q, *, divisor_shift: int = 0):
     return qmu, qsq
 
 
-@pytest.mark.claim(GENERAL, reading="exact-population")
+@pytest.mark.claim("sparsity-nonnegative-linear-general", reading="exact-population")
 @given(data=nonneg_keys())
 def test_general_linear_exact(data, claim_log, claimed):
     keys, q, a = data
@@ -633,7 +613,7 @@ def test_general_linear_exact(data, claim_log, claimed):
                certificate="exact rationals; the claimed formula at 60 digits")
 
 
-@pytest.mark.claim(GENERAL, reading="sample-covariance")
+@pytest.mark.claim("sparsity-nonnegative-linear-general", reading="sample-covariance")
 @given(data=nonneg_keys(n=(2, 4), d=(1, 2), den=1))
 def test_general_linear_sample_covariance(data, claim_log, claimed):
     keys, q, a = data
@@ -669,7 +649,7 @@ def test_general_linear_sample_covariance(data, claim_log, claimed):
 
 
 @pytest.mark.parametrize("device,dtype,reading",
-                         reading_params(GENERAL, where=lambda r: r.name.startswith("monte-carlo")))
+                         reading_params("sparsity-nonnegative-linear-general", where=lambda r: r.name.startswith("monte-carlo")))
 @given(d=st.integers(1, 8), sigma=st.floats(0.05, 0.7), seed=st.integers(0, 2**31 - 1))
 @profiles.scaled(0.25)
 def test_general_linear_monte_carlo(device, dtype, reading, d, sigma, seed, claim_log, claimed):
@@ -707,7 +687,7 @@ def _low_snr_family(eps: Fraction, mu0: Fraction):
     return p, s_squared_exact(fixed_mean), mean_sq_fixed_var
 
 
-@pytest.mark.claim(LOW_SNR, reading="exact")
+@pytest.mark.claim("nonnegative-linear-sparse-iff-low-snr", reading="exact")
 @given(k=st.integers(2, 60), mu0=rationals(1, 5), data=nonneg_keys())
 def test_low_snr_makes_sparse(k, mu0, data, claim_log):
     eps = Fraction(1, k)
@@ -730,7 +710,7 @@ def test_low_snr_makes_sparse(k, mu0, data, claim_log):
                    "every random non-negative sequence.")
 
 
-@pytest.mark.claim(CLUSTER, reading="exact")
+@pytest.mark.claim("low-snr-nonnegative-sequence-clustered", reading="exact")
 @given(zeros=st.integers(0, 60), big=st.lists(st.integers(0, 1000), min_size=1, max_size=12))
 def test_low_snr_clustered(zeros, big, claim_log):
     x = [Fraction(0)] * zeros + [Fraction(v) for v in big]
@@ -749,7 +729,7 @@ def test_low_snr_clustered(zeros, big, claim_log):
                certificate="exact rationals")
 
 
-@pytest.mark.claim(ABS_REL, reading="exact-rank")
+@pytest.mark.claim("linear-attention-absolute-not-relative", reading="exact-rank")
 @given(N=st.integers(3, 12), data=st.data())
 def test_absolute_vs_relative_patterns(N, data, claim_log, claimed):
     s = data.draw(st.integers(-(N - 2), N - 2), label="relative offset s")
@@ -773,7 +753,7 @@ def test_absolute_vs_relative_patterns(N, data, claim_log, claimed):
                    "one-hot relative pattern S_s has rank N - |s| > d, beyond any unmasked d-feature linear attention.")
 
 
-@pytest.mark.claim(IID, reading="exact-product-design")
+@pytest.mark.claim("sparsity-linear-iid-components", reading="exact-product-design")
 @given(values=st.lists(rationals(0, 6, 2), min_size=2, max_size=4).filter(lambda v: len(set(v)) > 1),
        d=st.integers(1, 3), q=st.lists(rationals(0, 4, 2), min_size=3, max_size=3))
 def test_iid_simplification(values, d, q, claim_log, claimed):
@@ -799,7 +779,7 @@ def test_iid_simplification(values, d, q, claim_log, claimed):
                certified=True, certificate="exact rationals; the claimed formula at 60 digits")
 
 
-@pytest.mark.claim(FACTOR, reading="exact")
+@pytest.mark.claim("sparsity-linear-factor-max-sqrt-d", reading="exact")
 @given(q=st.lists(st.integers(-20, 20), min_size=1, max_size=16).filter(any))
 def test_factor_maximum(q, claim_log, claimed):
     d = len(q)
@@ -821,7 +801,7 @@ def test_factor_maximum(q, claim_log, claimed):
                            "q_i != 0, so the maximum is 1")
 
 
-@pytest.mark.claim(FACTOR, reading="reciprocal")
+@pytest.mark.claim("sparsity-linear-factor-max-sqrt-d", reading="reciprocal")
 @given(q=st.lists(st.integers(-20, 20), min_size=1, max_size=64).filter(any))
 def test_reciprocal_factor_maximum(q, claim_log, claimed):
     d = len(q)
@@ -837,7 +817,7 @@ def test_reciprocal_factor_maximum(q, claim_log, claimed):
                certified=True, certificate="exact rationals")
 
 
-@pytest.mark.claim(MORE_D, reading="factor-needs-d")
+@pytest.mark.claim("linear-sparsity-needs-larger-d", reading="factor-needs-d")
 @given(d1=st.integers(1, 16), extra=st.integers(1, 16))
 def test_factor_does_not_need_d(d1, extra, claim_log):
     d2 = d1 + extra
@@ -858,7 +838,7 @@ def test_factor_does_not_need_d(d1, extra, claim_log):
                            "dimension, attained by e_1")
 
 
-@pytest.mark.claim(MORE_D, reading="rank-ceiling")
+@pytest.mark.claim("linear-sparsity-needs-larger-d", reading="rank-ceiling")
 @given(N=st.integers(1, 10), d=st.integers(1, 10), data=st.data())
 def test_rank_ceiling_is_d(N, d, data, claim_log):
     ints = st.lists(st.integers(0, 4), min_size=N * d, max_size=N * d)
@@ -884,7 +864,7 @@ def distinct_points(draw):
     return np.array(pts, dtype=np.float64) / 2
 
 
-@pytest.mark.claim(INFINITE, reading="exact-rank")
+@pytest.mark.claim("standard-attention-infinite-dimensional-linear", reading="exact-rank")
 @given(X=distinct_points())
 @profiles.scaled(0.5)
 def test_exp_kernel_full_rank(X, claim_log):
@@ -895,11 +875,11 @@ def test_exp_kernel_full_rank(X, claim_log):
     if not ok:
         refute(f"det exp(XX^T) could not be certified non-zero up to {bits} bits (N = {N})",
                example={"X": X}, certified=False)
-    claim_log.note(f"det exp(X X^T) certified non-zero (arb) for distinct points: rank N, so a linear attention "
-                   f"with d = N - 1 features (rank <= d, checked in {MORE_D}) cannot reproduce it.")
+    claim_log.note("det exp(X X^T) certified non-zero (arb) for distinct points: rank N, so a linear attention "
+                   "with d = N - 1 features (rank <= d, checked in linear-sparsity-needs-larger-d) cannot reproduce it.")
 
 
-@pytest.mark.claim(INFINITE, reading="taylor-features")
+@pytest.mark.claim("standard-attention-infinite-dimensional-linear", reading="taylor-features")
 @given(m=st.integers(1, 3), degree=st.integers(2, 10), seed=st.integers(0, 2**31 - 1), scale=log_uniform(-1, 0.3))
 def test_taylor_features(m, degree, seed, scale, claim_log):
     gen = torch.Generator().manual_seed(seed)
@@ -926,7 +906,7 @@ def test_taylor_features(m, degree, seed, scale, claim_log):
 
 # -- decay attention ----------------------------------------------------------------------------
 
-@pytest.mark.claim(DECAY, reading="exact")
+@pytest.mark.claim("decay-attention-fixed-and-fading", reading="exact")
 @given(num=st.integers(1, 99), den=st.integers(2, 100), n=st.integers(1, 120), k=st.integers(2, 1000))
 def test_decay_fixed_and_fading(num, den, n, k, claim_log, claimed):
     lam = Fraction(num, den)
@@ -950,7 +930,7 @@ def test_decay_fixed_and_fading(num, den, n, k, claim_log, claimed):
 
 # -- summary --------------------------------------------------------------------------------------
 
-@pytest.mark.claim(SUMMARY, reading="quadratic-arbitrary")
+@pytest.mark.claim("sparsity-summary-quadratic-vs-linear", reading="quadratic-arbitrary")
 @given(beta=st.floats(-20, 20), eps=log_uniform(-6, -0.31))
 @profiles.scaled(0.125)
 def test_summary_quadratic(beta, eps, claim_log):
@@ -961,7 +941,7 @@ def test_summary_quadratic(beta, eps, claim_log):
                certificate="15-digit quadrature")
 
 
-@pytest.mark.claim(SUMMARY, reading="plain-linear-floor")
+@pytest.mark.claim("sparsity-summary-quadratic-vs-linear", reading="plain-linear-floor")
 @given(beta=st.floats(-100, 100), gamma=log_uniform(-2, 2))
 @profiles.scaled(0.125)
 def test_summary_plain_linear(beta, gamma, claim_log):
@@ -974,7 +954,7 @@ def test_summary_plain_linear(beta, gamma, claim_log):
                certified=True, certificate="20-digit quadrature")
 
 
-@pytest.mark.claim(SUMMARY, reading="nonnegative-linear-needs-low-snr")
+@pytest.mark.claim("sparsity-summary-quadratic-vs-linear", reading="nonnegative-linear-needs-low-snr")
 @given(data=nonneg_keys(), k=st.integers(2, 50))
 def test_summary_low_snr(data, k, claim_log):
     keys, q, a = data

@@ -17,39 +17,26 @@ from hypothesis import assume, given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from claims import profiles
-from claims.attention import softmax_attention
-from claims.boundaries import softmax_diagonal_underflow_gap
-from claims.evidence import refute
-from claims.kernels import arb_kernel_diagonal
-from claims.reference import (
+from attention_claims.maths import (
+    arb_kernel_diagonal,
     arb_softmax_attention,
-    certified_sign,
-    certify_nonzero_det,
-    exact_rank,
-    mp_softmax_entry,
-    underflow_log_threshold,
-)
-from claims.sparsity import (
     babies,
     bill_gates,
+    certified_sign,
+    certify_nonzero_det,
     cloning,
     entropy_arb,
+    exact_rank,
     gini_index,
+    mp_softmax_entry,
     rising_tide,
     robin_hood,
     s_squared_exact,
+    softmax_attention,
+    softmax_diagonal_underflow_gap,
+    underflow_log_threshold,
 )
-from claims.testing import qk_pairs, reading_params, require_device
-
-DECODER = "decoder-attention-lower-triangular-full-rank-9889"
-ENTROPY = "lower-entropy-more-concentrated"
-UNNORM = "unnormalised-attention-not-distributions"
-SVD = "reader-logits-svd-rotation"
-WEIGHTED = "reader-output-weighted-combination"
-PAIRING = "reply-inner-products-express-any-pairing"
-HR = "reader-sparsity-properties-reversed"
-SMALLER = "reply-smaller-s-sparser-like-entropy"
+from attention_claims.testkit import profiles, qk_pairs, reading_params, refute, require_device
 
 
 @pytest.fixture(autouse=True)
@@ -73,7 +60,7 @@ def _max_gap(z: np.ndarray) -> float:
     return max(float(np.max(z[i, : i + 1]) - z[i, i]) for i in range(z.shape[0]))
 
 
-@pytest.mark.claim(DECODER, reading="exact")
+@pytest.mark.claim("decoder-attention-lower-triangular-full-rank-9889", reading="exact")
 @given(qk=qk_pairs(n=(1, 6), d=(1, 4)))
 @profiles.scaled(0.25)
 def test_decoder_full_rank_exact(qk, claim_log):
@@ -93,7 +80,7 @@ def test_decoder_full_rank_exact(qk, claim_log):
                    "certified > 0, so the normalised lower-triangular matrix has det > 0.")
 
 
-@pytest.mark.claim(DECODER, reading="relu-features-exact")
+@pytest.mark.claim("decoder-attention-lower-triangular-full-rank-9889", reading="relu-features-exact")
 @given(data=st.data(), N=st.integers(1, 5), d=st.integers(1, 3))
 def test_decoder_relu_features_rank(data, N, d, claim_log):
     ints = hnp.arrays(np.int64, (N, d), elements=st.integers(-3, 3))
@@ -119,7 +106,7 @@ def small_integer_qk(draw):
     return Q * scale, K, scale
 
 
-@pytest.mark.parametrize("device,dtype,reading", reading_params(DECODER))
+@pytest.mark.parametrize("device,dtype,reading", reading_params("decoder-attention-lower-triangular-full-rank-9889"))
 @given(qk=small_integer_qk())
 def test_decoder_full_rank_float(device, dtype, reading, qk, claim_log):
     require_device(device)
@@ -156,7 +143,7 @@ def probability_vector(draw, n=None):
     return [Fraction(v, t) for v in w]
 
 
-@pytest.mark.claim(ENTROPY, reading="min-entropy-bound")
+@pytest.mark.claim("lower-entropy-more-concentrated", reading="min-entropy-bound")
 @given(p=probability_vector())
 def test_min_entropy_bound(p, claim_log):
     h = entropy_arb(p)
@@ -175,7 +162,7 @@ def flat_probability_vector(draw, n: int):
     return [Fraction(1, k)] * k + [Fraction(0)] * (n - k)
 
 
-@pytest.mark.claim(ENTROPY, reading="top-weight-order")
+@pytest.mark.claim("lower-entropy-more-concentrated", reading="top-weight-order")
 @given(n=st.integers(2, 4), data=st.data())
 def test_entropy_orders_top_weight(n, data, claim_log):
     p = data.draw(st.one_of(flat_probability_vector(n), probability_vector(n)), label="p")
@@ -206,7 +193,7 @@ def _unit_l2_row(t: list[Fraction]) -> list[Fraction]:
     return [abs(2 * x / (1 + s)) for x in t] + [abs((1 - s) / (1 + s))]
 
 
-@pytest.mark.claim(UNNORM, reading="exact")
+@pytest.mark.claim("unnormalised-attention-not-distributions", reading="exact")
 @given(data=st.data(), N=st.integers(1, 6), d=st.integers(1, 4))
 def test_unnormalised_rows_have_s(data, N, d, claim_log):
     ints = hnp.arrays(np.int64, (N, d), elements=st.integers(-3, 3))
@@ -228,7 +215,7 @@ def test_unnormalised_rows_have_s(data, N, d, claim_log):
                        certified=True, certificate="exact rationals")
 
 
-@pytest.mark.claim(UNNORM, reading="exact")
+@pytest.mark.claim("unnormalised-attention-not-distributions", reading="exact")
 def test_unnormalised_rows_are_not_distributions(claim_log):
     found_sum = found_neg = None
     for q in range(-2, 3):  # a small exhaustive search over 1-D queries and two keys
@@ -255,7 +242,7 @@ def test_unnormalised_rows_are_not_distributions(claim_log):
 
 # -- reader: SVD of the logits -----------------------------------------------------------------
 
-@pytest.mark.claim(SVD, reading="cpu-float64")
+@pytest.mark.claim("reader-logits-svd-rotation", reading="cpu-float64")
 @given(data=st.data(), N=st.integers(1, 8), D=st.integers(1, 8), d=st.integers(1, 8))
 def test_logits_svd(data, N, D, d, claim_log):
     el = st.floats(-10, 10, allow_subnormal=False)
@@ -284,7 +271,7 @@ def test_logits_svd(data, N, D, d, claim_log):
                    "X U Sigma V^T X^T = X W_q W_k^T X^T within 1e-10 relative.")
 
 
-@pytest.mark.claim(WEIGHTED, reading="cpu-float64")
+@pytest.mark.claim("reader-output-weighted-combination", reading="cpu-float64")
 @given(qk=qk_pairs(n=(1, 8), d=(1, 6), scale_exp=(-3.0, 3.0)), data=st.data())
 def test_output_is_weighted_combination(qk, data, claim_log):
     Q, K, scale = qk
@@ -305,7 +292,7 @@ def test_output_is_weighted_combination(qk, data, claim_log):
 
 # -- reply: inner products describe any pairing --------------------------------------------------
 
-@pytest.mark.claim(PAIRING, reading="exact")
+@pytest.mark.claim("reply-inner-products-express-any-pairing", reading="exact")
 @given(N=st.integers(1, 7), M=st.integers(1, 7), r=st.integers(1, 7), data=st.data())
 def test_any_pairing_is_an_inner_product(N, M, r, data, claim_log):
     ints = st.integers(-3, 3)
@@ -334,7 +321,7 @@ def test_any_pairing_is_an_inner_product(N, M, r, data, claim_log):
 nonneg_vec = st.lists(st.integers(0, 12), min_size=2, max_size=10).filter(lambda v: any(v) and len(set(v)) > 1)
 
 
-@pytest.mark.claim(HR, reading="exact")
+@pytest.mark.claim("reader-sparsity-properties-reversed", reading="exact")
 @given(x=nonneg_vec, data=st.data())
 def test_hurley_rickard_reversed(x, data, claim_log):
     x = [Fraction(v) for v in x]
@@ -370,7 +357,7 @@ def test_hurley_rickard_reversed(x, data, claim_log):
                    "four directional ones (exact).")
 
 
-@pytest.mark.claim(SMALLER, reading="exact")
+@pytest.mark.claim("reply-smaller-s-sparser-like-entropy", reading="exact")
 @given(p=probability_vector(), data=st.data())
 def test_smaller_is_sparser(p, data, claim_log):
     n = len(p)

@@ -20,28 +20,35 @@ from hypothesis import assume, example, given, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from claims import profiles
-from claims.attention import (
-    attention_mask,
-    exact_softmax_rank,
-    masked_softmax_attention,
-)
-from claims.boundaries import bisect_predicate, softmax_diagonal_underflow_gap
-from claims.evidence import refute, refute_deferred
-from claims.expressivity import factorisation_dimension_bounds, row_redundancy
-from claims.kernels import linformer_mixing
-from claims.measures import effective_rank, energy_fraction
-from claims.reference import (
+from attention_claims.maths import (
     arb_matrix,
     arb_softmax_attention,
+    attention_mask,
+    bisect_predicate,
     certified_rank_at_least,
     certified_sign,
+    effective_rank,
+    energy_fraction,
     exact_product_rank,
+    exact_softmax_rank,
+    factorisation_dimension_bounds,
+    linformer_mixing,
+    masked_softmax_attention,
     mp_softmax_entry,
     precision,
+    row_redundancy,
+    softmax_diagonal_underflow_gap,
     underflow_log_threshold,
 )
-from claims.testing import log_uniform, qk_pairs, reading_params, require_device
+from attention_claims.testkit import (
+    log_uniform,
+    profiles,
+    qk_pairs,
+    reading_params,
+    refute,
+    refute_deferred,
+    require_device,
+)
 
 
 def _gauss(N, d, s, seed):
@@ -55,7 +62,6 @@ def _A(Q, K, mask=None) -> np.ndarray:
 
 # -- 030: strong row correlation and rank ---------------------------------------------------------
 
-CORR = "study-note-row-correlation-low-rank"
 
 
 def _row_cosines(A: np.ndarray) -> np.ndarray:
@@ -63,7 +69,7 @@ def _row_cosines(A: np.ndarray) -> np.ndarray:
     return U @ U.T
 
 
-@pytest.mark.claim(CORR, reading="exact")
+@pytest.mark.claim("study-note-row-correlation-low-rank", reading="exact")
 @given(N=st.integers(2, 5), d=st.integers(1, 3), s=log_uniform(-3, -1), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_correlated_rows_exact_rank(N, d, s, seed, claim_log):
@@ -82,7 +88,7 @@ def test_correlated_rows_exact_rank(N, d, s, seed, claim_log):
         refute_deferred(f"rows with min cosine {cmin:.4f}", certify=certify)
 
 
-@pytest.mark.claim(CORR, reading="effective-rank")
+@pytest.mark.claim("study-note-row-correlation-low-rank", reading="effective-rank")
 @given(N=st.integers(2, 24), d=st.integers(1, 6), s=log_uniform(-3, 2), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_correlated_rows_energy_bound(N, d, s, seed, claim_log, claimed):
@@ -125,10 +131,9 @@ def test_rank_definition(M, claim_log):
 
 # -- 060: every token attends to every position ---------------------------------------------------
 
-EVERY = "study-note-every-position-attends"
 
 
-@pytest.mark.claim(EVERY, reading="exact")
+@pytest.mark.claim("study-note-every-position-attends", reading="exact")
 @given(qk=qk_pairs(n=(1, 6), d=(1, 4), scale_exp=(-2.0, 4.0)))
 @profiles.scaled(0.25)
 def test_every_position_exact(qk, claim_log):
@@ -142,7 +147,7 @@ def test_every_position_exact(qk, claim_log):
     claim_log.note("Every weight certified > 0 by arb (exp of a finite number is positive).")
 
 
-@pytest.mark.parametrize("device,dtype,reading", reading_params(EVERY))
+@pytest.mark.parametrize("device,dtype,reading", reading_params("study-note-every-position-attends"))
 @given(N=st.integers(1, 5), d=st.integers(1, 3), s=log_uniform(-2.0, 4.0), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
 def test_every_position_dtype(device, dtype, reading, N, d, s, seed, claim_log):
@@ -195,14 +200,12 @@ def _scale_boundary(stat, Q1, K, lo, hi, holds) -> str:
     return f"for this draw the reading stops holding at logit scale {c:.4g} (bisection)"
 
 
-SIM = "study-note-similar-patterns-correlated"
-NEAR0 = "study-note-most-singular-values-near-zero"
 
 
 @pytest.mark.parametrize("scale_exp,reading", [
-    pytest.param((-3.0, -1.0), "small-logit-scale", marks=pytest.mark.claim(SIM, reading="small-logit-scale"),
+    pytest.param((-3.0, -1.0), "small-logit-scale", marks=pytest.mark.claim("study-note-similar-patterns-correlated", reading="small-logit-scale"),
                  id="small-logit-scale"),
-    pytest.param((0.0, 2.0), "standard-logit-scale", marks=pytest.mark.claim(SIM, reading="standard-logit-scale"),
+    pytest.param((0.0, 2.0), "standard-logit-scale", marks=pytest.mark.claim("study-note-similar-patterns-correlated", reading="standard-logit-scale"),
                  id="standard-logit-scale"),
 ])
 @given(N=st.integers(4, 32), d=st.integers(1, 8), seed=st.integers(0, 2**32 - 1), data=st.data())
@@ -225,9 +228,9 @@ def test_rows_similar(scale_exp, reading, N, d, seed, data, claim_log, claimed):
 
 
 @pytest.mark.parametrize("scale_exp,reading", [
-    pytest.param((-3.0, -1.0), "small-logit-scale", marks=pytest.mark.claim(NEAR0, reading="small-logit-scale"),
+    pytest.param((-3.0, -1.0), "small-logit-scale", marks=pytest.mark.claim("study-note-most-singular-values-near-zero", reading="small-logit-scale"),
                  id="small-logit-scale"),
-    pytest.param((0.0, 1.0), "standard-logit-scale", marks=pytest.mark.claim(NEAR0, reading="standard-logit-scale"),
+    pytest.param((0.0, 1.0), "standard-logit-scale", marks=pytest.mark.claim("study-note-most-singular-values-near-zero", reading="standard-logit-scale"),
                  id="standard-logit-scale"),
 ])
 @given(N=st.integers(8, 32), seed=st.integers(0, 2**32 - 1), data=st.data())
@@ -253,7 +256,6 @@ def test_singular_values_near_zero(scale_exp, reading, N, seed, data, claim_log,
 
 # -- 080: diagonal concentration and rank ---------------------------------------------------------
 
-DIAG = "study-note-diagonal-sparsity-lowers-rank"
 
 
 def _locality_logits(C: np.ndarray, beta) -> np.ndarray:
@@ -262,7 +264,7 @@ def _locality_logits(C: np.ndarray, beta) -> np.ndarray:
     return C - beta * np.abs(i[:, None] - i[None, :])
 
 
-@pytest.mark.claim(DIAG, reading="exact")
+@pytest.mark.claim("study-note-diagonal-sparsity-lowers-rank", reading="exact")
 @given(C=st.integers(2, 6).flatmap(lambda n: hnp.arrays(np.int64, (n, n), elements=st.integers(-1, 1))),
        b1=st.integers(0, 2), db=st.integers(1, 2))
 @profiles.scaled(0.25)
@@ -276,7 +278,7 @@ def test_diagonal_concentration_exact(C, b1, db, claim_log):
                certified=True, certificate="ranks over Q(e) (Bareiss on integer polynomials; e transcendental)")
 
 
-@pytest.mark.claim(DIAG, reading="effective-rank")
+@pytest.mark.claim("study-note-diagonal-sparsity-lowers-rank", reading="effective-rank")
 @given(N=st.integers(4, 8), d=st.integers(1, 3), s=log_uniform(-2, 0), b1=st.floats(0, 2), db=st.floats(0.5, 4),
        seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.125)
@@ -318,10 +320,9 @@ def test_repeated_tokens_with_positions(n_distinct, extra, D, seed, claim_log, c
 
 # -- 110: winner takes all --------------------------------------------------------------------------
 
-WTA = "study-note-softmax-winner-takes-all"
 
 
-@pytest.mark.claim(WTA, reading="scale-monotone-rank")
+@pytest.mark.claim("study-note-softmax-winner-takes-all", reading="scale-monotone-rank")
 @given(M=st.integers(2, 6).flatmap(lambda n: hnp.arrays(np.int64, (n, n), elements=st.integers(-2, 2))),
        b1=st.integers(0, 2), db=st.integers(1, 2))
 @profiles.scaled(0.5)
@@ -349,8 +350,8 @@ def _entropy_and_s(z, beta):
 
 
 @pytest.mark.parametrize("which", [
-    pytest.param("entropy", marks=pytest.mark.claim(WTA, reading="row-entropy-decreases"), id="entropy"),
-    pytest.param("sparsity", marks=pytest.mark.claim(WTA, reading="l1-l2-sparsity-increases"), id="sparsity"),
+    pytest.param("entropy", marks=pytest.mark.claim("study-note-softmax-winner-takes-all", reading="row-entropy-decreases"), id="entropy"),
+    pytest.param("sparsity", marks=pytest.mark.claim("study-note-softmax-winner-takes-all", reading="l1-l2-sparsity-increases"), id="sparsity"),
 ])
 @given(z=hnp.arrays(np.float64, st.integers(2, 12), elements=st.floats(-10, 10)), b1=st.floats(0, 10),
        db=log_uniform(-3, 1))
@@ -371,7 +372,6 @@ def test_winner_takes_all_sparsity(which, z, b1, db, claim_log):
 
 # -- 160: multi-head and rank -----------------------------------------------------------------------
 
-MH = "study-note-multi-head-raises-rank"
 
 
 @st.composite
@@ -405,8 +405,8 @@ def _heads_output(X, Wq, Wk, Wv, h, dh):
 
 
 @pytest.mark.parametrize("reading", [
-    pytest.param("vs-single-small-head", marks=pytest.mark.claim(MH, reading="vs-single-small-head"), id="small"),
-    pytest.param("vs-single-full-head", marks=pytest.mark.claim(MH, reading="vs-single-full-head"), id="full"),
+    pytest.param("vs-single-small-head", marks=pytest.mark.claim("study-note-multi-head-raises-rank", reading="vs-single-small-head"), id="small"),
+    pytest.param("vs-single-full-head", marks=pytest.mark.claim("study-note-multi-head-raises-rank", reading="vs-single-full-head"), id="full"),
 ])
 @given(case=multi_head_case())
 @profiles.scaled(0.125)
@@ -431,7 +431,7 @@ def test_multi_head_output_rank(reading, case, claim_log):
                    "head of size d/h has output rank <= d/h by shape.")
 
 
-@pytest.mark.claim(MH, reading="per-head-logit-rank")
+@pytest.mark.claim("study-note-multi-head-raises-rank", reading="per-head-logit-rank")
 @given(h=st.sampled_from([2, 4]), dh=st.integers(1, 2), extra=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_multi_head_logit_rank(h, dh, extra, seed, claim_log):
@@ -449,10 +449,9 @@ def test_multi_head_logit_rank(h, dh, extra, seed, claim_log):
 
 # -- 180: sparse (banded) attention ------------------------------------------------------------------
 
-SPARSE = "study-note-sparse-attention-avoids-low-rank"
 
 
-@pytest.mark.claim(SPARSE, reading="banded-causal-exact")
+@pytest.mark.claim("study-note-sparse-attention-avoids-low-rank", reading="banded-causal-exact")
 @given(C=st.integers(2, 7).flatmap(lambda n: hnp.arrays(np.int64, (n, n), elements=st.integers(-2, 2))),
        w=st.integers(0, 3))
 @profiles.scaled(0.25)
@@ -466,8 +465,8 @@ def test_banded_causal(C, w, claim_log):
 
 
 @pytest.mark.parametrize("generic", [
-    pytest.param(True, marks=pytest.mark.claim(SPARSE, reading="banded-bidirectional-generic"), id="generic"),
-    pytest.param(False, marks=pytest.mark.claim(SPARSE, reading="banded-bidirectional-every-input"), id="every-input"),
+    pytest.param(True, marks=pytest.mark.claim("study-note-sparse-attention-avoids-low-rank", reading="banded-bidirectional-generic"), id="generic"),
+    pytest.param(False, marks=pytest.mark.claim("study-note-sparse-attention-avoids-low-rank", reading="banded-bidirectional-every-input"), id="every-input"),
 ])
 @given(N=st.integers(2, 7), w=st.integers(1, 3), seed=st.integers(0, 2**32 - 1),
        C=hnp.arrays(np.int64, (7, 7), elements=st.integers(-1, 1)))
@@ -535,7 +534,6 @@ def test_linformer_no_high_rank_residual(case, claim_log, claimed):
 
 # -- 200: RoPE ------------------------------------------------------------------------------------------
 
-ROPE = "study-note-rope-position-modelling"
 
 
 @functools.cache
@@ -559,7 +557,7 @@ def _rope(X, positions):
     return out
 
 
-@pytest.mark.claim(ROPE, reading="raises-logit-rank")
+@pytest.mark.claim("study-note-rope-position-modelling", reading="raises-logit-rank")
 @given(N=st.integers(3, 6), half=st.integers(1, 2), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_rope_logit_rank(N, half, seed, claim_log, claimed):
@@ -589,7 +587,7 @@ def test_rope_logit_rank(N, half, seed, claim_log, claimed):
     exact_check()
 
 
-@pytest.mark.claim(ROPE, reading="order-sensitivity")
+@pytest.mark.claim("study-note-rope-position-modelling", reading="order-sensitivity")
 @given(N=st.integers(2, 6), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_rope_order_sensitivity(N, seed, claim_log):
@@ -620,7 +618,6 @@ def test_rope_order_sensitivity(N, seed, claim_log):
 
 # -- 230: FlashAttention and Perceiver -------------------------------------------------------------
 
-FLASH = "study-note-flashattention-perceiver"
 
 
 def _flash_cpu(Q, K, V, causal):
@@ -655,7 +652,7 @@ def qkv(draw, n=(1, 12), d=(1, 8), dims=None):
     return rng.standard_normal((N, dd)) * s, rng.standard_normal((N, dd)), rng.standard_normal((N, dd)), causal
 
 
-@pytest.mark.claim(FLASH, reading="flash-changes-attention")
+@pytest.mark.claim("study-note-flashattention-perceiver", reading="flash-changes-attention")
 @given(case=qkv())
 @profiles.scaled(0.25)
 def test_flash_changes_attention(case, claim_log):
@@ -674,7 +671,7 @@ def test_flash_changes_attention(case, claim_log):
         refute_deferred(f"flash = explicit to {err:.2e}", certify=certify)
 
 
-@pytest.mark.parametrize("device,dtype,reading", reading_params(FLASH))
+@pytest.mark.parametrize("device,dtype,reading", reading_params("study-note-flashattention-perceiver"))
 @given(case=qkv(n=(1, 64), dims=[8, 16, 32, 64]))  # head sizes every fused CUDA backend accepts
 @profiles.scaled(0.25)
 def test_flash_matches_reference(device, dtype, reading, case, claim_log):
@@ -705,7 +702,7 @@ def test_flash_matches_reference(device, dtype, reading, case, claim_log):
                certified=False, certificate="float64 reference")
 
 
-@pytest.mark.claim(FLASH, reading="perceiver-latent-rank")
+@pytest.mark.claim("study-note-flashattention-perceiver", reading="perceiver-latent-rank")
 @given(M=st.integers(1, 4), extra=st.integers(1, 4), d=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_perceiver_latent_rank(M, extra, d, seed, claim_log):
@@ -724,7 +721,6 @@ def test_perceiver_latent_rank(M, extra, d, seed, claim_log):
 
 # -- 045: lower rank, more redundancy, fewer free parameters ----------------------------------------
 
-REDUNDANT = "study-note-lower-rank-more-redundant"
 
 
 @st.composite
@@ -736,7 +732,7 @@ def rank_r_factors(draw, n=(1, 5)):
     return rng.integers(-4, 5, (nn, r)), rng.integers(-4, 5, (nn, r))
 
 
-@pytest.mark.claim(REDUNDANT, reading="row-redundancy")
+@pytest.mark.claim("study-note-lower-rank-more-redundant", reading="row-redundancy")
 @given(AB=rank_r_factors(n=(1, 6)))
 @profiles.scaled(0.25)
 def test_lower_rank_redundant_rows(AB, claim_log, claimed):
@@ -756,7 +752,7 @@ def test_lower_rank_redundant_rows(AB, claim_log, claimed):
     claim_log.note("Exact: a maximal independent set has r rows and each of the other n - r rows lies in its span.")
 
 
-@pytest.mark.claim(REDUNDANT, reading="parameter-dimension")
+@pytest.mark.claim("study-note-lower-rank-more-redundant", reading="parameter-dimension")
 @given(AB=rank_r_factors())
 @profiles.scaled(0.5)
 def test_rank_variety_dimension(AB, claim_log, claimed):

@@ -9,10 +9,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from claims.evidence import refute
-from claims.measures import effective_rank, top_fraction_energy
-
-CLAIM = "table-11-3-1-spectral-features"
+from attention_claims.maths import effective_rank, top_fraction_energy
+from attention_claims.testkit import refute
 
 # (model, N, d, theoretical max rank, effective rank, top fraction, energy), transcribed from 表 11.3.1.
 TABLE_11_3_1 = [
@@ -29,7 +27,7 @@ def _rows(claimed):
             for k, (m, N, d, _mr, _er, frac, e) in zip(keys, TABLE_11_3_1, strict=True)]
 
 
-@pytest.mark.claim(CLAIM, reading="max-rank-column")
+@pytest.mark.claim("table-11-3-1-spectral-features", reading="max-rank-column")
 def test_max_rank_column(claim_log, claimed):
     wrong = []
     for model, N, d, max_rank, *_ in _rows(claimed):
@@ -66,15 +64,15 @@ def witness_spectrum(N: int, k: int, energy: Fraction, r: int, tau: Fraction) ->
 
 
 @pytest.mark.parametrize("tau", [
-    pytest.param(Fraction(9, 10), marks=pytest.mark.claim(CLAIM, reading="effective-rank-vs-energy-tau-0.9"),
+    pytest.param(Fraction(9, 10), marks=pytest.mark.claim("table-11-3-1-spectral-features", reading="effective-rank-vs-energy-tau-0.9"),
                  id="tau-0.9"),
-    pytest.param(Fraction(95, 100), marks=pytest.mark.claim(CLAIM, reading="effective-rank-vs-energy-tau-0.95"),
+    pytest.param(Fraction(95, 100), marks=pytest.mark.claim("table-11-3-1-spectral-features", reading="effective-rank-vs-energy-tau-0.95"),
                  id="tau-0.95"),
 ])
 def test_effective_rank_consistent_with_energy(tau, claim_log, claimed):
     inconsistent = []
     for model, N, _d, _max_rank, r, frac, energy in _rows(claimed):
-        k = math.ceil(frac * N)  # the convention of claims.measures.top_fraction_energy
+        k = math.ceil(frac * N)  # the convention of attention_claims.maths.top_fraction_energy
         claim_log.example(N=N, k=k)
         sigma = witness_spectrum(N, k, energy, r, tau)
         if sigma is None:

@@ -20,23 +20,16 @@ from hypothesis import given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from claims import profiles
-from claims.attention import softmax_attention
-from claims.evidence import refute
-from claims.measures import effective_rank, singular_values
-from claims.reference import (
+from attention_claims.maths import (
     arb_matrix,
     arb_softmax_attention,
+    arb_softmax_stats,
     certified_sign,
     certified_softmax_max_below,
-    exact_rank,
-    precision,
-)
-from claims.testing import log_uniform, qk_pairs, reading_params, shared_argmax_logits
-from claims.textbook import (
-    arb_softmax_stats,
     chunked_attention,
+    effective_rank,
     exact_effective_rank,
+    exact_rank,
     gaussian_logits,
     knee_spectrum_energy,
     matmul_count,
@@ -46,21 +39,13 @@ from claims.textbook import (
     mp_singular_values,
     op_count,
     participation_ratio,
+    precision,
     schedule_peak,
+    singular_values,
+    softmax_attention,
 )
+from attention_claims.testkit import log_uniform, profiles, qk_pairs, reading_params, refute, shared_argmax_logits
 
-INTRO = "intro-quadratic-time-and-memory"
-DEF1124 = "definition-11-24-attention-matrix"
-ROWSTOCH = "lemma-11-33-row-stochastic"
-SVD = "svd-of-attention-matrix"
-DEF1125 = "definition-11-25-effective-rank"
-SMALLK = "corollary-11-8-small-k-captures-most-energy"
-ONEHOT = "proof-11-22-one-hot-rows-rank"
-SHARP = "corollary-11-9-sharpening-lowers-rank"
-GEOM = "geometry-max-inner-product-is-nearest-neighbour"
-HIGHD = "lemma-11-37-high-dimensional-sparsity"
-LIMIT = "theorem-11-24-random-attention-limit"
-MAXTERM = "proof-11-24-max-term-dominates"
 NS = (2, 10, 100, 10**3, 10**4, 10**5, 10**6)
 
 
@@ -71,7 +56,7 @@ def _mpf(x: Fraction) -> mpmath.mpf:
 # -- 引言: O(N^2) time and memory ---------------------------------------------------------------
 
 
-@pytest.mark.claim(INTRO, reading="standard-schedule")
+@pytest.mark.claim("intro-quadratic-time-and-memory", reading="standard-schedule")
 @given(d=st.one_of(st.sampled_from([1, 1000]), st.integers(1, 1000)))
 def test_intro_quadratic_standard_schedule(d, claim_log, claimed):
     growth = claimed.eval("growth_max", exact=True)
@@ -85,13 +70,13 @@ def test_intro_quadratic_standard_schedule(d, claim_log, claimed):
             refute(f"{key}: the exact count over {key}(N) = {claimed.text(key)} grows by {float(worst):.4g} >= "
                    f"{growth} from N = 2 to N = {NS[i]} (d = {d})",
                    example={"d": d, "N": NS[i], "count": cost(NS[i])}, certified=True,
-                   certificate="exact integer operation counts (claims.textbook.op_count, schedule_peak)")
+                   certificate="exact integer operation counts (attention_claims.maths.op_count, schedule_peak)")
     claim_log.example(d=d)
     claim_log.note("Counts: 4N^2 d + 6N^2 - 2N operations (matmul part equal to FlopCounterMode on meta tensors) "
                    "and 2N^2 intermediate values (logits and weights).")
 
 
-@pytest.mark.claim(INTRO, reading="any-exact-schedule-memory")
+@pytest.mark.claim("intro-quadratic-time-and-memory", reading="any-exact-schedule-memory")
 @given(N=st.sampled_from([16, 20, 24]), d=st.integers(1, 3), seed=st.integers(0, 63))
 @profiles.scaled(0.25)
 def test_intro_memory_lower_bound(N, d, seed, claim_log, claimed):
@@ -146,14 +131,14 @@ def _check_definition(Q, K, dtype, device, claim_log, claimed):
                certificate="40-digit mpmath evaluation of the claimed formula from the exact float inputs")
 
 
-@pytest.mark.claim(DEF1124, reading="exact")
+@pytest.mark.claim("definition-11-24-attention-matrix", reading="exact")
 @given(qk=qk_pairs(n=(1, 6), d=(1, 5), scale_exp=(-3.0, 3.0)))
 def test_definition_11_24_exact(qk, claim_log, claimed):
     Q, K, _ = qk
     _check_definition(Q, K, "float64", "cpu", claim_log, claimed)
 
 
-@pytest.mark.parametrize("device,dtype,reading", reading_params(DEF1124))
+@pytest.mark.parametrize("device,dtype,reading", reading_params("definition-11-24-attention-matrix"))
 @given(qk=qk_pairs(n=(1, 6), d=(1, 5), scale_exp=(-3.0, 1.0)))
 @profiles.scaled(0.5)
 def test_definition_11_24_dtypes(device, dtype, reading, qk, claim_log, claimed):
@@ -163,21 +148,21 @@ def test_definition_11_24_dtypes(device, dtype, reading, qk, claim_log, claimed)
 
 def _trained_model_dims() -> list[tuple[str, int, int]]:
     """``(model, hidden, heads)`` read from the installed models' own configuration files."""
-    from claims.trained import _converted_dir, model_files
+    from attention_claims.models import converted_dir, model_files
 
     out = []
     p = model_files("minilm-l6")
     if p is not None and (p / "config.json").is_file():
         cfg = json.loads((p / "config.json").read_text(encoding="utf-8"))
         out.append(("all-MiniLM-L6-v2", int(cfg["hidden_size"]), int(cfg["num_attention_heads"])))
-    c = _converted_dir() / "config.json"
+    c = converted_dir() / "config.json"
     if c.is_file():
         cfg = json.loads(c.read_text(encoding="utf-8"))
         out.append(("SmolLM2-135M-Instruct", int(cfg["hidden_size"]), int(cfg["num_attention_heads"])))
     return out
 
 
-@pytest.mark.claim(DEF1124, reading="dk-equals-hidden-in-trained-models")
+@pytest.mark.claim("definition-11-24-attention-matrix", reading="dk-equals-hidden-in-trained-models")
 def test_definition_11_24_dk_equals_hidden(claim_log):
     dims = _trained_model_dims()
     if not dims:
@@ -196,7 +181,7 @@ def test_definition_11_24_dk_equals_hidden(claim_log):
 # -- 引理 11.33 ----------------------------------------------------------------------------------
 
 
-@pytest.mark.claim(ROWSTOCH, reading="exact")
+@pytest.mark.claim("lemma-11-33-row-stochastic", reading="exact")
 @given(qk=qk_pairs(n=(1, 8), d=(1, 6), scale_exp=(-3.0, 4.0)))
 @profiles.scaled(0.5)
 def test_row_stochastic_exact(qk, claim_log, claimed):
@@ -215,7 +200,7 @@ def test_row_stochastic_exact(qk, claim_log, claimed):
     claim_log.note("Every row sum's arb enclosure contains the claimed value; every entry is certified > 0.")
 
 
-@pytest.mark.parametrize("device,dtype,reading", reading_params(ROWSTOCH))
+@pytest.mark.parametrize("device,dtype,reading", reading_params("lemma-11-33-row-stochastic"))
 @given(N=st.integers(1, 512), d=st.integers(1, 6), scale=log_uniform(-3, 3), seed=st.integers(0, 2**32 - 1))
 def test_row_stochastic_dtypes(device, dtype, reading, N, d, scale, seed, claim_log, claimed):
     rng = np.random.default_rng(seed)
@@ -237,7 +222,7 @@ def test_row_stochastic_dtypes(device, dtype, reading, N, d, scale, seed, claim_
 # -- SVD -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.claim(SVD, reading="exact")
+@pytest.mark.claim("svd-of-attention-matrix", reading="exact")
 @given(qk=qk_pairs(n=(1, 6), d=(1, 4), scale_exp=(-2.0, 2.0)))
 @profiles.scaled(0.5)
 def test_svd_exact(qk, claim_log):
@@ -258,7 +243,7 @@ def test_svd_exact(qk, claim_log):
                certified=True, certificate="mpmath svd_r at 40 digits")
 
 
-@pytest.mark.parametrize("device,dtype,reading", reading_params(SVD))
+@pytest.mark.parametrize("device,dtype,reading", reading_params("svd-of-attention-matrix"))
 @given(N=st.integers(1, 64), d=st.integers(1, 6), scale=log_uniform(-2, 2), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
 def test_svd_dtypes(device, dtype, reading, N, d, scale, seed, claim_log):
@@ -280,7 +265,7 @@ def test_svd_dtypes(device, dtype, reading, N, d, scale, seed, claim_log):
 # -- 定义 11.25 ----------------------------------------------------------------------------------
 
 
-@pytest.mark.claim(DEF1125, reading="exact")
+@pytest.mark.claim("definition-11-25-effective-rank", reading="exact")
 @given(sig=st.lists(st.integers(0, 6), min_size=1, max_size=10).filter(any),
        m=st.integers(1, 4), data=st.data())
 def test_effective_rank_implements_definition(sig, m, data, claim_log, claimed):
@@ -297,13 +282,13 @@ def test_effective_rank_implements_definition(sig, m, data, claim_log, claimed):
     claim_log.example(N=len(sig), eff_rank=got)
     claim_log.track("exact ties (0/1)", int(tie))
     if got != want:
-        refute(f"spectrum {sig}, tau = {tau}: claims.measures.effective_rank gives {got}, the claimed criterion "
+        refute(f"spectrum {sig}, tau = {tau}: attention_claims.maths.effective_rank gives {got}, the claimed criterion "
                f"'{claimed.text('criterion')}' gives {want}", example={"sigma": sig, "tau": str(tau)},
                certified=True, certificate="exact rational evaluation of the criterion; integer spectra and dyadic "
                                            "tau are exact in float64")
 
 
-@pytest.mark.claim(DEF1125, reading="implied-bounds")
+@pytest.mark.claim("definition-11-25-effective-rank", reading="implied-bounds")
 @given(qk=qk_pairs(n=(1, 12), d=(1, 4), scale_exp=(-2.0, 2.0)),
        taus=st.lists(st.floats(0.01, 0.99), min_size=2, max_size=4))
 def test_effective_rank_implied_bounds(qk, taus, claim_log):
@@ -325,7 +310,7 @@ def test_effective_rank_implied_bounds(qk, taus, claim_log):
 # -- 推论 11.8's reading (and the summary that says it was proved) --------------------------------
 
 
-@pytest.mark.parametrize("cid", [pytest.param(SMALLK, marks=pytest.mark.claim(SMALLK, reading="decay-condition"),
+@pytest.mark.parametrize("cid", [pytest.param("corollary-11-8-small-k-captures-most-energy", marks=pytest.mark.claim("corollary-11-8-small-k-captures-most-energy", reading="decay-condition"),
                                               id="corollary-11-8"),
                                  pytest.param("summary-spectral-decay-proved",
                                               marks=pytest.mark.claim("summary-spectral-decay-proved",
@@ -363,8 +348,8 @@ def anchored_cases(draw):
 
 
 @pytest.mark.parametrize("reading", [
-    pytest.param("anchored-sharp-bound", marks=pytest.mark.claim(SMALLK, reading="anchored-sharp-bound"), id="sharp"),
-    pytest.param("anchored-document-form", marks=pytest.mark.claim(SMALLK, reading="anchored-document-form"),
+    pytest.param("anchored-sharp-bound", marks=pytest.mark.claim("corollary-11-8-small-k-captures-most-energy", reading="anchored-sharp-bound"), id="sharp"),
+    pytest.param("anchored-document-form", marks=pytest.mark.claim("corollary-11-8-small-k-captures-most-energy", reading="anchored-document-form"),
                  id="document-form"),
 ])
 @given(case=anchored_cases())
@@ -391,8 +376,8 @@ def test_anchored_energy_bound(reading, case, claim_log, claimed):
 
 
 @pytest.mark.parametrize("reading", [
-    pytest.param("anchored-sharp-bound", marks=pytest.mark.claim(SMALLK, reading="anchored-sharp-bound"), id="sharp"),
-    pytest.param("anchored-document-form", marks=pytest.mark.claim(SMALLK, reading="anchored-document-form"),
+    pytest.param("anchored-sharp-bound", marks=pytest.mark.claim("corollary-11-8-small-k-captures-most-energy", reading="anchored-sharp-bound"), id="sharp"),
+    pytest.param("anchored-document-form", marks=pytest.mark.claim("corollary-11-8-small-k-captures-most-energy", reading="anchored-document-form"),
                  id="document-form"),
 ])
 @given(a=st.integers(1, 3000), u=st.lists(st.floats(0, 1), min_size=1, max_size=40))
@@ -419,7 +404,7 @@ def test_anchored_energy_bound_random_spectra(reading, a, u, claim_log, claimed)
 # -- proof of 定理 11.22 ---------------------------------------------------------------------------
 
 
-@pytest.mark.claim(ONEHOT, reading="exact")
+@pytest.mark.claim("proof-11-22-one-hot-rows-rank", reading="exact")
 @given(js=st.lists(st.integers(0, 11), min_size=1, max_size=12))
 def test_one_hot_rows_rank(js, claim_log, claimed):
     N = len(js)
@@ -437,7 +422,7 @@ def test_one_hot_rows_rank(js, claim_log, claimed):
 # -- 推论 11.9 -----------------------------------------------------------------------------------
 
 
-@pytest.mark.claim(SHARP, reading="effective-rank-monotone")
+@pytest.mark.claim("corollary-11-9-sharpening-lowers-rank", reading="effective-rank-monotone")
 @given(Z=st.integers(2, 6).flatmap(lambda n: hnp.arrays(np.float64, (n, n), elements=st.integers(-4, 4).map(float))),
        T1=log_uniform(0, 2), r=log_uniform(-2, -0.3))
 @profiles.scaled(0.5)
@@ -461,7 +446,7 @@ def test_sharpening_effective_rank(Z, T1, r, claim_log, claimed):
                                "of tau")
 
 
-@pytest.mark.claim(SHARP, reading="shared-argmax")
+@pytest.mark.claim("corollary-11-9-sharpening-lowers-rank", reading="shared-argmax")
 @given(Z=shared_argmax_logits(n=(2, 8)))
 def test_sharpening_shared_argmax(Z, claim_log, claimed):
     N = Z.shape[0]
@@ -485,7 +470,7 @@ def _argsets(q, keys):
             ips, dists)
 
 
-@pytest.mark.claim(GEOM, reading="exact")
+@pytest.mark.claim("geometry-max-inner-product-is-nearest-neighbour", reading="exact")
 @given(d=st.integers(2, 4), data=st.data())
 def test_max_inner_product_is_nearest(d, data, claim_log):
     ints = st.integers(-4, 4)
@@ -499,7 +484,7 @@ def test_max_inner_product_is_nearest(d, data, claim_log):
                certificate="exact integer arithmetic")
 
 
-@pytest.mark.claim(GEOM, reading="equal-norm-keys")
+@pytest.mark.claim("geometry-max-inner-product-is-nearest-neighbour", reading="equal-norm-keys")
 @given(d=st.integers(2, 4), data=st.data())
 def test_max_inner_product_equal_norm_keys(d, data, claim_log):
     base = data.draw(hnp.arrays(np.int64, d, elements=st.integers(-4, 4)), label="base")
@@ -518,8 +503,8 @@ def test_max_inner_product_equal_norm_keys(d, data, claim_log):
 
 
 @pytest.mark.parametrize("scaled,reading", [
-    pytest.param(True, "scaled-gaussian", marks=pytest.mark.claim(HIGHD, reading="scaled-gaussian"), id="scaled"),
-    pytest.param(False, "unscaled-logits", marks=pytest.mark.claim(HIGHD, reading="unscaled-logits"), id="unscaled"),
+    pytest.param(True, "scaled-gaussian", marks=pytest.mark.claim("lemma-11-37-high-dimensional-sparsity", reading="scaled-gaussian"), id="scaled"),
+    pytest.param(False, "unscaled-logits", marks=pytest.mark.claim("lemma-11-37-high-dimensional-sparsity", reading="unscaled-logits"), id="unscaled"),
 ])
 @given(d=st.integers(32, 256), N=st.integers(256, 4096), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
@@ -539,7 +524,7 @@ def test_high_dimension_concentration(scaled, reading, d, N, seed, claim_log, cl
                    certificate=f"arb enclosure of the participation ratio from the float64 logits: {arb_pr}")
 
 
-@pytest.mark.claim(HIGHD, reading="cosine-low")
+@pytest.mark.claim("lemma-11-37-high-dimensional-sparsity", reading="cosine-low")
 @given(d=st.integers(32, 256), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
 def test_high_dimension_cosines_low(d, seed, claim_log, claimed):
@@ -566,7 +551,7 @@ def _conditional_logits(d: int, N: int, seed: int) -> tuple[np.ndarray, float]:
     return math.sqrt(s2) * rng.standard_normal(N), s2
 
 
-@pytest.mark.claim(LIMIT, reading="lognormal-limit")
+@pytest.mark.claim("theorem-11-24-random-attention-limit", reading="lognormal-limit")
 @given(d=st.integers(8, 64), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
 def test_random_attention_lognormal_limit(d, seed, claim_log, claimed):
@@ -584,9 +569,9 @@ def test_random_attention_lognormal_limit(d, seed, claim_log, claimed):
 
 
 @pytest.mark.parametrize("cid,reading", [
-    pytest.param(LIMIT, "largest-weight-persists", marks=pytest.mark.claim(LIMIT, reading="largest-weight-persists"),
+    pytest.param("theorem-11-24-random-attention-limit", "largest-weight-persists", marks=pytest.mark.claim("theorem-11-24-random-attention-limit", reading="largest-weight-persists"),
                  id="theorem-11-24"),
-    pytest.param(MAXTERM, "max-term-dominates", marks=pytest.mark.claim(MAXTERM, reading="max-term-dominates"),
+    pytest.param("proof-11-24-max-term-dominates", "max-term-dominates", marks=pytest.mark.claim("proof-11-24-max-term-dominates", reading="max-term-dominates"),
                  id="proof-11-24"),
 ])
 @given(d=st.integers(1, 64), N=st.sampled_from([10**4, 3 * 10**4, 10**5]), seed=st.integers(0, 2**32 - 1))
@@ -607,7 +592,7 @@ def test_random_attention_max_weight(cid, reading, d, N, seed, claim_log, claime
                    certificate=f"arb: max_j p_j <= 1 / (sum of the largest terms e^(x_j - max x)) in {upper}")
 
 
-@pytest.mark.claim(MAXTERM, reading="law-of-large-numbers")
+@pytest.mark.claim("proof-11-24-max-term-dominates", reading="law-of-large-numbers")
 @given(d=st.integers(8, 64), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
 def test_random_attention_law_of_large_numbers(d, seed, claim_log, claimed):

@@ -13,12 +13,8 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from claims import profiles
-from claims.attention import softmax_attention
-from claims.evidence import refute
-from claims.measures import numerical_rank
-from claims.reference import arb_softmax_attention, certified_rank_at_least
-from claims.testing import shared_argmax_logits
+from attention_claims.maths import arb_softmax_attention, certified_rank_at_least, numerical_rank, softmax_attention
+from attention_claims.testkit import profiles, refute, shared_argmax_logits
 
 # -- 推论 11.8 --------------------------------------------------------------------------------
 

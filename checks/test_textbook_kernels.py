@@ -20,51 +20,37 @@ from hypothesis import assume, example, given, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from claims import profiles
-from claims.attention import as_tensor, feature_map, softmax_attention
-from claims.evidence import refute
-from claims.kernels import (
+from attention_claims.framework.records import ClaimRecordError
+from attention_claims.maths import (
     arb_feature,
-    cr_factorization,
-    doc_exp_feature_map,
-    doc_exp_overflow_norm_sq,
-    exact_frobenius_sq,
-    feature_zero_threshold,
-    monomial_feature_dots,
-    mp_doc_exp_log_extremes,
-    normalised_prf_attention,
-)
-from claims.reference import (
     arb_logits,
     arb_softmax_attention,
+    as_tensor,
     certified_rank_at_least,
     certified_sign,
     certify_nonzero_det,
-    exact_rank,
-    precision,
-)
-from claims.schema import ClaimRecordError
-from claims.testing import log_uniform, qk_pairs, reading_params
-from claims.textbook import (
+    cr_factorization,
+    doc_exp_feature_map,
+    doc_exp_overflow_norm_sq,
     eckart_young_factors,
+    exact_frobenius_sq,
+    exact_rank,
     feature_linear_attention,
+    feature_map,
+    feature_zero_threshold,
     matmul_count,
     meta_matmul_flops,
+    monomial_feature_dots,
     mp_attention,
+    mp_doc_exp_log_extremes,
     mp_singular_values,
+    normalised_prf_attention,
     op_count,
+    precision,
+    softmax_attention,
 )
+from attention_claims.testkit import log_uniform, profiles, qk_pairs, reading_params, refute
 
-L1139 = "lemma-11-39-kernel-rewrite"
-EXPK = "exponential-kernel-feature-map"
-RELUK = "relu-kernel-feature-map"
-L1140 = "lemma-11-40-relu-kernel-sparsity"
-T1127 = "theorem-11-27-linear-attention-expectation"
-C1111 = "corollary-11-11-linear-attention-stability"
-T1128 = "theorem-11-28-lora-delta-attention"
-TAB_LIN = "table-11-3-3-linear-attention-row"
-TAB_LORA = "table-11-3-3-lora-row"
-SUMMARY = "summary-kernel-trick-feature-space"
 NS = (2, 10, 100, 10**3, 10**4, 10**5, 10**6)
 
 
@@ -97,8 +83,8 @@ def _count_ratios(counts, claimed, d):
 
 
 @pytest.mark.parametrize("cid", [
-    pytest.param(L1139, marks=pytest.mark.claim(L1139, reading="weights-factorize"), id="lemma-11-39"),
-    pytest.param(SUMMARY, marks=pytest.mark.claim(SUMMARY, reading="linear-cost"), id="summary"),
+    pytest.param("lemma-11-39-kernel-rewrite", marks=pytest.mark.claim("lemma-11-39-kernel-rewrite", reading="weights-factorize"), id="lemma-11-39"),
+    pytest.param("summary-kernel-trick-feature-space", marks=pytest.mark.claim("summary-kernel-trick-feature-space", reading="linear-cost"), id="summary"),
 ])
 @given(N=st.integers(1, 6), m=st.integers(1, 4), d=st.one_of(st.sampled_from([1, 1000]), st.integers(1, 1000)),
        data=st.data())
@@ -123,7 +109,7 @@ def test_kernel_rewrite_exact_and_linear(cid, N, m, d, data, claim_log, claimed)
         refute(f"phi(Q)(phi(K)^T V): the exact operation count over cost_after(N) = {claimed.text('cost_after')} "
                f"grows by {float(grow['linear']):.4g} >= {growth} from N = 2 to N = {NS[i]} (d = {d}, m = {m})",
                example={"d": d, "m": m, "N": NS[i]}, certified=True,
-               certificate="exact integer operation counts (claims.textbook.op_count; matmuls = FlopCounterMode) "
+               certificate="exact integer operation counts (attention_claims.maths.op_count; matmuls = FlopCounterMode) "
                            "over cost_after in exact rationals (40-digit mpmath if it uses log)")
     if grow["standard"] < growth:
         refute(f"nothing was lowered: the standard schedule's count over cost_after(N) = {claimed.text('cost_after')} "
@@ -133,7 +119,7 @@ def test_kernel_rewrite_exact_and_linear(cid, N, m, d, data, claim_log, claimed)
                    "standard 4 N^2 d + 6 N^2 - 2N (matmul parts equal to FlopCounterMode on meta tensors).")
 
 
-@pytest.mark.claim(L1139, reading="kernel-approximates-exp")
+@pytest.mark.claim("lemma-11-39-kernel-rewrite", reading="kernel-approximates-exp")
 @given(qk=qk_pairs(n=(1, 5), d=(1, 4), scale_exp=(-2.0, 1.0)), data=st.data())
 @profiles.scaled(0.5, explain=False)
 def test_kernel_rewrite_without_normaliser(qk, data, claim_log):
@@ -158,7 +144,7 @@ def test_kernel_rewrite_without_normaliser(qk, data, claim_log):
 # -- 核函数一 and 核函数二 ---------------------------------------------------------------------------
 
 
-@pytest.mark.claim(EXPK, reading="exact")
+@pytest.mark.claim("exponential-kernel-feature-map", reading="exact")
 @given(d=st.integers(1, 5), data=st.data())
 @profiles.scaled(1.0, explain=False)
 def test_exponential_kernel_feature_map(d, data, claim_log, claimed):
@@ -186,8 +172,8 @@ def test_exponential_kernel_feature_map(d, data, claim_log, claimed):
 
 
 @pytest.mark.parametrize("key", [
-    pytest.param("feature_scale_sq", marks=pytest.mark.claim(RELUK, reading="exact"), id="exact"),
-    pytest.param("scaled_feature_scale_sq", marks=pytest.mark.claim(RELUK, reading="scaled-feature-map"), id="scaled"),
+    pytest.param("feature_scale_sq", marks=pytest.mark.claim("relu-kernel-feature-map", reading="exact"), id="exact"),
+    pytest.param("scaled_feature_scale_sq", marks=pytest.mark.claim("relu-kernel-feature-map", reading="scaled-feature-map"), id="scaled"),
 ])
 @given(d=st.integers(1, 4), data=st.data())
 @profiles.scaled(1.0, explain=False)
@@ -206,7 +192,7 @@ def test_relu_kernel_feature_map(key, d, data, claim_log, claimed):
 # -- 引理 11.40 ----------------------------------------------------------------------------------
 
 
-@pytest.mark.claim(L1140, reading="zeros-and-rank")
+@pytest.mark.claim("lemma-11-40-relu-kernel-sparsity", reading="zeros-and-rank")
 @given(N=st.integers(1, 8), d=st.integers(1, 3), data=st.data())
 @profiles.scaled(1.0, explain=False)
 def test_relu_kernel_zeros_and_rank(N, d, data, claim_log, claimed):
@@ -227,7 +213,7 @@ def test_relu_kernel_zeros_and_rank(N, d, data, claim_log, claimed):
                certified=True, certificate="fmpz_mat rank (exact)")
 
 
-@pytest.mark.claim(L1140, reading="feature-map-zeros")
+@pytest.mark.claim("lemma-11-40-relu-kernel-sparsity", reading="feature-map-zeros")
 @given(d=st.integers(1, 4), data=st.data())
 @profiles.scaled(1.0, explain=False)
 def test_relu_feature_map_zeros(d, data, claim_log):
@@ -245,8 +231,8 @@ def test_relu_feature_map_zeros(d, data, claim_log):
 
 
 @pytest.mark.parametrize("cid", [
-    pytest.param(T1127, marks=pytest.mark.claim(T1127, reading="no-feature-map"), id="theorem-11-27"),
-    pytest.param(TAB_LIN, marks=pytest.mark.claim(TAB_LIN, reading="expectation-equivalence"), id="table-11-3-3"),
+    pytest.param("theorem-11-27-linear-attention-expectation", marks=pytest.mark.claim("theorem-11-27-linear-attention-expectation", reading="no-feature-map"), id="theorem-11-27"),
+    pytest.param("table-11-3-3-linear-attention-row", marks=pytest.mark.claim("table-11-3-3-linear-attention-row", reading="expectation-equivalence"), id="table-11-3-3"),
 ])
 @given(d=st.integers(1, 3), data=st.data())
 @profiles.scaled(1.0, explain=False)
@@ -266,7 +252,7 @@ def test_no_feature_map_in_expectation(cid, d, data, claim_log):
                certificate=f"arb (128-bit): output difference {a - b}")
 
 
-@pytest.mark.claim(T1127, reading="normalised-prf-consistent")
+@pytest.mark.claim("theorem-11-27-linear-attention-expectation", reading="normalised-prf-consistent")
 @given(N=st.integers(1, 6), d=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25, explain=False)
 def test_normalised_prf_attention_consistent(N, d, seed, claim_log, claimed):
@@ -307,7 +293,7 @@ def _doc_exp_case(Q, K, V, dtype, device):
     return bool(torch.isfinite(lin).all()), bool(torch.isfinite(soft).all())
 
 
-@pytest.mark.parametrize("device,dtype,reading", reading_params(C1111, where=lambda r: "doc-exp" in r.name))
+@pytest.mark.parametrize("device,dtype,reading", reading_params("corollary-11-11-linear-attention-stability", where=lambda r: "doc-exp" in r.name))
 @given(N=st.integers(1, 4), d=st.integers(1, 3), scale=log_uniform(-1, 2), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(1.0, explain=False)
 def test_stability_doc_exp_kernel(device, dtype, reading, N, d, scale, seed, claim_log):
@@ -340,7 +326,7 @@ def test_stability_doc_exp_kernel(device, dtype, reading, N, d, scale, seed, cla
                     f"once |x|^2 > {s_neg:.6g} = 2d ln(max) (bisection, d = {d})")
 
 
-@pytest.mark.parametrize("device,dtype,reading", reading_params(C1111, where=lambda r: "elu" in r.name))
+@pytest.mark.parametrize("device,dtype,reading", reading_params("corollary-11-11-linear-attention-stability", where=lambda r: "elu" in r.name))
 @given(N=st.integers(1, 4), d=st.integers(1, 3), scale=log_uniform(0, 3), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5, explain=False)
 def test_stability_elu_plus_one(device, dtype, reading, N, d, scale, seed, claim_log):
@@ -373,7 +359,7 @@ def test_stability_elu_plus_one(device, dtype, reading, N, d, scale, seed, claim
                     f"before e^x underflows (x < {xu:.6g})")
 
 
-@pytest.mark.parametrize("device,dtype,reading", reading_params(C1111, where=lambda r: r.name.endswith("benign")))
+@pytest.mark.parametrize("device,dtype,reading", reading_params("corollary-11-11-linear-attention-stability", where=lambda r: r.name.endswith("benign")))
 @given(qk=qk_pairs(n=(2, 6), d=(1, 4), scale_exp=(-1.0, 4.0)), cluster=st.integers(0, 16),
        seed=st.integers(0, 2**32 - 1))
 @example(qk=(np.array([[1e4, 0.0], [-1e4, 5e3]]), np.array([[1.0, 0.0], [0.5, 0.5]]), 1e4), cluster=0, seed=0)
@@ -419,7 +405,7 @@ def test_softmax_underflow_benign(device, dtype, reading, qk, cluster, seed, cla
 # -- 定理 11.28 -----------------------------------------------------------------------------------
 
 
-@pytest.mark.claim(T1128, reading="rank-one-query-update")
+@pytest.mark.claim("theorem-11-28-lora-delta-attention", reading="rank-one-query-update")
 @given(N=st.integers(5, 8), d=st.integers(2, 4), e=st.integers(0, 10), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5, explain=False)
 def test_lora_query_update_delta_rank(N, d, e, seed, claim_log, claimed):
@@ -450,7 +436,7 @@ def test_lora_query_update_delta_rank(N, d, e, seed, claim_log, claimed):
 # -- 表 11.3.3, LoRA row ----------------------------------------------------------------------------
 
 
-@pytest.mark.claim(TAB_LORA, reading="eckart-young")
+@pytest.mark.claim("table-11-3-3-lora-row", reading="eckart-young")
 @given(m=st.integers(2, 8), n=st.integers(2, 8), data=st.data(), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5, explain=False)
 def test_lora_eckart_young(m, n, data, seed, claim_log, claimed):
@@ -491,7 +477,7 @@ def test_lora_eckart_young(m, n, data, seed, claim_log, claimed):
                    "pairs per example never did better.")
 
 
-@pytest.mark.claim(TAB_LORA, reading="exact-factorization")
+@pytest.mark.claim("table-11-3-3-lora-row", reading="exact-factorization")
 @given(m=st.integers(1, 8), n=st.integers(1, 8), k=st.integers(1, 8), data=st.data())
 @profiles.scaled(1.0, explain=False)
 def test_lora_exact_factorization(m, n, k, data, claim_log):
@@ -509,7 +495,7 @@ def test_lora_exact_factorization(m, n, k, data, claim_log):
 # -- 11.3.7: the kernel trick as a feature space -------------------------------------------------------
 
 
-@pytest.mark.claim(SUMMARY, reading="infinite-feature-space")
+@pytest.mark.claim("summary-kernel-trick-feature-space", reading="infinite-feature-space")
 @given(d=st.integers(1, 4), data=st.data())
 @profiles.scaled(0.25, explain=False)
 def test_taylor_feature_space(d, data, claim_log):
@@ -536,7 +522,7 @@ def test_taylor_feature_space(d, data, claim_log):
                    "rationals), dimension C(30 + d, d) at degree 30.")
 
 
-@pytest.mark.claim(SUMMARY, reading="finite-feature-space")
+@pytest.mark.claim("summary-kernel-trick-feature-space", reading="finite-feature-space")
 @given(m=st.integers(1, 6), d=st.integers(1, 3), data=st.data())
 @profiles.scaled(0.5, explain=False)
 def test_no_finite_feature_space(m, d, data, claim_log):

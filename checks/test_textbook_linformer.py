@@ -17,10 +17,7 @@ from hypothesis import given, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from claims import profiles
-from claims.evidence import refute
-from claims.testing import qk_pairs
-from claims.textbook import (
+from attention_claims.maths import (
     identity_gap_lower_bound,
     matmul_count,
     meta_matmul_flops,
@@ -29,18 +26,8 @@ from claims.textbook import (
     op_count,
     rademacher_gram_mean,
 )
+from attention_claims.testkit import profiles, qk_pairs, refute
 
-JL_INTRO = "jl-guarantees-low-rank-approximation"
-IP = "corollary-11-10-inner-products-preserved"
-DEF1126 = "definition-11-26-linformer-formula"
-COMPLEXITY = "lemma-11-38-linformer-complexity"
-THM1126 = "theorem-11-26-linformer-error-bound"
-NEAR_ID = "proof-11-26-projection-near-identity"
-T_STD = "table-11-3-2-standard-attention-row"
-T_LIN = "table-11-3-2-linformer-row"
-T_LINEAR = "table-11-3-2-linear-attention-row"
-T3_LIN = "table-11-3-3-linformer-row"
-SUMMARY = "summary-jl-rigorous-guarantee"
 NS = (2, 10, 100, 10**3, 10**4, 10**5, 10**6)
 EPS = st.integers(1, 999).map(lambda i: Fraction(i, 1000))
 
@@ -84,9 +71,9 @@ def linformer_inputs(draw, n=(1, 4), d=(1, 3)):
     return X @ W[0], X @ W[1], (X @ W[2]) << j, {"X": X, "W_Q": W[0], "W_K": W[1], "W_V": W[2] << j}
 
 
-@pytest.mark.parametrize("cid,reading", [_claim(THM1126, "exact"), _claim(T_LIN, "error-bound"),
-                                         _claim(T3_LIN, "with-v"), _claim(JL_INTRO, "document-theorem-11-26"),
-                                         _claim(SUMMARY, "document-theorem-11-26")])
+@pytest.mark.parametrize("cid,reading", [_claim("theorem-11-26-linformer-error-bound", "exact"), _claim("table-11-3-2-linformer-row", "error-bound"),
+                                         _claim("table-11-3-3-linformer-row", "with-v"), _claim("jl-guarantees-low-rank-approximation", "document-theorem-11-26"),
+                                         _claim("summary-jl-rigorous-guarantee", "document-theorem-11-26")])
 @given(qkv=linformer_inputs(), eps=EPS)
 @profiles.scaled(1.0, explain=False)
 def test_linformer_error_bound(cid, reading, qkv, eps, claim_log, claimed):
@@ -105,10 +92,10 @@ def test_linformer_error_bound(cid, reading, qkv, eps, claim_log, claimed):
                f"{claimed.text('error_bound')} = {mpmath.nstr(bound, 10)} for every k (spectral and Frobenius norm)",
                example={**inputs, "eps": str(eps)}, certified=True,
                certificate="30-digit mpmath: softmax(QK^T/sqrt d)V from the exact integer inputs, row-to-line "
-                           "distances (claims.textbook.mp_row_line_distance)")
+                           "distances (attention_claims.maths.mp_row_line_distance)")
 
 
-@pytest.mark.claim(T3_LIN, reading="as-printed")
+@pytest.mark.claim("table-11-3-3-linformer-row", reading="as-printed")
 @given(N=st.integers(1, 8), d=st.integers(1, 8), data=st.data(), eps=EPS)
 @profiles.scaled(1.0, explain=False)
 def test_table_11_3_3_as_printed(N, d, data, eps, claim_log, claimed):
@@ -133,7 +120,7 @@ def test_table_11_3_3_as_printed(N, d, data, eps, claim_log, claimed):
 # -- 定义 11.26 ------------------------------------------------------------------------------------
 
 
-@pytest.mark.claim(DEF1126, reading="approximates-attention")
+@pytest.mark.claim("definition-11-26-linformer-formula", reading="approximates-attention")
 @given(qkv=linformer_inputs(), k=st.integers(1, 64))
 @profiles.scaled(1.0, explain=False)
 def test_definition_11_26_approximates_attention(qkv, k, claim_log, claimed):
@@ -153,10 +140,10 @@ def test_definition_11_26_approximates_attention(qkv, k, claim_log, claimed):
                f"QK^T V, more than {claimed.text('rel_error')} |AV|_F = {mpmath.nstr(allowed, 10)}: no k (no real "
                f"divisor) makes Q(K^T V)/({claimed.text('divisor')}) within it (at k = {k} the Frobenius error is "
                f"{mpmath.nstr(at_k, 10)})", example={"Q": Q, "K": K, "V": V, "k": k}, certified=True,
-               certificate="30-digit mpmath from the exact integer inputs (claims.textbook.mp_row_line_distance)")
+               certificate="30-digit mpmath from the exact integer inputs (attention_claims.maths.mp_row_line_distance)")
 
 
-@pytest.mark.claim(DEF1126, reading="shape-d-by-d")
+@pytest.mark.claim("definition-11-26-linformer-formula", reading="shape-d-by-d")
 @given(N=st.one_of(st.sampled_from([1, 10**6]), st.integers(1, 10**6)), d=st.integers(1, 4096), k=st.integers(1, 4096))
 def test_definition_11_26_shape(N, d, k, claim_log, claimed):
     K, V = torch.empty(N, d, device="meta"), torch.empty(N, d, device="meta")
@@ -169,7 +156,7 @@ def test_definition_11_26_shape(N, d, k, claim_log, claimed):
                example={"N": N, "d": d, "k": k}, certified=True, certificate="torch shape arithmetic on meta tensors")
 
 
-@pytest.mark.claim(DEF1126, reading="k-bounds-rank")
+@pytest.mark.claim("definition-11-26-linformer-formula", reading="k-bounds-rank")
 @given(N=st.integers(1, 4), d=st.integers(1, 3), k=st.integers(1, 4), data=st.data())
 @profiles.scaled(1.0, explain=False)
 def test_definition_11_26_rank(N, d, k, data, claim_log, claimed):
@@ -201,7 +188,7 @@ def _ops(method: str, N: int, d: int, k: int) -> int:
     """Exact count; its matmul part must equal torch's FlopCounterMode count (else a suite bug)."""
     kw = {"m": d} if method == "linear" else {"k": k}
     if matmul_count(method, N, d, **kw) != meta_matmul_flops(method, N, d, **kw):
-        raise RuntimeError(f"{method}: claims.textbook.matmul_count disagrees with FlopCounterMode at {N, d, k}")
+        raise RuntimeError(f"{method}: attention_claims.maths.matmul_count disagrees with FlopCounterMode at {N, d, k}")
     return op_count(method, N, d, **kw)
 
 
@@ -214,13 +201,13 @@ def _bound_check(method, key, N, d, k, claimed, claim_log):
     if ops > c * f:
         refute(f"{method}: exactly {ops} operations at N = {N}, d = {d}, k = {k}, more than {c} * "
                f"({claimed.text(key)}) = {c * f}", example={"method": method, "N": N, "d": d, "k": k, "ops": ops},
-               certified=True, certificate="exact integer operation counts (claims.textbook.op_count; matmul part "
+               certified=True, certificate="exact integer operation counts (attention_claims.maths.op_count; matmul part "
                                            "equal to torch FlopCounterMode on meta tensors)")
 
 
-@pytest.mark.parametrize("cid,reading", [_claim(COMPLEXITY, "linformer-paper"),
-                                         _claim(JL_INTRO, "linformer-complexity-reduction"),
-                                         _claim(SUMMARY, "linformer-complexity-reduction")])
+@pytest.mark.parametrize("cid,reading", [_claim("lemma-11-38-linformer-complexity", "linformer-paper"),
+                                         _claim("jl-guarantees-low-rank-approximation", "linformer-complexity-reduction"),
+                                         _claim("summary-jl-rigorous-guarantee", "linformer-complexity-reduction")])
 @given(size=count_sizes())
 def test_linformer_complexity_reduction(cid, reading, size, claim_log, claimed):
     N, d, k = size
@@ -241,16 +228,16 @@ def test_linformer_complexity_reduction(cid, reading, size, claim_log, claimed):
 
 
 @pytest.mark.parametrize("cid,reading,method,key", [
-    pytest.param(COMPLEXITY, "formula-of-definition-11-26", "doc-linformer", "linformer",
-                 marks=pytest.mark.claim(COMPLEXITY, reading="formula-of-definition-11-26"), id="lemma-11-38-doc"),
-    pytest.param(T_LIN, "cost-of-written-formula", "doc-linformer", "cost",
-                 marks=pytest.mark.claim(T_LIN, reading="cost-of-written-formula"), id="table-linformer-doc"),
-    pytest.param(T_LIN, "cost-of-linformer-paper", "linformer", "cost",
-                 marks=pytest.mark.claim(T_LIN, reading="cost-of-linformer-paper"), id="table-linformer-paper"),
-    pytest.param(T_STD, "notation-for-definition-11-24", "standard", "cost",
-                 marks=pytest.mark.claim(T_STD, reading="notation-for-definition-11-24"), id="table-standard"),
-    pytest.param(T_LINEAR, "cost-feature-dim-d", "linear", "cost",
-                 marks=pytest.mark.claim(T_LINEAR, reading="cost-feature-dim-d"), id="table-linear"),
+    pytest.param("lemma-11-38-linformer-complexity", "formula-of-definition-11-26", "doc-linformer", "linformer",
+                 marks=pytest.mark.claim("lemma-11-38-linformer-complexity", reading="formula-of-definition-11-26"), id="lemma-11-38-doc"),
+    pytest.param("table-11-3-2-linformer-row", "cost-of-written-formula", "doc-linformer", "cost",
+                 marks=pytest.mark.claim("table-11-3-2-linformer-row", reading="cost-of-written-formula"), id="table-linformer-doc"),
+    pytest.param("table-11-3-2-linformer-row", "cost-of-linformer-paper", "linformer", "cost",
+                 marks=pytest.mark.claim("table-11-3-2-linformer-row", reading="cost-of-linformer-paper"), id="table-linformer-paper"),
+    pytest.param("table-11-3-2-standard-attention-row", "notation-for-definition-11-24", "standard", "cost",
+                 marks=pytest.mark.claim("table-11-3-2-standard-attention-row", reading="notation-for-definition-11-24"), id="table-standard"),
+    pytest.param("table-11-3-2-linear-attention-row", "cost-feature-dim-d", "linear", "cost",
+                 marks=pytest.mark.claim("table-11-3-2-linear-attention-row", reading="cost-feature-dim-d"), id="table-linear"),
 ])
 @given(size=count_sizes())
 @profiles.scaled(1.0, explain=False)
@@ -260,7 +247,7 @@ def test_cost_bound(cid, reading, method, key, size, claim_log, claimed):
     _bound_check(method, key, N, d, k, claimed, claim_log)
 
 
-@pytest.mark.claim(T_LINEAR, reading="cost-linear-in-n")
+@pytest.mark.claim("table-11-3-2-linear-attention-row", reading="cost-linear-in-n")
 @given(d=st.one_of(st.sampled_from([1, 10**4]), st.integers(1, 10**4)))
 def test_linear_attention_cost_linear_in_n(d, claim_log, claimed):
     growth = _exact(claimed.eval("growth_max", exact=True))
@@ -279,7 +266,7 @@ def test_linear_attention_cost_linear_in_n(d, claim_log, claimed):
 # -- 表 11.3.2, the standard row read literally ---------------------------------------------------
 
 
-@pytest.mark.claim(T_STD, reading="literal-without-scale")
+@pytest.mark.claim("table-11-3-2-standard-attention-row", reading="literal-without-scale")
 @given(qk=qk_pairs(n=(1, 3), d=(1, 3), scale_exp=(-1.0, 1.0)), data=st.data())
 @profiles.scaled(0.5, explain=False)
 def test_table_standard_row_literal(qk, data, claim_log, claimed):
@@ -311,7 +298,7 @@ def planar_points(draw):
     return X, axes
 
 
-@pytest.mark.claim(IP, reading="exact")
+@pytest.mark.claim("corollary-11-10-inner-products-preserved", reading="exact")
 @given(pts=planar_points(), eps=EPS)
 @profiles.scaled(1.0, explain=False)
 def test_corollary_11_10_exact(pts, eps, claim_log, claimed):
@@ -331,7 +318,7 @@ def test_corollary_11_10_exact(pts, eps, claim_log, claimed):
                    certified=True, certificate="exact rational arithmetic")
 
 
-@pytest.mark.claim(IP, reading="additive-polarization")
+@pytest.mark.claim("corollary-11-10-inner-products-preserved", reading="additive-polarization")
 @given(d=st.integers(1, 4), data=st.data(), eps=EPS,
        abc=st.tuples(*[st.integers(-100, 100).map(lambda i: Fraction(i, 100))] * 3))
 def test_corollary_11_10_additive(d, data, eps, abc, claim_log, claimed):
@@ -366,7 +353,7 @@ def test_corollary_11_10_additive(d, data, eps, abc, claim_log, claimed):
 # -- proof of 定理 11.26: P^T P ~ I_d -------------------------------------------------------------
 
 
-@pytest.mark.claim(NEAR_ID, reading="operator-norm")
+@pytest.mark.claim("proof-11-26-projection-near-identity", reading="operator-norm")
 @given(d=st.integers(2, 8), data=st.data(), eps=EPS, seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(1.0, explain=False)
 def test_projection_operator_norm(d, data, eps, seed, claim_log, claimed):
@@ -381,11 +368,11 @@ def test_projection_operator_norm(d, data, eps, seed, claim_log, claimed):
                f"{claimed.text('tolerance')} = {tol} (eps = {eps}); rank P^T P = {rank} < d = {d} alone gives >= 1, "
                f"the Rayleigh quotients of P^T P - I_d give the rest",
                example={"P": P, "eps": str(eps)}, certified=True,
-               certificate="exact rational rank of P^T P and Rayleigh quotients (claims.textbook."
+               certificate="exact rational rank of P^T P and Rayleigh quotients (attention_claims.maths."
                            "identity_gap_lower_bound)")
 
 
-@pytest.mark.claim(NEAR_ID, reading="expectation")
+@pytest.mark.claim("proof-11-26-projection-near-identity", reading="expectation")
 @given(d=st.integers(1, 6), data=st.data())
 @profiles.scaled(0.5)
 def test_projection_expectation(d, data, claim_log, claimed):
@@ -401,4 +388,4 @@ def test_projection_expectation(d, data, claim_log, claimed):
         a, b = bad[0]
         refute(f"P {k} x {d} with entries +-sqrt({claimed.text('entry_variance')}) = +-sqrt({var}): E[P^T P]_{a}{b} = "
                f"{G[a][b]}, not {int(a == b)} (all 2^{k * d} sign patterns)", example={"k": k, "d": d},
-               certified=True, certificate="exact enumeration (claims.textbook.rademacher_gram_mean)")
+               certified=True, certificate="exact enumeration (attention_claims.maths.rademacher_gram_mean)")

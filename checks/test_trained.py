@@ -2,7 +2,7 @@
 
 定理 11.21 (power-law spectral decay), 引理 11.34 (top 10% of singular values carry > 80% of the
 energy; eff-rank <= d), 表 11.3.1's measured columns, 引理 11.43 (mean effective rank ~150) and
-定理 11.29 (effective rank falls with depth), measured by :mod:`claims.trained` on
+定理 11.29 (effective rank falls with depth), measured by :mod:`attention_claims.models` on
 
 - all-MiniLM-L6-v2 (BERT encoder, 6 x 12 heads, head dimension 32), and
 - SmolLM2-135M-Instruct (Llama decoder, 30 x 9 heads, head dimension 64), whose weights ship
@@ -27,27 +27,22 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from claims import trained
-from claims.evidence import refute
-from claims.plugin import STATE_KEY
+from attention_claims import models
+from attention_claims.framework.plugin import STATE_KEY
+from attention_claims.testkit import refute
 
 MINILM, SMOL = "minilm-l6", "smollm2-135m"
 MODELS = (MINILM, SMOL)
-LENGTHS = trained.LENGTHS
-T21 = "theorem-11-21-spectral-power-law-decay"
-L34 = "lemma-11-34-energy-concentration"
-TABLE = "table-11-3-1-spectral-features"
-L43 = "lemma-11-43-bert-base-effective-rank"
-T29 = "theorem-11-29-effective-rank-by-depth"
+LENGTHS = models.LENGTHS
 TABLE_BASE_ENERGY = 0.85  # 表 11.3.1, Base row: "前10%捕获85%"
 
 
-def _measure(key: str, N: int) -> trained.Measurement:
+def _measure(key: str, N: int) -> models.Measurement:
     """The cached measurement of ``key`` at ``N`` (float32 and float64), or skip if not installed."""
-    hint = trained.install_hint(key)
+    hint = models.install_hint(key)
     if hint is not None:
-        pytest.skip(f"{trained.MODELS[key].title} not installed: {hint}")
-    return trained.measure(key, N)
+        pytest.skip(f"{models.MODELS[key].title} not installed: {hint}")
+    return models.measure(key, N)
 
 
 def _params(claim: str, prefix: str, models=MODELS, lengths=LENGTHS) -> list:
@@ -55,12 +50,12 @@ def _params(claim: str, prefix: str, models=MODELS, lengths=LENGTHS) -> list:
             for m in models for N in lengths]
 
 
-def _label(meas: trained.Measurement) -> str:
+def _label(meas: models.Measurement) -> str:
     spec = meas.spec
     return f"{spec.key} ({spec.layers}x{spec.heads} heads) at N = {meas.N}"
 
 
-def _share_check(meas: trained.Measurement, holds, need: float, strict: bool, what: str, claim_log) -> None:
+def _share_check(meas: models.Measurement, holds, need: float, strict: bool, what: str, claim_log) -> None:
     """Assert that ``holds(meas, dtype) -> (L, H) bool`` is true in at least ``need`` of the heads
     (more than ``need`` if ``strict``); recompute in float64 before refuting."""
     ok = holds(meas, "float32")
@@ -85,7 +80,7 @@ def _share_check(meas: trained.Measurement, holds, need: float, strict: bool, wh
 # -- 定理 11.21 ---------------------------------------------------------------------------------
 
 
-@pytest.mark.claim(T21, reading="as-stated-finite")
+@pytest.mark.claim("theorem-11-21-spectral-power-law-decay", reading="as-stated-finite")
 def test_power_law_bound_holds_for_every_finite_spectrum(claim_log):
     rng = np.random.default_rng(1121)
     for _ in range(200):
@@ -96,7 +91,7 @@ def test_power_law_bound_holds_for_every_finite_spectrum(claim_log):
         claim_log.example(N=N)
         assert np.all(sigma <= C * i**-2.0 * (1 + 1e-12)), "max_i sigma_i i^2 is not an upper envelope"
     for key in MODELS:
-        if trained.install_hint(key) is not None:
+        if models.install_hint(key) is not None:
             claim_log.note(f"{key} not installed: checked on random spectra only.")
             continue
         for N in LENGTHS:
@@ -113,19 +108,19 @@ def _alpha_gt(claimed):
     return lambda m, dt: np.nan_to_num(m.get("alpha", dt), nan=-np.inf) > alpha_min
 
 
-@pytest.mark.parametrize(("key", "N"), _params(T21, "exponent-"))
+@pytest.mark.parametrize(("key", "N"), _params("theorem-11-21-spectral-power-law-decay", "exponent-"))
 def test_power_law_exponent_above_one(key, N, claim_log, claimed):
     meas = _measure(key, N)
     for a, r2 in zip(meas.get("alpha").ravel(), meas.get("alpha_r2").ravel(), strict=True):
         claim_log.example(alpha=a, r2=r2)
     claim_log.note(f"Median fitted alpha {np.nanmedian(meas.get('alpha')):.2f}, median R^2 "
                    f"{np.nanmedian(meas.get('alpha_r2')):.2f} (least squares of log sigma_i on log i, all sigma_i > 0; "
-                   f"claims.measures.power_law_fit).")
+                   f"attention_claims.maths.power_law_fit).")
     _share_check(meas, _alpha_gt(claimed), float(claimed.eval("share")), False,
                  f"the fitted exponent alpha > {claimed.eval('alpha_min')}", claim_log)
 
 
-@pytest.mark.parametrize(("key", "N"), _params(T21, "power-law-fit-", lengths=(512,)))
+@pytest.mark.parametrize(("key", "N"), _params("theorem-11-21-spectral-power-law-decay", "power-law-fit-", lengths=(512,)))
 def test_power_law_fits(key, N, claim_log, claimed):
     meas = _measure(key, N)
     r2_min = float(claimed.eval("r2_min"))
@@ -138,7 +133,7 @@ def test_power_law_fits(key, N, claim_log, claimed):
                  float(claimed.eval("share")), False, f"alpha > 1 with R^2 >= {r2_min}", claim_log)
 
 
-@pytest.mark.parametrize("key", [pytest.param(m, marks=pytest.mark.claim(T21, reading=f"uniform-in-n-on-{m}"), id=m)
+@pytest.mark.parametrize("key", [pytest.param(m, marks=pytest.mark.claim("theorem-11-21-spectral-power-law-decay", reading=f"uniform-in-n-on-{m}"), id=m)
                                  for m in MODELS])
 def test_power_law_constant_uniform_in_n(key, claim_log, claimed):
     small, large = _measure(key, 128), _measure(key, 512)
@@ -164,7 +159,7 @@ def _energy_gt(claimed):
     return lambda m, dt: m.get("energy_top10", dt) > e
 
 
-@pytest.mark.parametrize(("key", "N"), _params(L34, "energy-"))
+@pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "energy-"))
 def test_top_tenth_energy(key, N, claim_log, claimed):
     meas = _measure(key, N)
     for e in meas.get("energy_top10").ravel():
@@ -175,7 +170,7 @@ def test_top_tenth_energy(key, N, claim_log, claimed):
                  f"the top {k} singular values carry > {float(claimed.eval('energy')):.0%} of the energy", claim_log)
 
 
-@pytest.mark.parametrize(("key", "N"), _params(L34, "energy-majority-", lengths=(512,)))
+@pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "energy-majority-", lengths=(512,)))
 def test_top_tenth_energy_majority(key, N, claim_log, claimed):
     meas = _measure(key, N)
     for e in meas.get("energy_top10").ravel():
@@ -184,7 +179,7 @@ def test_top_tenth_energy_majority(key, N, claim_log, claimed):
                  f"the top 10% carry > {float(claimed.eval('energy')):.0%} of the energy", claim_log)
 
 
-@pytest.mark.parametrize(("key", "N"), _params(L34, "eff-rank-le-d-"))
+@pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "eff-rank-le-d-"))
 def test_effective_rank_at_most_head_dim(key, N, claim_log, claimed):
     meas = _measure(key, N)
     d = meas.spec.head_dim
@@ -199,7 +194,7 @@ def test_effective_rank_at_most_head_dim(key, N, claim_log, claimed):
                  f"eff-rank (tau 0.9) <= d = {d}", claim_log)
 
 
-@pytest.mark.claim(L34, reading="full-rank-on-smollm2-135m-at-n-512")
+@pytest.mark.claim("lemma-11-34-energy-concentration", reading="full-rank-on-smollm2-135m-at-n-512")
 def test_causal_heads_exactly_nonsingular(claim_log):
     meas = _measure(SMOL, 512)
     N = meas.N
@@ -224,7 +219,7 @@ def test_causal_heads_exactly_nonsingular(claim_log):
                    f"{meas.get('condition', 'float64').max():.2e}.")
 
 
-@pytest.mark.claim(L34, reading="numerical-full-rank-on-minilm-l6-at-n-512")
+@pytest.mark.claim("lemma-11-34-energy-concentration", reading="numerical-full-rank-on-minilm-l6-at-n-512")
 def test_encoder_heads_numerically_full_rank(claim_log):
     meas = _measure(MINILM, 512)
     n64 = meas.get("numerical_rank", "float64")
@@ -252,7 +247,7 @@ def _eff_rank_near(meas, target: float, rel: float, dt: str = "float32") -> tupl
     return _near(m90, target, rel) or _near(m95, target, rel), m90, m95
 
 
-@pytest.mark.parametrize(("key", "N"), _params(TABLE, "", lengths=(512,)))
+@pytest.mark.parametrize(("key", "N"), _params("table-11-3-1-spectral-features", "", lengths=(512,)))
 def test_table_base_row_on_trained_model(key, N, claim_log, claimed):
     meas = _measure(key, N)
     target = float(claimed.eval("eff_rank_base"))
@@ -275,7 +270,7 @@ def test_table_base_row_on_trained_model(key, N, claim_log, claimed):
            certificate=f"float64 forward pass and SVD: mean eff-rank {m90_64:.2f} / {m95_64:.2f}, energy {e64:.2%}")
 
 
-@pytest.mark.claim(L43, reading="arithmetic")
+@pytest.mark.claim("lemma-11-43-bert-base-effective-rank", reading="arithmetic")
 def test_lemma_11_43_arithmetic(claim_log, claimed):
     r = Fraction(str(claimed.eval("mean_eff_rank")))
     tol = Fraction(str(claimed.eval("tolerance")))
@@ -291,7 +286,7 @@ def test_lemma_11_43_arithmetic(claim_log, claimed):
                    certificate="exact rational arithmetic (fractions.Fraction)")
 
 
-@pytest.mark.parametrize(("key", "N"), _params(L43, "", lengths=(512,)))
+@pytest.mark.parametrize(("key", "N"), _params("lemma-11-43-bert-base-effective-rank", "", lengths=(512,)))
 def test_lemma_11_43_mean_effective_rank(key, N, claim_log, claimed):
     meas = _measure(key, N)
     target, tol = float(claimed.eval("mean_eff_rank")), float(claimed.eval("tolerance"))
@@ -309,7 +304,7 @@ def test_lemma_11_43_mean_effective_rank(key, N, claim_log, claimed):
            certified=not ok64, certificate=f"float64 forward pass and SVD: {m90_64:.2f} / {m95_64:.2f}")
 
 
-@pytest.mark.parametrize("key", [pytest.param(m, marks=pytest.mark.claim(L43, reading=f"fraction-of-n-on-{m}"), id=m)
+@pytest.mark.parametrize("key", [pytest.param(m, marks=pytest.mark.claim("lemma-11-43-bert-base-effective-rank", reading=f"fraction-of-n-on-{m}"), id=m)
                                  for m in MODELS])
 def test_lemma_11_43_fraction_of_n(key, claim_log, claimed):
     frac, tol = float(claimed.eval("fraction_of_n")), float(claimed.eval("tolerance"))
@@ -338,23 +333,23 @@ def _thirds(values: np.ndarray) -> list[float]:
     return [float(np.mean(part)) for part in np.array_split(values, 3, axis=0)]
 
 
-def _write_layer_report(request, meas: trained.Measurement) -> None:
+def _write_layer_report(request, meas: models.Measurement) -> None:
     state = request.config.stash.get(STATE_KEY, None)
     report_dir = getattr(state, "report_dir", None)
     if report_dir is None:
         return
     out = report_dir / "trained" / f"{meas.model}-n{meas.N}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(trained.report_markdown(meas), encoding="utf-8")
+    out.write_text(models.report_markdown(meas), encoding="utf-8")
 
 
-@pytest.mark.parametrize(("key", "N"), _params(T29, ""))
+@pytest.mark.parametrize(("key", "N"), _params("theorem-11-29-effective-rank-by-depth", ""))
 def test_effective_rank_falls_with_depth(key, N, claim_log, request):
     meas = _measure(key, N)
     _write_layer_report(request, meas)
     for mean, _lo, _hi in meas.layer_stats("eff_rank_90"):
         claim_log.example(layer_mean_eff_rank=mean)
-    claim_log.note(trained.compact_layer_table(meas))
+    claim_log.note(models.compact_layer_table(meas))
     sizes = [len(p) for p in np.array_split(np.arange(meas.spec.layers), 3)]
     t = _thirds(meas.get("eff_rank_90"))
     energy = _thirds(meas.get("energy_top10"))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch  # noqa: F401
 
-import claims
+import attention_claims
 
 for _mod in ["numpy.fft", "scipy.linalg", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.integrate",
              "flint", "mpmath", "hypothesis.extra.numpy", "matplotlib", "torch.nn.functional"]:
@@ -24,19 +24,19 @@ for _mod in ["numpy.fft", "scipy.linalg", "scipy.special", "scipy.stats", "scipy
         importlib.import_module(_mod)
     except ImportError:  # an optional dependency that is not installed
         pass
-for _info in pkgutil.iter_modules(claims.__path__):
+for _info in pkgutil.iter_modules(attention_claims.__path__):
     try:
         importlib.import_module(f"claims.{_info.name}")
     except ImportError:
         pass
 # torch's FlopCounterMode imports torch._inductor.test_operators on first use, which registers a
 # torch library; a second import after pytester's sys.modules restore would register it twice.
-from claims.textbook import meta_matmul_flops  # noqa: E402
+from attention_claims.maths import meta_matmul_flops  # noqa: E402
 
 meta_matmul_flops("standard", 2, 1)
 
 
-def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),), quote: str = "a quote",
+def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),), quote: str = "自注意力机制（Self-Attention）是Transformer架构的核心组件",
                 document: str = "003_a0ad15dda516ed1d.txt", extra: str = "") -> str:
     """A minimal valid claim record (TOML text) with the given readings ``(name, as_stated)``."""
     parts = [
@@ -70,6 +70,27 @@ class Run:
         return next(c for c in self.report["claims"] if c["id"] == cid)
 
 
+def _planted_sources(folder: Path, records: dict[str, str]) -> Path:
+    """A folder of source documents made of the planted records' own quotes, so that quote
+    verification runs on planted records as on the real ones (no ``SHA256SUMS``: no hash check)."""
+    import tomllib
+
+    folder.mkdir(exist_ok=True)
+    texts: dict[str, list[str]] = {}
+    for text in records.values():
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            continue
+        for place in [data.get("source", {}), *data.get("also_in", [])]:
+            if isinstance(place, dict) and isinstance(place.get("document"), str):
+                texts.setdefault(place["document"], []).append(str(place.get("quote", "")))
+    for doc, quotes in texts.items():
+        if "/" not in doc:
+            (folder / doc).write_text("\n".join(quotes) + "\n", encoding="utf-8")
+    return folder
+
+
 @pytest.fixture
 def planted(pytester: pytest.Pytester):
     """``planted(records={name: toml}, checks={name: source}, args=[...]) -> Run``."""
@@ -82,7 +103,9 @@ def planted(pytester: pytest.Pytester):
         for name, src in checks.items():
             (pytester.path / name).write_text(textwrap.dedent(src), encoding="utf-8")
         out = pytester.path / "out"
-        argv = ["--claims-dir", str(rec), "--claims-report-dir", str(out), "-p", "no:cacheprovider",
+        sources = _planted_sources(pytester.path / "sources", records)
+        argv = ["--claims-dir", str(rec), "--claims-sources", str(sources),
+                "--claims-report-dir", str(out), "-p", "no:cacheprovider",
                 "--hypothesis-profile=ci", *args]
         if subprocess:
             result = pytester.runpytest_subprocess(*argv)

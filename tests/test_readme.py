@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from claims.catalog import BEGIN, END, render_block
+from attention_claims.tools.catalog import BEGIN, END, render_block
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,12 +20,46 @@ def _quick_start() -> list[str]:
 def test_readme_catalog_block_is_generated():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     block = BEGIN + text.split(BEGIN, 1)[1].split(END, 1)[0] + END
-    assert block == render_block(), "README catalog counts are stale: run python -m claims.catalog --update README.md"
+    assert block == render_block(), "README catalog counts are stale: run python -m attention_claims.tools.catalog --update README.md"
 
 
 def test_quick_start_is_two_commands_and_ci_runs_them():
     install, run = _quick_start()
-    assert "torch==2.13.0" in install and run == "pytest"
+    assert "-c constraints.txt" in install and run == "pytest"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert install in [ln.strip() for ln in ci]
     assert run in [ln.strip() for ln in ci]
+
+
+def test_every_module_is_listed_in_the_readme_layout():
+    """One line per module in the README's layout table, so "where is X computed" has one answer."""
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "README.md").read_text(encoding="utf-8")
+    block = text[text.index("<!-- layout:begin -->"):text.index("<!-- layout:end -->")]
+    listed = set(re.findall(r"`(attention_claims/[\w/]+(?:\.py|/))`", block))
+    missing = []
+    for path in sorted((root / "attention_claims").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if path.name == "__init__.py" or any(rel.startswith(d) for d in listed if d.endswith("/")):
+            continue
+        if rel not in listed:
+            missing.append(rel)
+    assert not missing, f"modules missing from the README's layout table: {missing}"
+
+
+def test_claims_folder_holds_only_records():
+    root = Path(__file__).resolve().parents[1]
+    stray = [p.relative_to(root).as_posix() for p in (root / "claims").rglob("*")
+             if p.is_file() and p.suffix not in (".toml", ".md")]
+    assert not stray, f"claims/ holds the records and their README only, found {stray}"
+
+
+def test_pyproject_pins_nothing_exactly_and_constraints_pin_everything():
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    deps = meta["dependencies"] + [d for extra in meta.get("optional-dependencies", {}).values() for d in extra]
+    assert not [d for d in deps if "==" in d], "pyproject.toml states ranges; exact pins go in constraints.txt"
+    pins = [ln for ln in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
+            if ln.strip() and not ln.startswith("#")]
+    assert all("==" in ln for ln in pins) and any(ln.startswith("torch==") for ln in pins)

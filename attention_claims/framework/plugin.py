@@ -1,0 +1,487 @@
+"""The pytest plugin: claim markers in, true/false/caveat report out.
+
+Registered through the ``pytest11`` entry point ``attention_claims`` (see
+``pyproject.toml``), the way pytest-benchmark and pytest-html register. It
+
+- declares the ``claim`` marker and the ``--claims-*`` options (``pytest --markers``,
+  ``pytest --help``);
+- loads and validates the claim records at configure time (a malformed record is a
+  usage error naming file, claim and field);
+- validates every ``@pytest.mark.claim(ID, reading=NAME)`` at collection time;
+- turns each check's result into an outcome: an ``AssertionError`` is a counterexample,
+  any other exception an error of the suite;
+- marks a counterexample to a claim expected ``false`` or ``caveat`` as an expected
+  failure (``x``), since it is the expected outcome, not a failure of the run;
+- computes verdicts (``attention_claims.framework.verdict``) on the controller, writes ``reports/claims.json``,
+  ``claims.md`` and ``claims.html``, prints a summary, and sets a non-zero exit status when
+  a verdict disagrees with ``expected``.
+
+Under pytest-xdist the workers attach everything the controller needs to each test
+report's ``user_properties`` (which xdist serialises), and send their collected
+claim/reading coverage through ``workeroutput``; only the controller writes the report.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from . import profiles
+from .evidence import CheckLog, Counterexample, resolve_deferred
+from .records import RECORDS_DIR, SOURCES_DIR, Claim, ClaimRecordError, load_catalog
+
+LOG_KEY = pytest.StashKey[CheckLog]()
+PREFIX = "attention_claims."
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("attention-claims", "attention-claims verdicts and report")
+    group.addoption(
+        "--claims-dir",
+        default=None,
+        help="folder of claim records (*.toml); default: the repository's claims/",
+    )
+    group.addoption(
+        "--claims-sources",
+        default=None,
+        help="folder of the source documents that every quote is verified against; default: the repository's "
+        "sources/ (checked against its SHA256SUMS)",
+    )
+    group.addoption(
+        "--claims-report-dir",
+        default=None,
+        help="where claims.json / claims.md / claims.html are written; default: <rootdir>/reports",
+    )
+    group.addoption(
+        "--claims-no-report", action="store_true", default=False, help="compute verdicts but write no report files"
+    )
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+@dataclass
+class CheckResult:
+    nodeid: str
+    claim: str
+    reading: str
+    outcome: str = "skipped"  # passed | counterexample | skipped | error
+    examples: int = 0
+    evidence: str = ""
+    counterexample: dict | None = None
+    skip_reason: str = ""
+    error: str = ""
+    figures: list = field(default_factory=list)  # [{"path": absolute path, "caption": str}]
+
+
+@dataclass
+class State:
+    catalog: list[Claim]
+    by_id: dict[str, Claim]
+    report_dir: Path | None
+    sources_dir: Path
+    collected: set = field(default_factory=set)  # (claim, reading, nodeid)
+    results: dict[str, CheckResult] = field(default_factory=dict)
+    partial: bool = False
+    active: bool = False
+    errors: list[str] = field(default_factory=list)
+    summary: list = field(default_factory=list)
+    planted: dict = field(default_factory=dict)  # kind -> [passed, ...] of trust_planted tests
+
+
+STATE_KEY = pytest.StashKey[State]()
+
+
+def _resolve(config: pytest.Config, opt: str | None, default: Path) -> Path:
+    if opt:
+        p = Path(opt)
+        return p if p.is_absolute() else Path(config.invocation_params.dir) / p
+    return default
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "claim(id, reading=NAME): tie this check to reading NAME of the claim record ID "
+        "(attention-claims; see claims/records/)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "trust_planted(kind): a planted-variant test of the suite itself, kind 'falsehood' or 'truth'; "
+        "its outcome feeds the report's trust section (kill rate, pass rate)",
+    )
+    if config.getoption("hypothesis_profile", None) is None:
+        from hypothesis import settings
+
+        settings.load_profile(profiles.default_profile())
+    rootdir = Path(config.rootpath)
+    records = _resolve(config, config.getoption("claims_dir"), RECORDS_DIR)
+    sources = _resolve(config, config.getoption("claims_sources"), SOURCES_DIR)
+    report_dir = None
+    if not config.getoption("claims_no_report"):
+        report_dir = _resolve(config, config.getoption("claims_report_dir"), rootdir / "reports")
+    try:
+        catalog = load_catalog(records, sources)
+    except ClaimRecordError as exc:
+        raise pytest.UsageError(f"attention-claims: malformed claim record: {exc}") from None
+    state = State(
+        catalog=catalog,
+        by_id={c.id: c for c in catalog},
+        report_dir=report_dir,
+        sources_dir=sources,
+    )
+    config.stash[STATE_KEY] = state
+    config.pluginmanager.register(ClaimsSession(config, state), "attention-claims-session")
+
+
+@pytest.fixture
+def claim_log(request: pytest.FixtureRequest) -> CheckLog:
+    """The evidence log of the current check (see :class:`attention_claims.framework.evidence.CheckLog`)."""
+    log = request.node.stash.get(LOG_KEY, None)
+    if log is None:
+        log = CheckLog()
+        request.node.stash[LOG_KEY] = log
+    return log
+
+
+class Claimed:
+    """The ``[claimed]`` table of the record a check is tied to (see :mod:`attention_claims.framework.expr`).
+
+    ``claimed.eval("expression", gamma=...)`` evaluates a formula the record states;
+    errors name the record file, the claim and the field.
+    """
+
+    def __init__(self, claim: Claim):
+        self.claim = claim
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.claim.claimed
+
+    def get(self, key: str, default=None):
+        return self.claim.claimed.get(key, default)
+
+    def text(self, key: str) -> str:
+        """The raw value of ``claimed.<key>``.
+
+        Raises:
+            ClaimRecordError: the record has no such field.
+        """
+        if key not in self.claim.claimed:
+            raise ClaimRecordError(self.claim.path, self.claim.id, f"claimed.{key}",
+                                   "missing: the check needs this formula")
+        return self.claim.claimed[key]
+
+    def eval(self, key: str, *, exact: bool = False, floating: bool = False, **names):
+        """Evaluate ``claimed.<key>`` (a formula string, or a number) with ``names``.
+
+        Raises:
+            ClaimRecordError: missing field, or a formula the check cannot evaluate.
+        """
+        from .expr import ExpressionError, evaluate
+
+        value = self.text(key)
+        if not isinstance(value, str):
+            return value
+        try:
+            return evaluate(value, exact=exact, floating=floating, **names)
+        except ExpressionError as exc:
+            raise ClaimRecordError(self.claim.path, self.claim.id, f"claimed.{key}", str(exc)) from None
+        except ZeroDivisionError:
+            if not exact:
+                raise
+            # In exact arithmetic a division by zero is a fact about the claimed formula at
+            # a point the check drew from the claim's domain: the formula is undefined there.
+            raise Counterexample(
+                f"the claimed {key} = {value} is undefined (division by exactly 0) at "
+                + ", ".join(f"{k} = {v}" for k, v in names.items()),
+                example={k: str(v) for k, v in names.items()},
+                certified=True,
+                certificate="exact rational arithmetic (fractions.Fraction): a denominator is exactly 0",
+            ) from None
+
+
+@pytest.fixture
+def claimed(request: pytest.FixtureRequest) -> Claimed:
+    """What the record of the current check's claim states, as data (``[claimed]`` table)."""
+    target = _marker_target(request.node)
+    if target is None:
+        raise pytest.UsageError(f"{request.node.nodeid}: the 'claimed' fixture needs a @pytest.mark.claim marker")
+    state = request.config.stash[STATE_KEY]
+    return Claimed(state.by_id[target[0]])
+
+
+def _marker_target(item: pytest.Item) -> tuple[str, str] | None:
+    marker = item.get_closest_marker("claim")
+    if marker is None:
+        return None
+    where = f"{item.nodeid}"
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str):
+        raise pytest.UsageError(f"attention-claims: {where}: @pytest.mark.claim needs exactly one claim id")
+    extra = set(marker.kwargs) - {"reading"}
+    if "reading" not in marker.kwargs or extra:
+        raise pytest.UsageError(
+            f"attention-claims: {where}: @pytest.mark.claim({marker.args[0]!r}, reading=NAME) needs "
+            f"reading= and nothing else (got {sorted(marker.kwargs)})"
+        )
+    return marker.args[0], marker.kwargs["reading"]
+
+
+def _target_problem(state: State, nodeid: str, cid: str, reading: str) -> str | None:
+    claim = state.by_id.get(cid)
+    if claim is None:
+        return f"{nodeid}: claim marker names unknown claim '{cid}' (no record with that id)"
+    if claim.reading(reading) is None:
+        names = ", ".join(r.name for r in claim.readings) or "none"
+        return f"{nodeid}: claim '{cid}' ({claim.path}) has no reading '{reading}' (its readings: {names})"
+    return None
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    lr = report.longrepr
+    if isinstance(lr, tuple) and len(lr) == 3:
+        return str(lr[2]).removeprefix("Skipped: ")
+    return str(lr or "")
+
+
+class ClaimsSession:
+    """Per-run hooks and state (registered by ``pytest_configure``, like pytest-html's)."""
+
+    def __init__(self, config: pytest.Config, state: State):
+        self.config = config
+        self.state = state
+
+    # -- collection -------------------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        state = self.state
+        problems = []
+        for item in items:
+            target = _marker_target(item)
+            if target is None:
+                continue
+            problem = _target_problem(state, item.nodeid, *target)
+            if problem:
+                problems.append(problem)
+            state.collected.add((target[0], target[1], item.nodeid))
+        if problems:
+            raise pytest.UsageError("attention-claims: bad claim marker:\n  " + "\n  ".join(problems))
+
+    def pytest_deselected(self, items) -> None:
+        for item in items:
+            if item.get_closest_marker("claim") is not None:
+                self.state.partial = True
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        state = self.state
+        if _is_worker(self.config):
+            self.config.workeroutput[PREFIX + "collected"] = sorted(state.collected)
+            self.config.workeroutput[PREFIX + "partial"] = state.partial
+            return
+        if state.collected:
+            self._activate()
+
+    def _activate(self) -> None:
+        state = self.state
+        state.active = True
+        missing = self._missing()
+        explicit = self.config.args_source == pytest.Config.ArgsSource.ARGS
+        selected = bool(self.config.getoption("keyword", "") or self.config.getoption("markexpr", ""))
+        if missing and not (explicit or selected or state.partial):
+            lines = [f"{claim.path}: claim '{claim.id}': reading '{name}' has no check" for claim, name in missing]
+            raise pytest.UsageError("attention-claims: readings without checks:\n  " + "\n  ".join(lines))
+        if missing:
+            state.partial = True
+        if state.report_dir is not None:
+            from .report import write_in_progress
+
+            write_in_progress(state, self.config)
+
+    def _missing(self) -> list:
+        covered = {(c, r) for c, r, _ in self.state.collected}
+        return [
+            (claim, r.name)
+            for claim in self.state.catalog
+            for r in claim.readings
+            if (claim.id, r.name) not in covered
+        ]
+
+    # -- xdist controller --------------------------------------------------------------
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids) -> None:
+        state = self.state
+        if not state.active:
+            state.active = True
+            if state.report_dir is not None:
+                from .report import write_in_progress
+
+                write_in_progress(state, self.config)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        out = getattr(node, "workeroutput", {}) or {}
+        self.state.collected.update(tuple(x) for x in out.get(PREFIX + "collected", []))
+        if out.get(PREFIX + "partial"):
+            self.state.partial = True
+
+    # -- running -----------------------------------------------------------------------
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if item.get_closest_marker("claim") is not None and LOG_KEY not in item.stash:
+            item.stash[LOG_KEY] = CheckLog()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        rep: pytest.TestReport = outcome.get_result()
+        trust = item.get_closest_marker("trust_planted")
+        if trust is not None and trust.args:
+            rep.user_properties.append((PREFIX + "trust", str(trust.args[0])))
+        target = _marker_target(item)
+        if target is None:
+            return
+        cid, reading = target
+        props = rep.user_properties
+        props.append((PREFIX + "claim", cid))
+        props.append((PREFIX + "reading", reading))
+        if rep.when != "call":
+            return
+        log = item.stash.get(LOG_KEY, None)
+        if log is not None:
+            props.append((PREFIX + "examples", log.examples))
+            props.append((PREFIX + "evidence", log.summary()))
+            if log.figures:
+                props.append((PREFIX + "figures", json.dumps(log.figures)))
+        exc = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(exc, Counterexample) and exc.certify is not None:
+            try:
+                exc = resolve_deferred(exc)  # once, on the counterexample Hypothesis reports after shrinking
+            except Exception as err:  # noqa: BLE001 - any failure of the certification is a suite error
+                exc = err
+                rep.outcome = "failed"
+                rep.longrepr = f"{type(err).__name__}: {err}"
+        if isinstance(exc, AssertionError):
+            cx = exc.to_dict() if isinstance(exc, Counterexample) else {
+                "message": str(exc).strip() or "assertion failed",
+                "example": {},
+                "certified": False,
+                "certificate": "",
+                "boundary": None,
+            }
+            notes = [n for n in getattr(exc, "__notes__", []) if isinstance(n, str)]
+            falsifying = [n for n in notes if n.startswith(("Falsifying", "Failing test case"))]
+            cx["hypothesis"] = "\n".join(falsifying) if falsifying else None
+            blob = [n for n in notes if "@reproduce_failure" in n]
+            cx["reproduce_failure"] = blob[0].strip() if blob else None
+            props.append((PREFIX + "counterexample", json.dumps(cx)))
+            claim = self.state.by_id.get(cid)
+            if claim is not None and claim.expected in ("false", "caveat"):
+                rep.outcome = "skipped"
+                rep.wasxfail = f"counterexample to {cid} [{reading}] (claim expected {claim.expected})"
+        elif exc is not None and not isinstance(exc, pytest.skip.Exception):
+            props.append((PREFIX + "error", f"{type(exc).__name__}: {exc}"))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(p for p in report.user_properties if isinstance(p, (tuple, list)) and len(p) == 2)
+        kind = props.get(PREFIX + "trust")
+        if kind is not None and not _is_worker(self.config):
+            if report.when == "call" or (report.when == "setup" and report.failed):
+                self.state.planted.setdefault(kind, []).append(bool(report.passed))
+        cid = props.get(PREFIX + "claim")
+        if cid is None or _is_worker(self.config):
+            return
+        res = self.state.results.setdefault(
+            report.nodeid, CheckResult(report.nodeid, cid, props.get(PREFIX + "reading", ""))
+        )
+        if report.when == "call":
+            res.examples = int(props.get(PREFIX + "examples", 0))
+            res.evidence = props.get(PREFIX + "evidence", "")
+            res.figures = json.loads(props.get(PREFIX + "figures", "[]"))
+            if PREFIX + "counterexample" in props:
+                res.outcome = "counterexample"
+                res.counterexample = json.loads(props[PREFIX + "counterexample"])
+            elif report.passed:
+                res.outcome = "passed"
+            elif report.skipped:
+                res.outcome = "skipped"
+                res.skip_reason = _skip_reason(report)
+            else:
+                res.outcome = "error"
+                res.error = props.get(PREFIX + "error", "the check raised an exception")
+        elif report.failed:
+            res.outcome = "error"
+            last = str(report.longreprtext).strip().splitlines()
+            res.error = f"error in {report.when}: {last[-1] if last else ''}"
+        elif report.skipped and report.when == "setup":
+            res.outcome = "skipped"
+            res.skip_reason = _skip_reason(report)
+
+    # -- the end -----------------------------------------------------------------------
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        state = self.state
+        if _is_worker(self.config):
+            return
+        if state.planted and state.report_dir is not None:
+            self._record_planted()
+        broken = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+        if not (state.active or state.results or broken):
+            return
+        from .report import build_report, write_reports
+
+        if not state.collected:
+            state.collected.update((r.claim, r.reading, r.nodeid) for r in state.results.values())
+        missing = self._missing()
+        if missing and not state.partial:
+            explicit = self.config.args_source == pytest.Config.ArgsSource.ARGS
+            if not explicit:
+                state.errors.extend(
+                    f"{claim.path}: claim '{claim.id}': reading '{name}' has no check" for claim, name in missing
+                )
+            state.partial = True
+        report = build_report(state, self.config, int(exitstatus))
+        state.summary = report["claims"]
+        if state.report_dir is not None:
+            write_reports(report, state.report_dir)
+        bad = [c for c in report["claims"] if not c["agrees"] or c.get("errors")]
+        if (bad or state.errors) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _record_planted(self) -> None:
+        """Keep this run's planted-variant counts in ``reports/planted.json`` (only when every
+        planted test that was collected ran, so a ``-k`` subset never overwrites them)."""
+        from .trust import PLANTED_FILE, planted_counts
+
+        counts = planted_counts(self.state.planted)
+        self.state.planted_counts = counts
+        if self.state.partial or self.config.getoption("keyword", "") or self.config.getoption("markexpr", ""):
+            return
+        self.state.report_dir.mkdir(parents=True, exist_ok=True)
+        (self.state.report_dir / PLANTED_FILE).write_text(json.dumps(counts, indent=1) + "\n", encoding="utf-8")
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+        state = self.state
+        if not state.summary:
+            return
+        tr = terminalreporter
+        tr.section("attention-claims verdicts")
+        width = max(len(c["id"]) for c in state.summary)
+        for c in state.summary:
+            flag = "" if c["agrees"] else f"  <-- expected {c['expected']}"
+            tr.write_line(f"{c['id']:<{width}}  {c['verdict']:<9} {c['reason']}{flag}")
+        counts: dict[str, int] = {}
+        for c in state.summary:
+            counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+        tr.write_line("verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+        for err in state.errors:
+            tr.write_line(f"attention-claims: {err}", red=True)
+        if state.report_dir is not None:
+            tr.write_line(f"report: {state.report_dir / 'claims.md'} (also claims.json, claims.html)")
+        bad = [c for c in state.summary if not c["agrees"]]
+        if bad:
+            tr.write_line(
+                f"attention-claims: {len(bad)} verdict(s) disagree with 'expected': "
+                + ", ".join(c["id"] for c in bad),
+                red=True,
+            )

@@ -1,0 +1,371 @@
+"""Claim records: the TOML schema, its loader and its validator.
+
+A *claim* is one statement from a source document (``sources/`` in the repository, or a cited
+paper); a *reading* is one precise proposition the claim can be taken to mean.
+The record format is fixed by ``docs/verdicts.md`` ("Claims, readings, checks").
+
+Every error raised here is a :class:`ClaimRecordError` whose message names the file,
+the claim id (when known) and the offending field, so that a malformed record never
+surfaces as a traceback from deep inside the plugin.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+VERDICTS = ("true", "false", "caveat", "unchecked", "undecided")
+EXPECTABLE = ("true", "false", "caveat", "unchecked")
+DTYPES = ("float64", "float32", "bfloat16", "float16")
+DEVICES = ("cpu", "cuda")
+KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+READING_NAME = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
+ARXIV = re.compile(r"^arXiv:\d{4}\.\d{4,5}$")
+SEED = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RECORDS_DIR = REPO_ROOT / "claims"
+"""The claim records (``claims/<document>/NNN-<id>.toml``), the default of ``--claims-dir``."""
+SOURCES_DIR = REPO_ROOT / "sources"
+"""The five source documents and their ``SHA256SUMS``, the default of ``--claims-sources``."""
+
+CLAIM_FIELDS = {
+    "id": str,
+    "title": str,
+    "statement": str,
+    "formal": str,
+    "expected": str,
+    "source": dict,
+    "readings": list,
+    "unchecked_reason": str,
+    "notes": str,
+    "claimed": dict,
+    "also_in": list,
+}
+CLAIM_REQUIRED = ("id", "title", "statement", "expected", "source")
+SOURCE_FIELDS = {"document": str, "section": str, "quote": str}
+READING_FIELDS = {
+    "name": str,
+    "statement": str,
+    "as_stated": bool,
+    "dtype": str,
+    "device": str,
+    "condition": str,
+}
+READING_REQUIRED = ("name", "statement")
+
+
+class ClaimRecordError(ValueError):
+    """A claim record is malformed.
+
+    The message always has the form ``<file>: claim '<id>': field '<field>': <problem>``
+    (the claim part is omitted when the id itself is unreadable).
+    """
+
+    def __init__(self, path: Path | str, claim: str | None, field_name: str | None, problem: str):
+        self.path = str(path)
+        self.claim = claim
+        self.field = field_name
+        self.problem = problem
+        parts = [self.path]
+        if claim:
+            parts.append(f"claim '{claim}'")
+        if field_name:
+            parts.append(f"field '{field_name}'")
+        parts.append(problem)
+        super().__init__(": ".join(parts))
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a claim comes from: a seed document's file name or an arXiv identifier."""
+
+    document: str
+    section: str
+    quote: str
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One precise proposition a claim can be taken to mean (DESIGN.md)."""
+
+    name: str
+    statement: str
+    as_stated: bool = False
+    dtype: str | None = None
+    device: str | None = None
+    condition: str | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A validated claim record."""
+
+    id: str
+    title: str
+    statement: str
+    expected: str
+    source: Source
+    readings: tuple[Reading, ...]
+    path: str
+    formal: str | None = None
+    unchecked_reason: str | None = None
+    notes: str | None = None
+    order: int = 0
+    claimed: dict = field(default_factory=dict)
+    also_in: tuple[Source, ...] = ()
+
+    @property
+    def documents(self) -> tuple[str, ...]:
+        """Every document that states this claim: ``source.document`` first, then each
+        ``also_in`` document (once each, in record order)."""
+        out = [self.source.document]
+        for s in self.also_in:
+            if s.document not in out:
+                out.append(s.document)
+        return tuple(out)
+
+    @property
+    def as_stated(self) -> Reading | None:
+        """The reading marked ``as_stated = true``, or ``None`` for a vague claim."""
+        for r in self.readings:
+            if r.as_stated:
+                return r
+        return None
+
+    def reading(self, name: str) -> Reading | None:
+        """The reading called ``name``, or ``None``."""
+        for r in self.readings:
+            if r.name == name:
+                return r
+        return None
+
+
+def _check_types(path, cid, table: dict, spec: dict, prefix: str) -> None:
+    for key, value in table.items():
+        fname = f"{prefix}{key}"
+        if key not in spec:
+            raise ClaimRecordError(path, cid, fname, f"unknown field (allowed: {', '.join(sorted(spec))})")
+        want = spec[key]
+        if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
+            raise ClaimRecordError(
+                path, cid, fname, f"must be a {want.__name__}, got {type(value).__name__} {value!r}"
+            )
+        if want is str and not value.strip():
+            raise ClaimRecordError(path, cid, fname, "must not be empty")
+
+
+def _check_document(path, cid, document: str, fname: str) -> None:
+    if not (SEED.match(document) or ARXIV.match(document)):
+        raise ClaimRecordError(
+            path, cid, fname,
+            f"{document!r} is neither a seed file name (NNN_<16 hex>.txt) nor an arXiv id (arXiv:NNNN.NNNNN)",
+        )
+
+
+def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
+    """Validate one decoded TOML table and build a :class:`Claim`.
+
+    Raises:
+        ClaimRecordError: on a missing, unknown or ill-typed field, a bad id, an unknown
+            verdict, two as-stated readings, duplicate reading names, or an ``unchecked``
+            claim that has readings (or a checked one that has none).
+    """
+    raw_id = data.get("id")
+    cid = raw_id if isinstance(raw_id, str) else None
+    _check_types(path, cid, data, CLAIM_FIELDS, "")
+    for key in CLAIM_REQUIRED:
+        if key not in data:
+            raise ClaimRecordError(path, cid, key, "missing required field")
+    if not KEBAB.match(data["id"]):
+        raise ClaimRecordError(path, cid, "id", "must be kebab-case (lowercase words joined by '-')")
+    if data["expected"] not in EXPECTABLE:
+        raise ClaimRecordError(
+            path, cid, "expected", f"unknown verdict {data['expected']!r} (one of {', '.join(EXPECTABLE)})"
+        )
+    src = data["source"]
+    _check_types(path, cid, src, SOURCE_FIELDS, "source.")
+    for key in SOURCE_FIELDS:
+        if key not in src:
+            raise ClaimRecordError(path, cid, f"source.{key}", "missing required field")
+    _check_document(path, cid, src["document"], "source.document")
+    also_in: list[Source] = []
+    for i, extra in enumerate(data.get("also_in", [])):
+        prefix = f"also_in[{i}]."
+        if not isinstance(extra, dict):
+            raise ClaimRecordError(path, cid, f"also_in[{i}]", "must be a table ([[also_in]])")
+        _check_types(path, cid, extra, SOURCE_FIELDS, prefix)
+        for key in SOURCE_FIELDS:
+            if key not in extra:
+                raise ClaimRecordError(path, cid, prefix + key, "missing required field")
+        _check_document(path, cid, extra["document"], prefix + "document")
+        place = Source(**extra)
+        if place == Source(**src) or place in also_in:
+            raise ClaimRecordError(path, cid, prefix + "quote", "repeats the source or another also_in entry")
+        also_in.append(place)
+    readings_raw = data.get("readings", [])
+    readings: list[Reading] = []
+    seen: set[str] = set()
+    for i, r in enumerate(readings_raw):
+        prefix = f"readings[{i}]."
+        if not isinstance(r, dict):
+            raise ClaimRecordError(path, cid, f"readings[{i}]", "must be a table ([[readings]])")
+        _check_types(path, cid, r, READING_FIELDS, prefix)
+        for key in READING_REQUIRED:
+            if key not in r:
+                raise ClaimRecordError(path, cid, prefix + key, "missing required field")
+        if not READING_NAME.match(r["name"]):
+            raise ClaimRecordError(path, cid, prefix + "name", f"{r['name']!r} is not a lowercase identifier")
+        if r["name"] in seen:
+            raise ClaimRecordError(path, cid, prefix + "name", f"duplicate reading name {r['name']!r}")
+        seen.add(r["name"])
+        if "dtype" in r and r["dtype"] not in DTYPES:
+            raise ClaimRecordError(path, cid, prefix + "dtype", f"unknown dtype {r['dtype']!r} (one of {DTYPES})")
+        if "device" in r and r["device"] not in DEVICES:
+            raise ClaimRecordError(path, cid, prefix + "device", f"unknown device {r['device']!r} (one of {DEVICES})")
+        readings.append(Reading(**r))
+    stated = [r.name for r in readings if r.as_stated]
+    if len(stated) > 1:
+        raise ClaimRecordError(
+            path, cid, "readings.as_stated", f"more than one as-stated reading: {', '.join(stated)}"
+        )
+    if data["expected"] == "unchecked":
+        if readings:
+            raise ClaimRecordError(path, cid, "readings", "an unchecked claim has no readings")
+        if "unchecked_reason" not in data:
+            raise ClaimRecordError(path, cid, "unchecked_reason", "an unchecked claim must give its reason")
+    else:
+        if not readings:
+            raise ClaimRecordError(path, cid, "readings", "a checked claim needs at least one reading")
+        if "unchecked_reason" in data:
+            raise ClaimRecordError(path, cid, "unchecked_reason", "only an unchecked claim has an unchecked_reason")
+    claimed = data.get("claimed", {})
+    for key, value in claimed.items():
+        fname = f"claimed.{key}"
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ClaimRecordError(path, cid, fname, f"must be a formula (string) or a number, got {value!r}")
+        if isinstance(value, str):
+            from .expr import ExpressionError, parse
+
+            try:
+                parse(value)
+            except ExpressionError as exc:
+                raise ClaimRecordError(path, cid, fname, str(exc)) from None
+    return Claim(
+        id=data["id"],
+        title=data["title"],
+        statement=data["statement"],
+        expected=data["expected"],
+        source=Source(**src),
+        readings=tuple(readings),
+        path=str(path),
+        formal=data.get("formal"),
+        unchecked_reason=data.get("unchecked_reason"),
+        notes=data.get("notes"),
+        order=order,
+        claimed=dict(claimed),
+        also_in=tuple(also_in),
+    )
+
+
+def load_claim_file(path: Path) -> Claim:
+    """Read and validate one ``.toml`` claim record.
+
+    Raises:
+        ClaimRecordError: if the file is not valid TOML or the record is malformed.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ClaimRecordError(path, None, None, f"malformed TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ClaimRecordError(path, None, None, f"not UTF-8: {exc}") from None
+    return parse_claim(data, path)
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def verify_sources(sources_dir: Path) -> None:
+    """Check the source documents against ``sources_dir/SHA256SUMS`` (``sha256sum`` format).
+
+    A folder without ``SHA256SUMS`` (a test's own documents) is only required to exist.
+
+    Raises:
+        ClaimRecordError: the folder is missing, a listed document is missing, or its SHA-256
+            differs from the one recorded (the document was altered).
+    """
+    import hashlib
+
+    if not sources_dir.is_dir():
+        raise ClaimRecordError(sources_dir, None, None,
+                               "source documents folder does not exist (the quotes cannot be verified)")
+    sums = sources_dir / "SHA256SUMS"
+    if not sums.is_file():
+        return
+    for line in sums.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        digest, name = line.split(maxsplit=1)
+        target = sources_dir / name.strip().lstrip("*")
+        if not target.is_file():
+            raise ClaimRecordError(target, None, None, "source document is missing (listed in SHA256SUMS)")
+        actual = hashlib.sha256(target.read_bytes()).hexdigest()
+        if actual != digest:
+            raise ClaimRecordError(target, None, None,
+                                   f"source document was altered: SHA-256 {actual}, SHA256SUMS says {digest}")
+
+
+def verify_quote(claim: Claim, sources_dir: Path) -> bool:
+    """Check that ``claim.source.quote``, and the quote of every ``also_in`` entry, occurs
+    verbatim (up to whitespace) in its document under ``sources_dir``.
+
+    Returns ``True`` when at least one source-document quote was verified, ``False`` when the
+    claim cites only papers (arXiv ids), whose text the repository does not carry.
+
+    Raises:
+        ClaimRecordError: a source document is missing from ``sources_dir``, or a quote does not
+            occur in it (the field is ``source.quote`` or ``also_in[i].quote``).
+    """
+    places = [("source", claim.source)] + [(f"also_in[{i}]", s) for i, s in enumerate(claim.also_in)]
+    checked = False
+    for prefix, place in places:
+        doc = place.document
+        if not SEED.match(doc):
+            continue
+        target = sources_dir / doc
+        if not target.is_file():
+            raise ClaimRecordError(claim.path, claim.id, f"{prefix}.document", f"no such source document {target}")
+        text = _normalise(target.read_text(encoding="utf-8"))
+        if _normalise(place.quote) not in text:
+            raise ClaimRecordError(claim.path, claim.id, f"{prefix}.quote", f"quote does not occur verbatim in {doc}")
+        checked = True
+    return checked
+
+
+def load_catalog(records_dir: Path = RECORDS_DIR, sources_dir: Path = SOURCES_DIR) -> list[Claim]:
+    """Load every ``*.toml`` record under ``records_dir`` (recursively, sorted by path), after
+    checking the source documents (:func:`verify_sources`), and verify every quote against them.
+
+    Claims are returned in document order (seed file name, then file path).
+
+    Raises:
+        ClaimRecordError: on the first malformed record, a duplicate id (naming both
+            files), or a quote that is not verbatim.
+    """
+    if not records_dir.is_dir():
+        raise ClaimRecordError(records_dir, None, None, "claim records folder does not exist")
+    verify_sources(sources_dir)
+    claims: dict[str, Claim] = {}
+    for i, path in enumerate(sorted(records_dir.rglob("*.toml"))):
+        claim = load_claim_file(path)
+        if claim.id in claims:
+            raise ClaimRecordError(
+                path, claim.id, "id", f"duplicate id (also defined in {claims[claim.id].path})"
+            )
+        verify_quote(claim, sources_dir)
+        claims[claim.id] = Claim(**{**claim.__dict__, "order": i})
+    return sorted(claims.values(), key=lambda c: (c.source.document, c.order))

@@ -1,0 +1,91 @@
+"""The report's trust section (issue 5): how much the verdicts can be trusted.
+
+- planted falsehoods caught / planted, planted truths held / planted: counted by the
+  plugin from the tests marked ``@pytest.mark.trust_planted(kind)``
+  (``tests/test_planted.py``); the last complete count is kept in ``reports/planted.json``
+  so a run that does not include those tests still shows the latest figures, dated;
+- seeds compared and verdict flips: ``reports/stability.json``, written by
+  ``python -m attention_claims.tools.stability``;
+- the last mutation-testing run: ``reports/mutation.json``, written with
+  ``reports/mutation.md`` (see README, "Mutation testing").
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+
+PLANTED_FILE = "planted.json"
+STABILITY_FILE = "stability.json"
+MUTATION_FILE = "mutation.json"
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def planted_counts(outcomes: dict[str, list[bool]]) -> dict:
+    """``{"falsehood": [caught...], "truth": [held...]}`` -> the counts and rates."""
+    f, t = outcomes.get("falsehood", []), outcomes.get("truth", [])
+    return {
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "falsehoods": len(f),
+        "caught": sum(f),
+        "kill_rate": (sum(f) / len(f)) if f else None,
+        "truths": len(t),
+        "held": sum(t),
+        "truth_pass_rate": (sum(t) / len(t)) if t else None,
+    }
+
+
+def build_trust(report_dir: Path | None, planted_now: dict | None) -> dict:
+    """The trust section of ``claims.json``.
+
+    ``planted_now`` is this run's planted counts (``None`` when the planted tests did not
+    run); otherwise the last recorded counts are shown with ``"from_this_run": false``.
+    """
+    planted = None
+    if planted_now is not None:
+        planted = dict(planted_now, from_this_run=True)
+    elif report_dir is not None:
+        last = _read(report_dir / PLANTED_FILE)
+        planted = dict(last, from_this_run=False) if last else None
+    stability = _read(report_dir / STABILITY_FILE) if report_dir is not None else None
+    mutation = _read(report_dir / MUTATION_FILE) if report_dir is not None else None
+    return {"planted": planted, "stability": stability, "mutation": mutation}
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f} %"
+
+
+def trust_lines(trust: dict) -> list[str]:
+    """Plain-text lines of the trust section (used by the Markdown and HTML writers)."""
+    lines = []
+    p = trust.get("planted")
+    if p:
+        src = "this run" if p.get("from_this_run") else f"last recorded run, {p.get('date')}"
+        lines.append(f"Planted falsehoods caught: {p['caught']}/{p['falsehoods']} (kill rate {_pct(p['kill_rate'])}); "
+                     f"planted truths held: {p['held']}/{p['truths']} ({_pct(p['truth_pass_rate'])}) [{src}].")
+    else:
+        lines.append("Planted variants: not run yet (run `pytest tests/test_planted.py`).")
+    s = trust.get("stability")
+    if s:
+        paths = s.get("paths") or ["checks"]
+        lines.append(f"Stability: {len(s.get('seeds', []))} seeds compared under the `{s.get('profile')}` profile "
+                     f"over {', '.join(paths)} ({s.get('claims', '?')} claims; {s.get('date')}); verdict flips: "
+                     f"{len(s.get('flips', []))}"
+                     + (f" ({', '.join(f['claim'] for f in s['flips'])})" if s.get("flips") else "") + ".")
+    else:
+        lines.append("Stability: not run yet (run `python -m attention_claims.tools.stability`).")
+    m = trust.get("mutation")
+    if m:
+        lines.append(f"Mutation testing ({m.get('tool')}, {m.get('date')}): score {_pct(m.get('score'))} "
+                     f"({m.get('killed')} killed of {m.get('total')}; survivors explained in reports/mutation.md).")
+    else:
+        lines.append("Mutation testing: not run yet (see README, 'Mutation testing').")
+    return lines

@@ -1,0 +1,107 @@
+"""Verdict rules, exactly as ``docs/verdicts.md`` ("Verdicts") fixes them.
+
+Pure functions over reading outcomes, so that the rules are tested without pytest.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from .records import Claim
+
+HELD, FAILED, SKIPPED = "held", "failed", "skipped"
+
+
+@dataclass(frozen=True)
+class ReadingOutcome:
+    """What the checks of one reading produced in this run.
+
+    ``outcome`` is ``held`` (every check that ran passed, at least one ran), ``failed``
+    (some check produced a counterexample) or ``skipped`` (no check ran).
+    ``certified`` is true when some counterexample was confirmed by a high-precision or
+    exact recomputation.
+    """
+
+    outcome: str
+    certified: bool = False
+
+
+def reading_outcome(check_outcomes: list[str]) -> str:
+    """Fold per-check outcomes (``passed``/``counterexample``/``skipped``) into a reading outcome."""
+    if "counterexample" in check_outcomes:
+        return FAILED
+    if "passed" in check_outcomes:
+        return HELD
+    return SKIPPED
+
+
+def compute_verdict(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> tuple[str, str]:
+    """Return ``(verdict, reason)`` for ``claim`` given its readings' outcomes.
+
+    Rules (DESIGN.md): ``false`` needs the as-stated reading to fail with a certified
+    counterexample; an uncertified failure of the as-stated reading leaves the claim
+    ``undecided`` (it is reported as a defect of the check). ``caveat`` when the
+    as-stated reading held (or there is none) and another reading failed. ``true`` when
+    every reading that ran held. ``undecided`` when the as-stated reading was skipped,
+    or when no reading ran at all.
+    """
+    if claim.expected == "unchecked" and not claim.readings:
+        return "unchecked", claim.unchecked_reason or "computation cannot judge it"
+    stated = claim.as_stated
+    if stated is not None:
+        o = outcomes.get(stated.name, ReadingOutcome(SKIPPED))
+        if o.outcome == SKIPPED:
+            return "undecided", f"the as-stated reading '{stated.name}' could not run here"
+        if o.outcome == FAILED:
+            if o.certified:
+                return "false", f"the as-stated reading '{stated.name}' has a certified counterexample"
+            return "undecided", (
+                f"the as-stated reading '{stated.name}' failed but its counterexample was not certified"
+            )
+    failed = [r.name for r in claim.readings if outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome == FAILED]
+    ran = [r.name for r in claim.readings if outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome != SKIPPED]
+    if not ran:
+        return "undecided", "no reading could run here"
+    if failed:
+        head = "the as-stated reading holds" if stated else "the claim has no literal reading"
+        return "caveat", f"{head}, but these fail: {', '.join(failed)}"
+    skipped = [r.name for r in claim.readings if r.name not in ran]
+    tail = f" ({len(skipped)} skipped here)" if skipped else ""
+    return "true", f"every reading that ran held{tail}"
+
+
+def agrees_with_expected(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> bool:
+    """Whether the computed verdict agrees with ``claim.expected``.
+
+    When readings were skipped, it agrees if *some* outcome of the skipped readings
+    (held, or failed with a certified counterexample) would have produced ``expected``
+    (DESIGN.md: a CPU-only run that finds ``true`` agrees with an expected ``caveat``
+    that only a CUDA reading shows).
+    """
+    verdict, _ = compute_verdict(claim, outcomes)
+    if verdict == claim.expected:
+        return True
+    skipped = [
+        r.name for r in claim.readings if outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome == SKIPPED
+    ]
+    if not skipped:
+        return False
+    # The verdict depends only on the as-stated outcome and on whether *any* other
+    # reading failed, so trying "all held" and "one failed" per group is exhaustive.
+    stated = claim.as_stated
+    stated_options = [None]
+    if stated is not None and stated.name in skipped:
+        stated_options = [HELD, FAILED]
+    others = [n for n in skipped if stated is None or n != stated.name]
+    other_options = [None] if not others else [HELD, FAILED]
+    for so, oo in itertools.product(stated_options, other_options):
+        trial = dict(outcomes)
+        if so is not None:
+            trial[stated.name] = ReadingOutcome(so, certified=so == FAILED)
+        for i, name in enumerate(others):
+            o = FAILED if (oo == FAILED and i == 0) else HELD
+            trial[name] = ReadingOutcome(o, certified=o == FAILED)
+        if compute_verdict(claim, trial)[0] == claim.expected:
+            return True
+    return False

@@ -1,0 +1,367 @@
+"""Attention builders: logits, masks, softmax and linear attention, in float (torch) and in
+exact/high-precision arithmetic (mpmath, python-flint arb, rationals) side by side.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import mpmath
+import numpy as np
+import torch
+from flint import arb, arb_mat
+
+from .arrays import AttentionInputError, as_float64_array, as_tensor, finite_matrix, positive_int, resolve_dtype
+
+
+def logits(Q, K, *, scale: float | None = None, dtype="float64", device=None) -> torch.Tensor:
+    """Attention logits ``Q K^T * scale``, shape ``(N, M)``, computed in ``dtype``.
+
+    ``scale`` defaults to ``1/sqrt(d)`` (Vaswani et al. 2017, eq. (1); 003 定义 11.24).
+
+    Raises:
+        AttentionInputError: on bad shapes or non-finite input, or mismatched head dims.
+    """
+    dt = resolve_dtype(dtype)
+    q = as_tensor(Q, "Q", dtype=dt, device=device)
+    k = as_tensor(K, "K", dtype=dt, device=device if device is not None else q.device)
+    if q.shape[1] != k.shape[1]:
+        raise AttentionInputError(f"Q, K: head dimensions differ ({q.shape[1]} vs {k.shape[1]})")
+    d = q.shape[1]
+    s = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    return (q @ k.T) * s
+
+
+def causal_mask(N: int, M: int | None = None, *, device=None) -> torch.Tensor:
+    """Boolean ``(N, M)`` mask, ``True`` where query ``i`` may attend to key ``j <= i``.
+
+    Raises:
+        AttentionInputError: if ``N`` or ``M`` is not a positive integer.
+    """
+    M = N if M is None else M
+    if not (isinstance(N, int) and isinstance(M, int) and N > 0 and M > 0):
+        raise AttentionInputError(f"causal_mask: N and M must be positive integers, got {N!r}, {M!r}")
+    return torch.ones(N, M, dtype=torch.bool, device=device).tril()
+
+
+def softmax_attention(Q, K, *, causal: bool = False, scale: float | None = None, dtype="float64",
+                      device=None) -> torch.Tensor:
+    """Softmax attention matrix ``A = softmax(mask(Q K^T * scale))``, shape ``(N, M)``.
+
+    Computed entirely in ``dtype`` with ``torch.softmax`` (which subtracts the row maximum),
+    as a model running in that dtype would; masked logits are ``-inf``.
+    Source: Vaswani et al. 2017 eq. (1); 003 定义 11.24; causal: 002 "低秩问题".
+
+    Raises:
+        AttentionInputError: on bad input (see :func:`logits`).
+    """
+    z = logits(Q, K, scale=scale, dtype=dtype, device=device)
+    if causal:
+        mask = causal_mask(z.shape[0], z.shape[1], device=z.device)
+        z = z.masked_fill(~mask, float("-inf"))
+    return torch.softmax(z, dim=-1)
+
+
+def _elu_plus_one(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.elu(x) + 1.0
+
+
+FEATURE_MAPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "identity": lambda x: x,
+    "relu": torch.relu,
+    "elu+1": _elu_plus_one,  # Katharopoulos et al. 2020, eq. (7)
+    "exp": torch.exp,
+}
+
+
+def feature_map(name: str) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The elementwise feature map called ``name`` (``identity``, ``relu``, ``elu+1``, ``exp``).
+
+    Raises:
+        AttentionInputError: for an unknown name.
+    """
+    try:
+        return FEATURE_MAPS[name]
+    except KeyError:
+        raise AttentionInputError(f"feature map: unknown {name!r} (one of {', '.join(FEATURE_MAPS)})") from None
+
+
+def linear_attention(Q, K, *, phi: str = "elu+1", causal: bool = False, normalize: bool = True,
+                     dtype="float64", device=None) -> torch.Tensor:
+    """Linear attention matrix ``phi(Q) phi(K)^T`` (masked, row-normalised), shape ``(N, M)``.
+
+    Source: Katharopoulos et al. 2020, §3.2 eq. (4)-(6); 002 "低秩问题" (rank at most d
+    without a mask). With ``normalize`` each row is divided by its sum, as in eq. (6); a
+    row whose sum is zero is left as zeros (its normaliser is undefined).
+
+    Raises:
+        AttentionInputError: on bad input or an unknown feature map.
+    """
+    f = feature_map(phi)
+    dt = resolve_dtype(dtype)
+    q = f(as_tensor(Q, "Q", dtype=dt, device=device))
+    k = f(as_tensor(K, "K", dtype=dt, device=device if device is not None else q.device))
+    if q.shape[1] != k.shape[1]:
+        raise AttentionInputError(f"Q, K: head dimensions differ ({q.shape[1]} vs {k.shape[1]})")
+    s = q @ k.T
+    if causal:
+        s = s * causal_mask(s.shape[0], s.shape[1], device=s.device).to(s.dtype)
+    if normalize:
+        z = s.sum(dim=-1, keepdim=True)
+        s = torch.where(z != 0, s / torch.where(z != 0, z, torch.ones_like(z)), torch.zeros_like(s))
+    return s
+
+
+MASK_KINDS = ("bidirectional", "causal", "anticausal", "prefix", "banded", "banded-causal")
+
+
+def attention_mask(kind: str, N: int, *, prefix: int = 0, window: int = 1, device=None) -> torch.Tensor:
+    """Boolean ``(N, N)`` mask, ``True`` where query ``i`` may attend to key ``j``.
+
+    ``kind`` is one of :data:`MASK_KINDS`:
+
+    - ``bidirectional``: every pair (BERT-style encoder; 000 §2 "每个token可以关注序列中任意位置").
+    - ``causal``: ``j <= i`` (GPT; Vaswani et al. 2017 §3.2.3).
+    - ``anticausal``: ``j >= i`` (the "上三角阵 (反向注意力)" heads of 002 "低秩问题").
+    - ``prefix``: PrefixLM / UNILM (002, first section): ``j < prefix`` for every query
+      inside the prefix and ``j <= i`` elsewhere; ``prefix`` tokens see each other bidirectionally.
+    - ``banded``: local attention ``|i - j| <= window`` (Longformer's sliding window,
+      Beltagy et al. 2020 §3.1; 000 §5.2).
+    - ``banded-causal``: ``0 <= i - j <= window``.
+
+    Raises:
+        AttentionInputError: unknown kind, ``N < 1``, ``prefix`` outside ``[0, N]`` or ``window < 0``.
+    """
+    if not (isinstance(N, int) and N > 0):
+        raise AttentionInputError(f"attention_mask: N must be a positive integer, got {N!r}")
+    if kind not in MASK_KINDS:
+        raise AttentionInputError(f"attention_mask: unknown kind {kind!r} (one of {', '.join(MASK_KINDS)})")
+    if not (isinstance(prefix, int) and 0 <= prefix <= N):
+        raise AttentionInputError(f"attention_mask: prefix must be an integer in [0, {N}], got {prefix!r}")
+    if not (isinstance(window, int) and window >= 0):
+        raise AttentionInputError(f"attention_mask: window must be a non-negative integer, got {window!r}")
+    i = torch.arange(N, device=device).unsqueeze(1)
+    j = torch.arange(N, device=device).unsqueeze(0)
+    if kind == "bidirectional":
+        return torch.ones(N, N, dtype=torch.bool, device=device)
+    if kind == "causal":
+        return j <= i
+    if kind == "anticausal":
+        return j >= i
+    if kind == "prefix":
+        return (j <= i) | ((i < prefix) & (j < prefix))
+    if kind == "banded":
+        return (i - j).abs() <= window
+    return ((i - j) >= 0) & ((i - j) <= window)
+
+
+def masked_softmax_attention(Q, K, mask: torch.Tensor | str | None = None, *, scale: float | None = None,
+                             dtype="float64", device=None) -> torch.Tensor:
+    """``softmax(mask(Q K^T * scale))``, shape ``(N, M)``, computed in ``dtype`` (``torch.softmax``).
+
+    ``mask`` is a boolean ``(N, M)`` tensor, a kind accepted by :func:`attention_mask` (square
+    only), or ``None`` (bidirectional). Masked logits are ``-inf``. Sources: Vaswani et al. 2017
+    eq. (1); the masks as in :func:`attention_mask`.
+
+    Raises:
+        AttentionInputError: bad input, or a mask whose shape differs from the logits' or that
+            leaves a row with no allowed key.
+    """
+    z = logits(Q, K, scale=scale, dtype=dtype, device=device)
+    if mask is None:
+        return torch.softmax(z, dim=-1)
+    if isinstance(mask, str):
+        if z.shape[0] != z.shape[1]:
+            raise AttentionInputError(f"mask {mask!r} needs square logits, got shape {tuple(z.shape)}")
+        mask = attention_mask(mask, z.shape[0], device=z.device)
+    if tuple(mask.shape) != tuple(z.shape):
+        raise AttentionInputError(f"mask: shape {tuple(mask.shape)} differs from the logits' {tuple(z.shape)}")
+    if not bool(mask.any(dim=-1).all()):
+        raise AttentionInputError("mask: some query row may attend to no key (softmax undefined)")
+    return torch.softmax(z.masked_fill(~mask.to(z.device), float("-inf")), dim=-1)
+
+
+def attention_layer(X, Wq, Wk, Wv, *, mask: torch.Tensor | str | None = None, dtype="float64",
+                    device=None) -> torch.Tensor:
+    """One single-head attention layer, ``softmax(mask(X Wq (X Wk)^T / sqrt(dk))) X Wv``.
+
+    Shapes: ``X (N, D)``, ``Wq, Wk (D, dk)``, ``Wv (D, dv)``; returns ``(N, dv)`` in ``dtype``.
+    No position encoding, skip connection or normalisation (Vaswani et al. 2017 eq. (1)).
+
+    Raises:
+        AttentionInputError: bad shapes or non-finite input (see :func:`as_tensor`).
+    """
+    dt = resolve_dtype(dtype)
+    x = as_tensor(X, "X", dtype=dt, device=device)
+    wq, wk, wv = (as_tensor(w, n, dtype=dt, device=x.device) for w, n in ((Wq, "Wq"), (Wk, "Wk"), (Wv, "Wv")))
+    if not (wq.shape[0] == wk.shape[0] == wv.shape[0] == x.shape[1] and wq.shape[1] == wk.shape[1]):
+        raise AttentionInputError(f"attention_layer: shapes X {tuple(x.shape)}, Wq {tuple(wq.shape)}, "
+                                  f"Wk {tuple(wk.shape)}, Wv {tuple(wv.shape)} do not fit")
+    A = masked_softmax_attention(x @ wq, x @ wk, mask, dtype=dtype)
+    return A @ (x @ wv)
+
+
+def mp_attention(Q, K, V=None, *, scale=None, dps: int = 40) -> mpmath.matrix:
+    """``softmax(Q K^T * scale)`` (or times ``V``) in mpmath at ``dps`` digits, from the exact
+    values of the float64 inputs; ``scale`` defaults to ``1/sqrt(d)`` (003 定义 11.24) and may be
+    an mpmath number. Returns an ``(N, N)`` (or ``(N, d_v)``) ``mpmath.matrix``.
+
+    Raises:
+        AttentionInputError: bad shapes or non-finite input.
+    """
+    q, kk = as_float64_array(Q, "Q"), as_float64_array(K, "K")
+    if q.shape[1] != kk.shape[1]:
+        raise AttentionInputError(f"Q, K: head dimensions differ ({q.shape[1]} vs {kk.shape[1]})")
+    v = None if V is None else as_float64_array(V, "V")
+    if v is not None and v.shape[0] != kk.shape[0]:
+        raise AttentionInputError(f"V: expected {kk.shape[0]} rows, got {v.shape[0]}")
+    with mpmath.workdps(dps):
+        s = 1 / mpmath.sqrt(q.shape[1]) if scale is None else mpmath.mpf(scale)
+        N, M = q.shape[0], kk.shape[0]
+        A = mpmath.matrix(N, M)
+        for i in range(N):
+            z = [mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(b)) for a, b in zip(q[i], kk[j], strict=True))
+                 * s for j in range(M)]
+            mx = max(z)
+            e = [mpmath.exp(x - mx) for x in z]
+            tot = mpmath.fsum(e)
+            for j in range(M):
+                A[i, j] = e[j] / tot
+        if v is None:
+            return A
+        return A * mpmath.matrix(v.tolist())
+
+
+def gaussian_logits(d: int, N: int, seed: int, *, scaled: bool = True) -> tuple[np.ndarray, float]:
+    """Logits ``x_j = q . k_j / sqrt(d)`` (``scaled``; else ``q . k_j``) for ``q, k_j`` i.i.d.
+    ``N(0, I_d)`` (the setting of 003 定理 11.24), drawn with ``numpy.random.default_rng(seed)``.
+
+    Returns ``(x (N,), s2)`` with ``s2 = |q|^2 / d`` (scaled) or ``|q|^2``: given ``q`` the
+    logits are exactly i.i.d. ``N(0, s2)``.
+
+    Raises:
+        AttentionInputError: ``d`` or ``N`` not a positive integer.
+    """
+    d, N = positive_int(d, "d"), positive_int(N, "N")
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal(d)
+    K = rng.standard_normal((N, d))
+    x = K @ q
+    s2 = float(q @ q)
+    if scaled:
+        x = x / math.sqrt(d)
+        s2 /= d
+    return x, s2
+
+
+def feature_linear_attention(fQ: torch.Tensor, fK: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+    """Normalised linear attention ``(fQ (fK^T V)) / (fQ (fK^T 1))`` from precomputed features,
+    in their dtype (Katharopoulos et al. 2020 eq. (5)-(6)). A zero or non-finite denominator
+    gives NaN/Inf, as an implementation without safeguards would.
+
+    Raises:
+        AttentionInputError: shapes that do not chain.
+    """
+    if fQ.ndim != 2 or fK.ndim != 2 or V.ndim != 2 or fQ.shape[1] != fK.shape[1] or fK.shape[0] != V.shape[0]:
+        raise AttentionInputError(f"feature_linear_attention: shapes {tuple(fQ.shape)}, {tuple(fK.shape)}, "
+                                  f"{tuple(V.shape)}")
+    num = fQ @ (fK.T @ V)
+    den = fQ @ fK.sum(dim=0, keepdim=True).T
+    return num / den
+
+
+def arb_logits(Q, K, scale: str | float = "sqrt_d") -> list[list[arb]]:
+    """Certified enclosures of ``Q K^T * scale`` (``scale="sqrt_d"`` means ``1/sqrt(d)``).
+
+    Returns a nested list ``(N, M)`` of arb balls. Source: 003 定义 11.24.
+    """
+    q, k = finite_matrix(Q, "Q"), finite_matrix(K, "K")
+    if q.shape[1] != k.shape[1]:
+        raise AttentionInputError(f"Q, K: head dimensions differ ({q.shape[1]} vs {k.shape[1]})")
+    d = q.shape[1]
+    s = 1 / arb(d).sqrt() if scale == "sqrt_d" else arb(float(scale))
+    qa = [[arb(float(v)) for v in row] for row in q]
+    ka = [[arb(float(v)) for v in row] for row in k]
+    out = []
+    for qi in qa:
+        row = []
+        for kj in ka:
+            acc = arb(0)
+            for a, b in zip(qi, kj, strict=True):
+                acc += a * b
+            row.append(acc * s)
+        out.append(row)
+    return out
+
+
+def arb_softmax_attention(Q, K, *, causal: bool = False, scale: str | float = "sqrt_d") -> arb_mat:
+    """Certified enclosure of the softmax attention matrix, ``(N, M)`` arb matrix.
+
+    Each row is ``exp(z_ij - m_i) / sum_j exp(z_ij - m_i)`` over the allowed keys (``j <= i``
+    when ``causal``), masked entries exactly 0. Uses the current flint precision.
+    Source: Vaswani et al. 2017 eq. (1); 003 定义 11.24; 002 "低秩问题" for the mask.
+    """
+    z = arb_logits(Q, K, scale)
+    n, m = len(z), len(z[0])
+    A = arb_mat(n, m)
+    for i in range(n):
+        allowed = range(min(i + 1, m)) if causal else range(m)
+        mid = max(float(z[i][j].mid()) for j in allowed)
+        e = {j: (z[i][j] - mid).exp() for j in allowed}
+        tot = sum(e.values(), arb(0))
+        for j in allowed:
+            A[i, j] = e[j] / tot
+    return A
+
+
+def mp_softmax_entry(z_row, j: int, dps: int = 50) -> mpmath.mpf:
+    """``softmax(z_row)_j`` in mpmath at ``dps`` decimal digits (exact float inputs)."""
+    with mpmath.workdps(dps):
+        zs = [mpmath.mpf(float(v)) for v in z_row]
+        m = max(zs)
+        tot = mpmath.fsum(mpmath.exp(v - m) for v in zs)
+        return mpmath.exp(zs[j] - m) / tot
+
+
+def exact_attention_rows(M_int, V_int, mask: torch.Tensor | str | None = None) -> list:
+    """Exact attention outputs for integer logits ``M (N, L)`` and integer values ``V (L, dv)``:
+    row ``i`` of ``softmax(mask(M s)) V`` as ``(numerators, denominator)`` in ``Z[t]`` with
+    ``t = e^s`` (``numerators[c] / denominator`` is output entry ``(i, c)`` after the common
+    factor ``t^{-min_j M_ij}`` cancels). Two rows are equal as real numbers at a transcendental
+    ``t`` iff they are equal as rational functions (see :func:`rational_rows_equal`).
+
+    Raises:
+        AttentionInputError: non-integer input, mismatched shapes, or an empty mask row.
+    """
+    from flint import fmpz_poly
+
+    m = np.asarray(M_int, dtype=np.float64)
+    v = np.asarray(V_int, dtype=np.float64)
+    if (m.ndim != 2 or v.ndim != 2 or m.shape[1] != v.shape[0] or not np.all(m == np.round(m))
+            or not np.all(v == np.round(v))):
+        raise AttentionInputError("exact_attention_rows: need integer M (N, L) and V (L, dv)")
+    N, L = m.shape
+    keep = (np.ones((N, L), dtype=bool) if mask is None else
+            attention_mask(mask, N).numpy() if isinstance(mask, str) else np.asarray(mask, dtype=bool))
+    if keep.shape != (N, L) or not keep.any(axis=1).all():
+        raise AttentionInputError("exact_attention_rows: mask has the wrong shape or an empty row")
+    rows = []
+    for i in range(N):
+        js = [j for j in range(L) if keep[i, j]]
+        lo = int(min(m[i, j] for j in js))
+        den = fmpz_poly(0)
+        nums = [fmpz_poly(0) for _ in range(v.shape[1])]
+        for j in js:
+            mono = fmpz_poly([0] * (int(m[i, j]) - lo) + [1])
+            den += mono
+            for c in range(v.shape[1]):
+                nums[c] += int(v[j, c]) * mono
+        rows.append((nums, den))
+    return rows
+
+
+def rational_rows_equal(a, b) -> bool:
+    """Whether two rows from :func:`exact_attention_rows` are equal as vectors of rational functions."""
+    (na, da), (nb, db) = a, b
+    return len(na) == len(nb) and all(x * db == y * da for x, y in zip(na, nb, strict=True))

@@ -1,0 +1,72 @@
+"""Where a reading starts to fail: bisection on a scalar parameter (a logit gap, a scale).
+
+A dtype reading's counterexample is reported with its boundary, found here by search,
+never typed in by hand (issue 2, "where it starts to break").
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+
+import torch
+
+from .arrays import resolve_dtype
+
+
+def bisect_predicate(fails: Callable[[float], bool], lo: float, hi: float, *, rtol: float = 1e-9,
+                     max_iter: int = 200) -> float:
+    """Smallest ``x`` in ``(lo, hi]`` with ``fails(x)`` true, to relative accuracy ``rtol``,
+    assuming ``fails`` is monotone (false at ``lo``, true at ``hi``).
+
+    Raises:
+        ValueError: ``fails(lo)`` is true or ``fails(hi)`` false (no sign change to bisect).
+    """
+    if fails(lo):
+        raise ValueError(f"bisect_predicate: the predicate already fails at lo={lo!r}")
+    if not fails(hi):
+        raise ValueError(f"bisect_predicate: the predicate holds at hi={hi!r}: no boundary in [lo, hi]")
+    for _ in range(max_iter):
+        mid = 0.5 * (lo + hi)
+        if fails(mid):
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= rtol * max(abs(hi), 1e-300):
+            break
+    return hi
+
+
+@functools.cache
+def softmax_diagonal_underflow_gap(dtype: str, device: str = "cpu") -> float:
+    """The smallest logit gap ``g`` for which ``softmax([g, 0])[1]`` computed in ``dtype`` on
+    ``device`` is exactly 0: the gap at which a causal attention row's diagonal weight
+    underflows (the logits are rounded to ``dtype`` first, as a model in that dtype would).
+
+    Theory (IEEE 754): ``g* ≈ -ln(smallest subnormal / 2)``; see
+    :func:`attention_claims.maths.underflow_log_threshold`. Units: nats (natural-log logit units).
+    """
+    dt = resolve_dtype(dtype)
+
+    def fails(g: float) -> bool:
+        z = torch.tensor([g, 0.0], dtype=torch.float64).to(device=device, dtype=dt)
+        return bool(torch.softmax(z, dim=-1)[1].item() == 0.0)
+
+    return bisect_predicate(fails, 0.0, min(1.0e5, torch.finfo(dt).max / 2))
+
+
+@functools.cache
+def numerical_rank_gap_2x2(eps: float) -> float:
+    """The logit gap at which the 2x2 causal attention ``[[1, 0], [1-p, p]]``, ``p = 1/(1+e^g)``,
+    loses numerical rank under the default tolerance ``sigma_max * 2 * eps`` (float64 SVD).
+    """
+    import numpy as np
+
+    def fails(g: float) -> bool:
+        p = 1.0 / (1.0 + math.exp(g))
+        A = np.array([[1.0, 0.0], [1.0 - p, p]])
+        s = np.linalg.svd(A, compute_uv=False)
+        return bool(s[-1] <= s[0] * 2 * eps)
+
+    return bisect_predicate(fails, 0.0, 700.0)

@@ -1,0 +1,157 @@
+"""Rank collapse with depth: the residual ``res(X) = X - 1 x^T`` of pure-attention stacks.
+
+Dong, Cordonnier & Loukas 2021, "Attention is Not All You Need: Pure Attention Loses Rank
+Doubly Exponentially with Depth" (arXiv:2103.03404), §2: ``res(X) = X - 1 x^T`` with
+``x = argmin_x ||X - 1 x^T||``. Here the norm is Frobenius, whose minimiser is the column mean,
+and the *relative* residual ``r(X) = ||res(X)||_F / ||X||_F`` (dimensionless, scale free) is
+reported. A layer is ``X -> softmax(X Wq (X Wk)^T / sqrt(dk)) X Wv`` (their eq. (1), one head),
+optionally with a skip connection ``X -> X + Attn(X)`` (their §3) and optionally followed by a
+token-wise ReLU MLP ``x -> relu(x W1) W2`` (their §3, "MLPs"; the MLP's Lipschitz constant is what
+their corollary for SANs with MLPs depends on).
+
+Computed in mpmath at ``dps`` digits so that a doubly exponential decay stays visible far below
+float64's 1e-16 floor.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+
+from .arrays import AttentionInputError
+
+
+def _mp_matrix(a: np.ndarray) -> mpmath.matrix:
+    return mpmath.matrix([[mpmath.mpf(float(v)) for v in row] for row in a])
+
+
+def relative_residual(X) -> mpmath.mpf:
+    """``||X - 1 xbar^T||_F / ||X||_F`` with ``xbar`` the column mean (the Frobenius minimiser),
+    for an mpmath or NumPy ``(N, D)`` matrix; 0 for a rank-1 matrix of identical rows.
+
+    Raises:
+        AttentionInputError: empty or all-zero input.
+    """
+    M = X if isinstance(X, mpmath.matrix) else _mp_matrix(np.asarray(X, dtype=np.float64))
+    N, D = M.rows, M.cols
+    if N == 0 or D == 0:
+        raise AttentionInputError("relative_residual: empty matrix")
+    mean = [mpmath.fsum(M[i, j] for i in range(N)) / N for j in range(D)]
+    num = mpmath.fsum((M[i, j] - mean[j]) ** 2 for i in range(N) for j in range(D))
+    den = mpmath.fsum(M[i, j] ** 2 for i in range(N) for j in range(D))
+    if den == 0:
+        raise AttentionInputError("relative_residual: X is zero (ratio undefined)")
+    return mpmath.sqrt(num / den)
+
+
+def attention_stack_residuals(X0, weights, *, skip: bool = False, mlps=None, dps: int = 200) -> list[mpmath.mpf]:
+    """Relative residuals ``[r(X_0), r(X_1), ..., r(X_L)]`` of a single-head attention stack.
+
+    ``X0`` is ``(N, D)``; ``weights`` is a list of ``(Wq, Wk, Wv)``, each ``(D, dk)``, ``(D, dk)``,
+    ``(D, D)`` float arrays (converted exactly). ``skip`` adds the identity path. Computed at
+    ``dps`` decimal digits (Dong et al. 2021 §2, eq. (1); skip connections §3).
+
+    ``mlps`` (optional, one per layer) is a list of ``(W1, W2)``, ``(D, h)`` and ``(h, D)`` float arrays:
+    after the attention of layer ``l``, every token goes through ``x -> relu(x W1) W2`` (Dong et al. 2021
+    §3, "MLPs"; no biases), with the identity path ``X -> X + MLP(X)`` when ``skip``.
+
+    Raises:
+        AttentionInputError: bad shapes, non-finite input, ``mlps`` not one per layer, or an all-zero
+            X along the way (for instance an MLP that switches every ReLU unit off: the relative
+            residual of a zero matrix is undefined).
+    """
+    x0 = np.asarray(X0, dtype=np.float64)
+    if x0.ndim != 2 or x0.size == 0 or not np.isfinite(x0).all():
+        raise AttentionInputError("attention_stack_residuals: X0 must be a finite non-empty 2-D array")
+    if mlps is not None and len(mlps) != len(weights):
+        raise AttentionInputError(f"attention_stack_residuals: {len(mlps)} MLPs for {len(weights)} layers")
+    with mpmath.workdps(dps):
+        X = _mp_matrix(x0)
+        out = [relative_residual(X)]
+        for layer, (Wq, Wk, Wv) in enumerate(weights):
+            wq, wk, wv = (np.asarray(w, dtype=np.float64) for w in (Wq, Wk, Wv))
+            if not (wq.shape[0] == wk.shape[0] == wv.shape[0] == x0.shape[1] == wv.shape[1]
+                    and wq.shape[1] == wk.shape[1]) or not all(np.isfinite(w).all() for w in (wq, wk, wv)):
+                raise AttentionInputError("attention_stack_residuals: weight shapes do not fit X or are not finite")
+            Qm, Km = X * _mp_matrix(wq), X * _mp_matrix(wk)
+            s = 1 / mpmath.sqrt(wq.shape[1])
+            N = X.rows
+            P = mpmath.matrix(N, N)
+            for i in range(N):
+                z = [mpmath.fsum(Qm[i, c] * Km[j, c] for c in range(Qm.cols)) * s for j in range(N)]
+                mx = max(z)
+                e = [mpmath.exp(v - mx) for v in z]
+                tot = mpmath.fsum(e)
+                for j in range(N):
+                    P[i, j] = e[j] / tot
+            Y = P * X * _mp_matrix(wv)
+            X = X + Y if skip else Y
+            if mlps is not None:
+                Y = _relu_mlp(X, *mlps[layer], D=x0.shape[1])
+                X = X + Y if skip else Y
+            out.append(relative_residual(X))
+        return [+r for r in out]
+
+
+def _relu_mlp(X: mpmath.matrix, W1, W2, *, D: int) -> mpmath.matrix:
+    """``relu(X W1) W2`` row by row, at the current precision (``W1``: ``(D, h)``, ``W2``: ``(h, D)``)."""
+    w1, w2 = np.asarray(W1, dtype=np.float64), np.asarray(W2, dtype=np.float64)
+    if not (w1.ndim == w2.ndim == 2 and w1.shape[0] == D == w2.shape[1] and w1.shape[1] == w2.shape[0]
+            and np.isfinite(w1).all() and np.isfinite(w2).all()):
+        raise AttentionInputError("attention_stack_residuals: MLP weight shapes do not fit X or are not finite")
+    H = X * _mp_matrix(w1)
+    for i in range(H.rows):
+        for j in range(H.cols):
+            if H[i, j] < 0:
+                H[i, j] = mpmath.mpf(0)
+    return H * _mp_matrix(w2)
+
+
+def convergence_orders(residuals, *, below: float = 1e-3) -> list[float]:
+    """Local convergence orders ``log r_{l+1} / log r_l`` for the layers where ``0 < r_l < below``
+    (an order ``p`` means ``r_{l+1} ~ r_l^p``; doubly exponential decay with base 3 has ``p -> 3``,
+    Dong et al. 2021 Theorem 2.2's exponent ``3^L``).
+
+    Raises:
+        AttentionInputError: ``below`` not in (0, 1).
+    """
+    if not (0 < below < 1):
+        raise AttentionInputError(f"convergence_orders: below must be in (0, 1), got {below!r}")
+    out = []
+    for a, b in zip(residuals, residuals[1:], strict=False):
+        if 0 < a < below and b > 0:
+            out.append(float(mpmath.log(b) / mpmath.log(a)))
+    return out
+
+
+def random_stack(rng: np.random.Generator, L: int, D: int, dk: int, scale: float) -> list:
+    """``L`` layers of Gaussian weights with entries ``N(0, scale^2 / D)`` (``Wv``: ``D x D``).
+
+    Raises:
+        AttentionInputError: non-positive sizes or scale.
+    """
+    if min(L, D, dk) < 1 or not (scale > 0 and math.isfinite(scale)):
+        raise AttentionInputError("random_stack: L, D, dk must be >= 1 and scale > 0")
+    g = lambda *s: rng.standard_normal(s) * scale / math.sqrt(D)  # noqa: E731
+    return [(g(D, dk), g(D, dk), g(D, D)) for _ in range(L)]
+
+
+def relu_mlp(rng: np.random.Generator, D: int, *, lipschitz: float, hidden: int | None = None) -> tuple:
+    """Weights ``(W1, W2)`` of a bias-free token-wise MLP ``x -> relu(x W1) W2`` (``W1``: ``(D, h)``,
+    ``W2``: ``(h, D)``, ``h = hidden`` or ``4 D``, the usual transformer width ratio) whose Lipschitz
+    constant (Euclidean norm on tokens) is at most ``lipschitz``: Gaussian entries, each matrix then
+    scaled to spectral norm ``sqrt(lipschitz) (1 - 2^-40)``, since ``relu`` is 1-Lipschitz and
+    ``Lip(x -> relu(x W1) W2) <= ||W1||_2 ||W2||_2``. Such an MLP is positively homogeneous, so it maps
+    identical tokens to identical tokens (a rank-1 ``X`` stays rank 1). Dimensionless.
+
+    Raises:
+        AttentionInputError: ``D`` or ``hidden`` below 1, or ``lipschitz`` not finite and positive.
+    """
+    h = 4 * D if hidden is None else hidden
+    if min(D, h) < 1 or not (lipschitz > 0 and math.isfinite(lipschitz)):
+        raise AttentionInputError("relu_mlp: D and hidden must be >= 1 and lipschitz finite and > 0")
+    target = math.sqrt(lipschitz) * (1 - 2.0**-40)
+    W1, W2 = rng.standard_normal((D, h)), rng.standard_normal((h, D))
+    return W1 * (target / np.linalg.norm(W1, 2)), W2 * (target / np.linalg.norm(W2, 2))

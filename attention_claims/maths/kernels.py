@@ -1,0 +1,319 @@
+"""Kernels and feature maps: random features (Performer), Taylor features, the exponential kernel,
+kernelised (linear) attention, with certified references.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import torch
+
+from .arrays import AttentionInputError, as_float64_array, as_tensor, resolve_dtype
+from .attention import feature_map
+from .boundaries import bisect_predicate
+
+
+def arb_feature(name: str, x):
+    """Certified enclosure (python-flint ``arb``) of the elementwise feature map ``name`` at the
+    float ``x`` (exactly converted): ``identity``, ``relu``, ``elu+1`` (``x + 1`` for ``x >= 0``,
+    ``e^x`` for ``x < 0``; Katharopoulos et al. 2020 eq. (7)) or ``exp``.
+
+    Raises:
+        AttentionInputError: unknown feature map or non-finite ``x``.
+    """
+    from flint import arb
+
+    v = float(x)
+    if not math.isfinite(v):
+        raise AttentionInputError(f"arb_feature: x = {x!r} is not finite")
+    a = arb(v)
+    if name == "identity":
+        return a
+    if name == "relu":
+        return a if v > 0 else arb(0)
+    if name == "elu+1":
+        return a + 1 if v >= 0 else a.exp()
+    if name == "exp":
+        return a.exp()
+    raise AttentionInputError(f"arb_feature: unknown feature map {name!r}")
+
+
+def arb_kernel_diagonal(name: str, Q, K) -> list:
+    """Enclosures of ``phi(q_i) . phi(k_i)`` for ``i < N`` (the diagonal of the causal linear
+    attention matrix before normalisation). ``Q, K`` are ``(N, d)``.
+
+    Raises:
+        AttentionInputError: shapes differ, non-finite input, unknown map.
+    """
+    from flint import arb
+
+    q, k = as_float64_array(Q, "Q"), as_float64_array(K, "K")
+    if q.shape != k.shape:
+        raise AttentionInputError(f"Q, K: shapes differ {q.shape} vs {k.shape}")
+    out = []
+    for qi, ki in zip(q, k, strict=True):
+        acc = arb(0)
+        for a, b in zip(qi, ki, strict=True):
+            acc += arb_feature(name, a) * arb_feature(name, b)
+        out.append(acc)
+    return out
+
+
+def positive_random_features(X, omega) -> np.ndarray:
+    """Performer positive random features ``exp(omega_r . x - |x|^2/2) / sqrt(m)``, shape ``(N, m)``
+    (Choromanski et al. 2021, Lemma 1). ``phi(x) . phi(y)`` is an unbiased estimate of ``exp(x.y)``.
+
+    Raises:
+        AttentionInputError: bad shapes or non-finite input.
+    """
+    x, w = as_float64_array(X, "X"), as_float64_array(omega, "omega")
+    if x.shape[1] != w.shape[1]:
+        raise AttentionInputError(f"X, omega: dimensions differ ({x.shape[1]} vs {w.shape[1]})")
+    return np.exp(x @ w.T - 0.5 * np.sum(x * x, axis=1, keepdims=True)) / math.sqrt(w.shape[0])
+
+
+def trig_random_features(X, omega) -> np.ndarray:
+    """Trigonometric random features for ``exp(x.y)``: ``exp(|x|^2/2) [cos, sin](omega . x) / sqrt(m)``,
+    shape ``(N, 2m)`` (Choromanski et al. 2021 eq. (2) with the Gaussian-kernel identity).
+
+    Raises:
+        AttentionInputError: bad shapes or non-finite input.
+    """
+    x, w = as_float64_array(X, "X"), as_float64_array(omega, "omega")
+    if x.shape[1] != w.shape[1]:
+        raise AttentionInputError(f"X, omega: dimensions differ ({x.shape[1]} vs {w.shape[1]})")
+    p = x @ w.T
+    s = np.exp(0.5 * np.sum(x * x, axis=1, keepdims=True)) / math.sqrt(w.shape[0])
+    return np.concatenate([s * np.cos(p), s * np.sin(p)], axis=1)
+
+
+def gaussian_mgf_quadrature(a, dps: int = 40) -> mpmath.mpf:
+    """``E exp(a w)`` for ``w ~ N(0, 1)``, by mpmath quadrature of the Gaussian integral (no closed
+    form used), at ``dps`` digits. The closed form is ``exp(a^2/2)``.
+
+    Raises:
+        AttentionInputError: non-finite ``a``.
+    """
+    if not mpmath.isfinite(mpmath.mpf(a)):
+        raise AttentionInputError(f"gaussian_mgf_quadrature: a = {a!r} is not finite")
+    with mpmath.workdps(dps + 10):
+        am = mpmath.mpf(a)
+        f = lambda w: mpmath.exp(am * w - w * w / 2)  # noqa: E731
+        # split at the integrand's peak w = a for an accurate tanh-sinh quadrature
+        v = mpmath.quad(f, [-mpmath.inf, am, mpmath.inf]) / mpmath.sqrt(2 * mpmath.pi)
+    return +v
+
+
+def prf_moments_quadrature(x, y, dps: int = 40) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """First and second moments of one positive random feature product
+    ``f = exp(omega.(x+y) - (|x|^2 + |y|^2)/2)``, ``omega ~ N(0, I_d)``, by per-coordinate
+    quadrature (the Gaussian factorises): ``(E f, E f^2)``.
+
+    Raises:
+        AttentionInputError: shapes differ or non-finite input.
+    """
+    xa, ya = as_float64_array(x, "x", 1), as_float64_array(y, "y", 1)
+    if xa.shape != ya.shape:
+        raise AttentionInputError(f"x, y: shapes differ {xa.shape} vs {ya.shape}")
+    with mpmath.workdps(dps + 10):
+        s = [mpmath.mpf(float(a)) + mpmath.mpf(float(b)) for a, b in zip(xa, ya, strict=True)]
+        nrm = mpmath.fsum(mpmath.mpf(float(a)) ** 2 for a in xa) + mpmath.fsum(mpmath.mpf(float(b)) ** 2 for b in ya)
+        m1 = mpmath.fprod(gaussian_mgf_quadrature(v, dps) for v in s) * mpmath.exp(-nrm / 2)
+        m2 = mpmath.fprod(gaussian_mgf_quadrature(2 * v, dps) for v in s) * mpmath.exp(-nrm)
+    return +m1, +m2
+
+
+def doc_exp_feature_map(X, *, dtype="float64", device=None) -> torch.Tensor:
+    """003 核函数一's feature map, computed as written (raw values, no rescaling):
+    ``phi(x) = e^(|x|^2/(2d)) * (e^(x_1/sqrt d), ..., e^(x_d/sqrt d))``, the factor and the
+    entries evaluated separately in ``dtype`` on ``device``. ``X (N, d)`` -> ``(N, d)``.
+
+    Runs on any device, so a CUDA reading runs the same code as the CPU one.
+
+    Raises:
+        AttentionInputError: bad shape, non-finite input, unknown dtype.
+    """
+    dt = resolve_dtype(dtype)
+    x = as_tensor(X, "X", dtype=dt, device=device)
+    d = x.shape[1]
+    return torch.exp((x * x).sum(dim=1, keepdim=True) / (2 * d)) * torch.exp(x / math.sqrt(d))
+
+
+def mp_doc_exp_log_extremes(X, dps: int = 40) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """The largest natural logarithms, over the rows ``x`` of ``X (N, d)`` (exact float values),
+    of the two quantities 003 核函数一's formula evaluates: the factor ``e^(|x|^2/(2d))`` and the
+    feature entries ``e^(|x|^2/(2d) + x_i/sqrt d)``. Returns ``(log factor max, log entry max)``
+    at ``dps`` digits; a value above ``ln(dtype max)`` means the true number is outside that
+    dtype's range (an overflow that is not a rounding artefact).
+
+    Raises:
+        AttentionInputError: bad shape or non-finite input.
+    """
+    x = as_float64_array(X, "X")
+    d = x.shape[1]
+    with mpmath.workdps(dps):
+        best_f, best_e = -mpmath.inf, -mpmath.inf
+        for row in x:
+            r = [mpmath.mpf(float(v)) for v in row]
+            f = mpmath.fsum(v * v for v in r) / (2 * d)
+            best_f = max(best_f, f)
+            best_e = max(best_e, f + max(r) / mpmath.sqrt(d))
+        return +best_f, +best_e
+
+
+@functools.cache
+def doc_exp_overflow_norm_sq(d: int, dtype: str = "float32", device: str = "cpu") -> tuple[float, float]:
+    """Where 003 核函数一's raw features (:func:`doc_exp_feature_map`) stop being finite in
+    ``dtype`` on ``device``, found by bisection on ``s = |x|^2``: ``(s_e1, s_neg)`` for
+    ``x = sqrt(s) e_1`` (an entry overflows first) and ``x = -sqrt(s/d) (1, ..., 1)`` (only the
+    factor ``e^(|x|^2/(2d))`` overflows; theory ``2 d ln(dtype max)``).
+
+    Raises:
+        AttentionInputError: ``d`` not a positive integer or an unknown dtype.
+    """
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise AttentionInputError(f"d: must be a positive integer, got {d!r}")
+    hi = 4.0 * d * math.log(torch.finfo(resolve_dtype(dtype)).max)
+
+    def fails(direction):
+        return lambda s: not bool(torch.isfinite(doc_exp_feature_map(
+            np.sqrt(s) * direction[None], dtype=dtype, device=device)).all())
+
+    e1 = np.zeros(d)
+    e1[0] = 1.0
+    neg = -np.ones(d) / math.sqrt(d)
+    return bisect_predicate(fails(e1), 0.0, hi), bisect_predicate(fails(neg), 0.0, hi)
+
+
+@functools.cache
+def feature_zero_threshold(name: str, dtype: str = "float32", device: str = "cpu") -> float:
+    """The ``x`` (bisection) below which the elementwise feature map ``name`` of
+    :func:`attention_claims.maths.feature_map` computed in ``dtype`` on ``device`` returns exactly 0,
+    although its true value is positive (``elu+1``: ``elu(x)`` rounds to ``-1``, near
+    ``ln(eps/2)``; ``exp``: underflow below half the smallest subnormal).
+
+    Raises:
+        AttentionInputError: unknown map or dtype.
+        ValueError: the map is already 0 at ``x = 0`` or nowhere in ``[-10^4, 0]`` in this dtype
+            (no threshold to bisect).
+    """
+    f = feature_map(name)
+    dt = resolve_dtype(dtype)
+
+    def fails(neg_x: float) -> bool:
+        return bool((f(torch.tensor([-neg_x], dtype=torch.float64).to(device=device, dtype=dt)) == 0).item())
+
+    return -bisect_predicate(fails, 0.0, 1.0e4, rtol=1e-7)
+
+
+def normalised_prf_attention(Q, K, V, omega) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised linear attention with Performer positive random features for the softmax kernel
+    ``e^(q.k/sqrt d)`` (inputs scaled by ``d^(-1/4)``, Choromanski et al. 2021 Lemma 1 and §2.3;
+    the normaliser of Katharopoulos et al. 2020 eq. (5)-(6)), float64.
+
+    ``Q, K (N, d)``, ``V (N, d_v)``, ``omega (m, d)`` -> ``(out (N, d_v), se (N, d_v))``:
+    ``out = sum_r num_r / sum_r den_r`` over the ``m`` features, with ``num_r = m phi_r(q)
+    sum_j phi_r(k_j) v_j`` and ``den_r = m phi_r(q) sum_j phi_r(k_j)`` (each an unbiased
+    one-feature estimate), and ``se`` the delta-method standard error of the ratio,
+    ``sd_r(num_r - out den_r) / (sqrt(m) mean_r den_r)``.
+
+    Raises:
+        AttentionInputError: bad shapes, non-finite input, ``m < 2``.
+    """
+    q, k, v, w = as_float64_array(Q, "Q"), as_float64_array(K, "K"), as_float64_array(V, "V"), as_float64_array(omega, "omega")
+    if q.shape[1] != k.shape[1] or k.shape[0] != v.shape[0] or w.shape[1] != q.shape[1] or w.shape[0] < 2:
+        raise AttentionInputError(f"normalised_prf_attention: shapes Q {q.shape}, K {k.shape}, V {v.shape}, "
+                                  f"omega {w.shape} (m >= 2 features)")
+    m, s = w.shape[0], q.shape[1] ** -0.25
+    fq, fk = positive_random_features(q * s, w) * m, positive_random_features(k * s, w)
+    num_r = fq[:, :, None] * (fk.T @ v)[None]  # (N, m, d_v)
+    den_r = fq * fk.sum(axis=0)[None]  # (N, m)
+    den = den_r.mean(axis=1)
+    out = num_r.mean(axis=1) / den[:, None]
+    resid = num_r - out[:, None, :] * den_r[:, :, None]
+    return out, resid.std(axis=1, ddof=1) / (math.sqrt(m) * den[:, None])
+
+
+def monomial_feature_dots(q, k, degree: int) -> list[Fraction]:
+    """Exact dot products, degree by degree, of the Taylor (monomial) features of the exponential
+    kernel ``e^(q.k)``: ``phi_alpha(x) = x^alpha / sqrt(alpha!)`` over multi-indices ``alpha``, so
+    ``c_n = sum_{|alpha| = n} phi_alpha(q) phi_alpha(k) = sum_{|alpha|=n} prod_l (q_l k_l)^alpha_l
+    / alpha_l!`` for ``n = 0..degree`` (the feature space of 003 §11.3.7; its dimension up to
+    degree ``D`` is ``C(D + d, d)``). Computed as the truncated product over coordinates of the
+    series ``sum_a (q_l k_l)^a t^a / a!``, in rationals from the exact float values; the
+    multinomial theorem gives ``c_n = (q.k)^n / n!``.
+
+    Raises:
+        AttentionInputError: shapes differ, non-finite input, negative degree.
+    """
+    a, b = as_float64_array(q, "q", 1), as_float64_array(k, "k", 1)
+    if a.shape != b.shape:
+        raise AttentionInputError(f"q {a.shape} and k {b.shape} differ in shape")
+    if isinstance(degree, bool) or not isinstance(degree, int) or degree < 0:
+        raise AttentionInputError(f"degree: must be a non-negative integer, got {degree!r}")
+    from flint import fmpq
+
+    out = [fmpq(1)] + [fmpq(0)] * degree
+    for u, v in zip(a, b, strict=True):
+        p = fmpq(*float(u).as_integer_ratio()) * fmpq(*float(v).as_integer_ratio())
+        series = [fmpq(1)]
+        for n in range(1, degree + 1):
+            series.append(series[-1] * p / n)
+        out = [sum((out[i] * series[n - i] for i in range(n + 1)), fmpq(0)) for n in range(degree + 1)]
+    return [Fraction(int(c.p), int(c.q)) for c in out]
+
+
+def lognormal_feature_moments(mu, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Mean ``(d,)`` and covariance ``(d, d)`` of ``h(k) = exp(k)`` (elementwise) for
+    ``k ~ N(mu, sigma^2 I)``: ``E h_i = e^{mu_i + sigma^2/2}``,
+    ``Cov = diag(e^{2 mu_i + sigma^2} (e^{sigma^2} - 1))`` (the log-normal moments).
+
+    Raises:
+        AttentionInputError: ``sigma < 0`` or non-finite ``mu``.
+    """
+    m = np.asarray(mu, dtype=np.float64)
+    if m.ndim != 1 or not np.isfinite(m).all() or not (sigma >= 0):
+        raise AttentionInputError("mu must be a finite 1-D array and sigma >= 0")
+    mean = np.exp(m + sigma**2 / 2)
+    return mean, np.diag(np.exp(2 * m + sigma**2) * np.expm1(sigma**2))
+
+
+def taylor_features(x: torch.Tensor, degree: int) -> torch.Tensor:
+    """Explicit features of the exponential kernel truncated at ``degree``:
+    ``phi(x) = concat_{k <= degree} vec(x^{(x) k}) / sqrt(k!)``, so that
+    ``phi(q) . phi(k) = sum_{j <= degree} (q.k)^j / j!  ->  exp(q.k)``
+    (kexue.fm/archives/8601, cited in 004 "一般线性"). ``x (N, m)`` -> ``(N, sum_k m^k)``.
+
+    Raises:
+        AttentionInputError: ``x`` not 2-D, or ``degree`` not in ``[0, 12]``, or too many features.
+    """
+    if x.ndim != 2:
+        raise AttentionInputError(f"x: expected (N, m), got shape {tuple(x.shape)}")
+    if not (isinstance(degree, int) and 0 <= degree <= 12):
+        raise AttentionInputError(f"degree must be an integer in [0, 12], got {degree!r}")
+    n, m = x.shape
+    if sum(m**k for k in range(degree + 1)) > 2_000_000:
+        raise AttentionInputError("taylor_features: too many features")
+    parts = [torch.ones(n, 1, dtype=x.dtype, device=x.device)]
+    cur = parts[0]
+    for k in range(1, degree + 1):
+        cur = (cur[:, :, None] * x[:, None, :]).reshape(n, -1)
+        parts.append(cur / math.sqrt(math.factorial(k)))
+    return torch.cat(parts, dim=1)
+
+
+def arb_exp_kernel(X):
+    """Certified enclosure of ``exp(X X^T)`` (``(N, N)`` python-flint ``arb_mat``; unscaled
+    logits), the unnormalised standard attention matrix with ``Q = K = X``, from float64 ``X (N, m)``.
+    """
+    from flint import arb_mat
+
+    from .attention import arb_logits
+
+    z = arb_logits(X, X, scale=1.0)
+    n = len(z)
+    return arb_mat(n, n, [z[i][j].exp() for i in range(n) for j in range(n)])

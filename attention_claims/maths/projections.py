@@ -1,0 +1,144 @@
+"""Random projections: Johnson-Lindenstrauss (Dasgupta-Gupta), Linformer's context mapping and
+the textbook's version of it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+from .arrays import AttentionInputError, as_float64_array, positive_int
+from .exact import fmpq_matrix
+
+
+def chi2_two_sided_tail(k: int, eps, dps: int = 40) -> mpmath.mpf:
+    """``Pr(| chi^2_k / k - 1 | > eps)``: the probability that a Gaussian random projection with
+    ``N(0, 1/k)`` entries distorts one squared length by more than ``eps`` (exact, via the
+    regularised incomplete gamma function at ``dps`` digits; Dasgupta & Gupta 2003 §2).
+
+    Raises:
+        AttentionInputError: ``k < 1`` or ``eps`` outside ``(0, 1)``.
+    """
+    if not (isinstance(k, int) and k >= 1):
+        raise AttentionInputError(f"chi2_two_sided_tail: k must be a positive integer, got {k!r}")
+    if not (0 < float(eps) < 1):
+        raise AttentionInputError(f"chi2_two_sided_tail: eps must be in (0, 1), got {eps!r}")
+    with mpmath.workdps(dps + 10):
+        e = mpmath.mpf(eps)
+        half = mpmath.mpf(k) / 2
+        lower = mpmath.gammainc(half, 0, (1 - e) * k / 2, regularized=True)
+        upper = mpmath.gammainc(half, (1 + e) * k / 2, mpmath.inf, regularized=True)
+        return +(lower + upper)
+
+
+def linformer_mixing(Q, K, E, F) -> tuple[np.ndarray, np.ndarray]:
+    """Linformer's context mapping ``P_bar = softmax(Q (E K)^T / sqrt(d))`` ``(N, k)`` and the
+    token-mixing matrix ``P_bar F`` ``(N, N)`` that multiplies ``V`` (Wang et al. 2020 eq. (7)),
+    in float64. ``Q, K (N, d)``, ``E, F (k, N)``.
+
+    Raises:
+        AttentionInputError: bad shapes or non-finite input.
+    """
+    q, kk, e, f = as_float64_array(Q, "Q"), as_float64_array(K, "K"), as_float64_array(E, "E"), as_float64_array(F, "F")
+    if q.shape != kk.shape or e.shape != f.shape or e.shape[1] != q.shape[0]:
+        raise AttentionInputError(f"linformer_mixing: shapes Q {q.shape}, K {kk.shape}, E {e.shape}, F {f.shape}")
+    z = q @ (e @ kk).T / math.sqrt(q.shape[1])
+    z = z - z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=1, keepdims=True)
+    return p, p @ f
+
+
+def doc_linformer(Q, K, V, k) -> np.ndarray:
+    """``Q (K^T V / k)`` in float64, the approximation 003 定义 11.26 writes for Linformer
+    (``(N, d) @ (d, d_v)``). ``k`` may be any positive number.
+
+    Raises:
+        AttentionInputError: bad shapes, non-finite input or ``k <= 0``.
+    """
+    q, kk, v = as_float64_array(Q, "Q"), as_float64_array(K, "K"), as_float64_array(V, "V")
+    if q.shape[1] != kk.shape[1] or kk.shape[0] != v.shape[0]:
+        raise AttentionInputError(f"doc_linformer: shapes Q {q.shape}, K {kk.shape}, V {v.shape}")
+    if not (isinstance(k, (int, float, Fraction)) and k > 0):
+        raise AttentionInputError(f"k: must be a positive number, got {k!r}")
+    return q @ (kk.T @ v / float(k))
+
+
+def mp_row_line_distance(Y: mpmath.matrix, B: mpmath.matrix) -> mpmath.mpf:
+    """``max_i min_{t real} |Y_i - t B_i|``: a lower bound, valid for every scalar ``t`` (so for
+    every ``k`` in ``Q (K^T V / k)``, ``t = 1/k``), on both the spectral and the Frobenius norm
+    of ``Y - t B`` (a matrix norm is at least the norm of any row). mpmath, current precision.
+
+    Raises:
+        AttentionInputError: shapes differ.
+    """
+    if (Y.rows, Y.cols) != (B.rows, B.cols):
+        raise AttentionInputError(f"Y {Y.rows}x{Y.cols} and B {B.rows}x{B.cols} differ in shape")
+    best = mpmath.mpf(0)
+    for i in range(Y.rows):
+        y = [Y[i, c] for c in range(Y.cols)]
+        b = [B[i, c] for c in range(B.cols)]
+        yy = mpmath.fsum(v * v for v in y)
+        bb = mpmath.fsum(v * v for v in b)
+        yb = mpmath.fsum(u * v for u, v in zip(y, b, strict=True))
+        dist2 = yy - (yb * yb / bb if bb > 0 else 0)
+        best = max(best, mpmath.sqrt(max(dist2, mpmath.mpf(0))))
+    return best
+
+
+def rademacher_gram_mean(k: int, d: int, variance: Fraction) -> list[list[Fraction]]:
+    """Exact ``E[P^T P]`` ``(d, d)`` over all ``2^(k d)`` equally likely sign patterns of
+    ``P (k, d)`` with entries ``+-sqrt(variance)``: ``(P^T P)_ab = variance * sum_r s_ra s_rb``
+    (a random projection as in 003 定理 11.26's proof, where ``E[P^T P] = I_d`` needs
+    ``variance = 1/k``). The sign sums are exact int64 counts; the mean is a ``Fraction``.
+    Only for ``k d <= 12``.
+
+    Raises:
+        AttentionInputError: sizes not positive, ``k d > 12``, or ``variance < 0``.
+    """
+    k, d = positive_int(k, "k"), positive_int(d, "d")
+    variance = Fraction(variance)
+    if k * d > 12 or variance < 0:
+        raise AttentionInputError(f"rademacher_gram_mean: need k d <= 12 and variance >= 0, got {k}, {d}, {variance}")
+    signs = np.array(list(itertools.product((-1, 1), repeat=k * d)), dtype=np.int64).reshape(-1, k, d)
+    total = np.einsum("pra,prb->ab", signs, signs)  # exact: |entries| <= k 2^(k d)
+    count = signs.shape[0]
+    return [[variance * int(v) / count for v in row] for row in total]
+
+
+
+
+def identity_gap_lower_bound(P) -> tuple[Fraction, int]:
+    """A certified lower bound on ``|P^T P - I_d|_2`` (spectral norm) for a float64 ``P (k, d)``,
+    from the exact rational value of every entry (003 定理 11.26's proof claims
+    ``P^T P ~ I_d`` for its JL map ``P: R^d -> R^k``).
+
+    Returns ``(bound, rank)``: ``rank`` is the exact rank of ``G = P^T P`` (python-flint
+    ``fmpq_mat``); ``bound`` is the largest of ``1`` when ``rank < d`` (a null vector ``v`` of
+    ``G`` gives ``|(G - I) v| = |v|``) and ``|v^T G v / v^T v - 1|`` for the float64 top and
+    bottom eigenvectors ``v`` of ``G`` rounded to rationals (Rayleigh quotients of the symmetric
+    ``G - I`` lie in ``[-|G - I|_2, |G - I|_2]``: Horn & Johnson, Matrix Analysis, 2nd ed.,
+    Thm 4.2.2), all in exact rational arithmetic.
+
+    Raises:
+        AttentionInputError: ``P`` not a non-empty finite 2-D array.
+    """
+    p = as_float64_array(P, "P")
+    d = p.shape[1]
+    Pq = fmpq_matrix(p)
+    G = Pq.transpose() * Pq
+    rank = G.rank()
+    bound = Fraction(1) if rank < d else Fraction(0)
+    _, vecs = np.linalg.eigh(p.T @ p)
+    for v in (vecs[:, -1], vecs[:, 0]):
+        vq = fmpq_matrix(v.reshape(-1, 1))
+        vv = (vq.transpose() * vq)[0, 0]
+        if vv == 0:
+            continue
+        rq = (vq.transpose() * G * vq)[0, 0] / vv - 1
+        bound = max(bound, abs(Fraction(int(rq.p), int(rq.q))))
+    return bound, rank

@@ -1,0 +1,677 @@
+"""Sparsity of attention vectors: the measure S(x) of kexue.fm/archives/9889, its closed forms,
+Monte Carlo and quadrature references, Hurley-Rickard criteria, entropy and concentration of softmax.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import torch
+from flint import arb, fmpq
+
+from .arrays import AttentionInputError, as_float64_array, finite_array
+from .exact import precision
+
+pass
+
+
+def sparsity(x) -> float:
+    """The l1/l2 sparsity ``S(x) = E|x| / sqrt(E x^2) = ||x||_1 / (sqrt(n) ||x||_2)``.
+
+    Source: kexue.fm/archives/9889 eq. (1) (004, "稀疏程度"), after kexue.fm/archives/9595.
+    ``S`` lies in ``[1/sqrt(n), 1]``; smaller means sparser. ``x`` is a 1-D vector (or the
+    last axis of a batch).
+
+    Raises:
+        AttentionInputError: empty, non-finite, or all-zero input (S undefined).
+    """
+    a = finite_array(x, "x")
+    l2 = np.sqrt(np.mean(a**2, axis=-1))
+    if np.any(l2 == 0):
+        raise AttentionInputError("x: all-zero vector, sparsity S is undefined (0/0)")
+    return np.mean(np.abs(a), axis=-1) / l2
+
+
+DPS = 40  # decimal digits for references
+
+
+def _at_dps(fn):
+    """Evaluate ``fn`` at ``DPS`` digits (or at the caller's higher ``mpmath.mp.dps``)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with mpmath.workdps(max(DPS, mpmath.mp.dps)):
+            return +fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _mp(x) -> mpmath.mpf:
+    v = mpmath.mpf(x)
+    if not mpmath.isfinite(v):
+        raise AttentionInputError(f"argument {x!r} is not finite")
+    return v
+
+
+def _check_gamma(gamma) -> mpmath.mpf:
+    g = _mp(gamma)
+    if g <= 0:
+        raise AttentionInputError(f"gamma = sigma*||q|| must be > 0, got {gamma!r}")
+    return g
+
+
+@_at_dps
+def s_exp(gamma) -> mpmath.mpf:
+    """``S = exp(-gamma^2 / 2)`` for ``f = exp`` (004, "两个例子", first display equation).
+
+    Independent of ``beta``. ``gamma > 0``.
+
+    Raises:
+        AttentionInputError: ``gamma`` not finite or not positive.
+    """
+    g = _check_gamma(gamma)
+    return mpmath.exp(-g**2 / 2)
+
+
+@_at_dps
+def s_relu2(beta, gamma) -> mpmath.mpf:
+    """``S`` for ``f = relu^2`` (GAU), exactly as printed in 004 "两个例子" (Mathematica output)::
+
+        e^{-b^2/2g^2} (sqrt2 b g + sqrtpi e^{b^2/2g^2} (b^2+g^2)(erf(b/(sqrt2 g))+1))
+        / ( pi^{1/4} sqrt( 2 sqrt2 b g e^{-b^2/2g^2} (b^2+5g^2)
+                           + 2 sqrtpi (b^4+6b^2g^2+3g^4)(erf(b/(sqrt2 g))+1) ) )
+
+    Raises:
+        AttentionInputError: non-finite input or ``gamma <= 0``.
+    """
+    b, g = _mp(beta), _check_gamma(gamma)
+    # erf(x) + 1 is evaluated as erfc(-x) (the same number; no cancellation for beta << 0); the
+    # two terms of the numerator and of the radicand still cancel to about (beta/gamma)^4 relative
+    # size, so guard digits keep the result at DPS digits.
+    guard = int(8 * mpmath.log10(1 + abs(b / g))) + 10
+    with mpmath.workdps(mpmath.mp.dps + guard):
+        return _s_relu2_printed(b, g)
+
+
+def _s_relu2_printed(b, g):
+    t = b**2 / (2 * g**2)
+    er = mpmath.erfc(-b / (mpmath.sqrt(2) * g))  # = erf(b/(sqrt2 g)) + 1, as printed
+    num = mpmath.exp(-t) * (mpmath.sqrt(2) * b * g + mpmath.sqrt(mpmath.pi) * mpmath.exp(t) * (b**2 + g**2) * er)
+    inner = (2 * mpmath.sqrt(2) * b * g * mpmath.exp(-t) * (b**2 + 5 * g**2)
+             + 2 * mpmath.sqrt(mpmath.pi) * (b**4 + 6 * b**2 * g**2 + 3 * g**4) * er)
+    return num / (mpmath.pi ** mpmath.mpf(0.25) * mpmath.sqrt(inner))
+
+
+@_at_dps
+def s_identity(beta, gamma) -> mpmath.mpf:
+    """``S`` for ``f = identity`` (004 "极简线性")::
+
+        (sqrt(2/pi) g e^{-b^2/2g^2} + b erf(b/(sqrt2 g))) / sqrt(b^2 + g^2)
+
+    Raises:
+        AttentionInputError: non-finite input or ``gamma <= 0``.
+    """
+    b, g = _mp(beta), _check_gamma(gamma)
+    num = mpmath.sqrt(2 / mpmath.pi) * g * mpmath.exp(-b**2 / (2 * g**2)) + b * mpmath.erf(b / (mpmath.sqrt(2) * g))
+    return num / mpmath.sqrt(b**2 + g**2)
+
+
+def s_general_linear(q_tilde, mu_tilde, sigma_tilde) -> float:
+    """``S = 1 / sqrt(1 + q^T Sigma q / (q^T mu)^2)`` for non-negative linear attention
+    (004 "一般线性", last member of the display equation); ``q_tilde (d,)``,
+    ``mu_tilde (d,)``, ``sigma_tilde (d, d)`` the mean and covariance of ``k_tilde``.
+
+    Raises:
+        AttentionInputError: shapes disagree, or ``q^T mu == 0``.
+    """
+    q = np.asarray(q_tilde, dtype=np.float64)
+    mu = np.asarray(mu_tilde, dtype=np.float64)
+    cov = np.asarray(sigma_tilde, dtype=np.float64)
+    if q.ndim != 1 or mu.shape != q.shape or cov.shape != (q.size, q.size):
+        raise AttentionInputError(f"shapes: q {q.shape}, mu {mu.shape}, Sigma {cov.shape} do not agree")
+    qm = float(q @ mu)
+    if qm == 0:
+        raise AttentionInputError("q_tilde . mu_tilde = 0: S is undefined (0/0)")
+    return float(1.0 / np.sqrt(1.0 + (q @ cov @ q) / qm**2))
+
+
+def s_iid_linear(q_tilde, mu: float, sigma: float) -> float:
+    """``S = 1 / sqrt(1 + (sigma/mu * ||q||_2 / ||q||_1)^2)`` (004 "一般线性", iid components).
+
+    Raises:
+        AttentionInputError: ``mu == 0`` or ``q_tilde`` all zero.
+    """
+    q = np.asarray(q_tilde, dtype=np.float64)
+    if mu == 0 or not np.any(q):
+        raise AttentionInputError("mu must be non-zero and q_tilde not all zero")
+    r = (sigma / mu) * np.linalg.norm(q, 2) / np.linalg.norm(q, 1)
+    return float(1.0 / np.sqrt(1.0 + r**2))
+
+
+@_at_dps
+def s_decay(lam, n: int) -> mpmath.mpf:
+    """``S`` of ``a = (lam^{n-1}, ..., lam, 1)``: ``sqrt((1-lam^n)/(n(1-lam)) * (1+lam)/(1+lam^n))``
+    (004 "线性衰减"). Defined for ``0 < lam < 1``; at ``lam = 1`` the printed form is 0/0.
+
+    Raises:
+        AttentionInputError: ``n < 1`` or ``lam`` outside ``(0, 1)``.
+    """
+    lam = _mp(lam)
+    if not (isinstance(n, int) and n >= 1):
+        raise AttentionInputError(f"n must be a positive integer, got {n!r}")
+    if not (0 < lam < 1):
+        raise AttentionInputError(f"lam must be in (0, 1) for the closed form (0/0 at 1), got {lam}")
+    ln = lam**n
+    return mpmath.sqrt((1 - ln) / (n * (1 - lam)) * (1 + lam) / (1 + ln))
+
+
+@_at_dps
+def s_decay_bound(lam, n: int) -> mpmath.mpf:
+    """The post's upper bound ``sqrt((1/n) (1+lam) / ((1-lam)(1+lam^n)))`` (004 "线性衰减").
+
+    Raises:
+        AttentionInputError: as :func:`s_decay`.
+    """
+    lam = _mp(lam)
+    if not (isinstance(n, int) and n >= 1):
+        raise AttentionInputError(f"n must be a positive integer, got {n!r}")
+    if not (0 < lam < 1):
+        raise AttentionInputError(f"lam must be in (0, 1), got {lam}")
+    return mpmath.sqrt((1 + lam) / (n * (1 - lam) * (1 + lam**n)))
+
+
+@_at_dps
+def s_vector_mp(a) -> mpmath.mpf:
+    """``S(a) = mean|a| / sqrt(mean a^2)`` of a finite vector, in mpmath (exact inputs)."""
+    vals = [mpmath.mpf(v) for v in a]
+    if not vals:
+        raise AttentionInputError("a: empty vector")
+    n = len(vals)
+    l1 = mpmath.fsum(abs(v) for v in vals) / n
+    l2 = mpmath.sqrt(mpmath.fsum(v * v for v in vals) / n)
+    if l2 == 0:
+        raise AttentionInputError("a: all-zero vector, S undefined")
+    return l1 / l2
+
+
+F_MP: dict[str, Callable] = {
+    "exp": mpmath.exp,
+    "relu2": lambda x: (x if x > 0 else mpmath.mpf(0)) ** 2,
+    "identity": lambda x: x,
+}
+
+
+F_TORCH: dict[str, Callable] = {
+    "exp": torch.exp,
+    "relu2": lambda x: torch.relu(x) ** 2,
+    "identity": lambda x: x,
+}
+
+
+def gaussian_expectation(g: Callable, beta, gamma, dps: int = DPS, *, kink: bool = True) -> mpmath.mpf:
+    """``E[g(beta + gamma eps)]``, ``eps ~ N(0,1)``, by mpmath tanh-sinh quadrature.
+
+    The real line is split around the bulk of the Gaussian and, when ``kink`` (``g`` has a
+    kink at 0, as ``|x|`` does) and it lies where the density is not negligible, at
+    ``eps = -beta/gamma``, so the quadrature converges to the working precision.
+    """
+    with mpmath.workdps(dps + 10):
+        b, gm = _mp(beta), _check_gamma(gamma)
+        c = -b / gm
+        pts = {mpmath.mpf(0), mpmath.mpf(-8), mpmath.mpf(8), 2 * gm, 4 * gm}
+        if kink and abs(c) < 40:
+            pts.add(c)
+        # mpmath's quadrature stops on an absolute error estimate: scale the integrand to
+        # order one first (its size near the bulk), so tiny expectations (e^{-68}) keep
+        # their relative precision.
+        size = max(abs(g(b + gm * e)) * mpmath.exp(-e * e / 2) for e in (-2, -1, 0, 1, 2, gm, 2 * gm))
+        size = size if size > 0 else mpmath.mpf(1)
+        dens = lambda e: g(b + gm * e) * mpmath.exp(-e * e / 2) / (size * mpmath.sqrt(2 * mpmath.pi))  # noqa: E731
+        return size * mpmath.quad(dens, [-mpmath.inf, *sorted(pts), mpmath.inf])
+
+
+def _relu_moment(k: int, beta, gamma) -> mpmath.mpf:
+    """``E[relu(beta + gamma eps)^k] / phi(c)``, ``c = -beta/gamma``, by quadrature after the
+    substitution ``eps = c + u`` (``u >= 0``): ``gamma^k int_0^inf u^k exp(-c u - u^2/2) du``.
+
+    Factoring out ``phi(c)`` keeps the far tail (``beta << 0``) free of underflow and of
+    the cancellation that a quadrature over the whole line suffers there.
+    """
+    b, gm = _mp(beta), _check_gamma(gamma)
+    c = -b / gm
+    peak = max(mpmath.mpf(0), -c)  # the weight u^k e^{-cu-u^2/2} peaks near max(0, -c)
+    scale = 1 / (1 + abs(c))
+    pts = sorted({mpmath.mpf(0), scale, 4 * scale, peak, peak + 4, peak + 16})
+    w = lambda u: u**k * mpmath.exp(-c * u - u * u / 2)  # noqa: E731
+    return gm**k * mpmath.quad(w, [*pts, mpmath.inf])
+
+
+def s_reference(f: str, beta, gamma, dps: int = DPS) -> mpmath.mpf:
+    """``S = E|f(X)| / sqrt(E f(X)^2)``, ``X = beta + gamma eps``, by quadrature (004 "简化形式",
+    last display equation), independent of every closed form.
+
+    For ``relu2`` the expectations are taken over the support ``X > 0`` only, with the
+    Gaussian factor ``phi(-beta/gamma)`` pulled out (see :func:`_relu_moment`), so the
+    reference stays accurate at ``beta/gamma = -30`` where ``phi`` is ``1e-196``.
+
+    Raises:
+        AttentionInputError: unknown ``f`` or bad arguments.
+    """
+    if f not in F_MP:
+        raise AttentionInputError(f"f: unknown {f!r} (one of {', '.join(F_MP)})")
+    with mpmath.workdps(dps + 10):
+        if f == "relu2":
+            b, gm = _mp(beta), _check_gamma(gamma)
+            c = -b / gm
+            phi_c = mpmath.exp(-c * c / 2) / mpmath.sqrt(2 * mpmath.pi)
+            return +(mpmath.sqrt(phi_c) * _relu_moment(2, b, gm) / mpmath.sqrt(_relu_moment(4, b, gm)))
+        fn = F_MP[f]
+        kink = f != "exp"  # |exp| is smooth; |x| has a kink at x = 0
+        e1 = gaussian_expectation(lambda x: abs(fn(x)), beta, gamma, dps, kink=kink)
+        e2 = gaussian_expectation(lambda x: fn(x) ** 2, beta, gamma, dps, kink=kink)
+        return +(e1 / mpmath.sqrt(e2))
+
+
+def s_monte_carlo(f: str, q, mu, sigma: float, n: int, *, generator: torch.Generator,
+                  dtype=torch.float64, device="cpu") -> float:
+    """Finite-n estimate: draw ``k_1..k_n ~ N(mu, sigma^2 I)`` in torch, form
+    ``a_j = f(q·k_j)`` and return ``S(a) = mean|a| / sqrt(mean a^2)`` (004 eq. (2)).
+
+    ``q``, ``mu``: ``(d,)``. The estimator converges to the ``n -> infinity`` value at rate
+    ``O(1/sqrt(n))`` (delta method); see the check for the tolerance.
+    """
+    q_t = torch.as_tensor(np.asarray(q, dtype=np.float64), dtype=dtype, device=device)
+    mu_t = torch.as_tensor(np.asarray(mu, dtype=np.float64), dtype=dtype, device=device)
+    eps = torch.randn(n, q_t.numel(), generator=generator, dtype=dtype, device="cpu").to(device)
+    k = mu_t + sigma * eps
+    a = F_TORCH[f](k @ q_t)
+    return float(a.abs().mean() / torch.sqrt((a * a).mean()))
+
+
+def relu_moment(k: int, c) -> mpmath.mpf:
+    """``m_k(c) = E[relu(c + eps)^k]``, ``eps ~ N(0, 1)``, by the recurrence
+
+        m_0 = Phi(c),  m_1 = c Phi(c) + phi(c),  m_k = c m_{k-1} + (k-1) m_{k-2}  (k >= 2),
+
+    obtained by integrating ``u^{k-1} * u phi(u - c)`` by parts over ``u > 0`` (Stein's
+    identity ``E[eps g(eps)] = E[g'(eps)]``); the truncated-normal moments of Johnson, Kotz &
+    Balakrishnan, *Continuous Univariate Distributions* vol. 1, §10.1. For ``c << 0`` the terms
+    cancel (``m_4 ~ 24 phi(c)/|c|^5``): the recurrence runs with guard digits so the result keeps
+    :data:`DPS` digits. Dimensionless.
+
+    Raises:
+        AttentionInputError: ``k`` not an integer in ``[0, 12]`` or ``c`` not finite.
+    """
+    if not (isinstance(k, int) and 0 <= k <= 12):
+        raise AttentionInputError(f"k must be an integer in [0, 12], got {k!r}")
+    with mpmath.workdps(max(DPS, mpmath.mp.dps)):
+        c = _mp(c)
+        guard = int(3 * k * mpmath.log10(1 + abs(c))) + 10 if c < 0 else 10
+    with mpmath.workdps(max(DPS, mpmath.mp.dps) + guard):
+        c = mpmath.mpf(c)
+        Phi, phi = mpmath.ncdf(c), mpmath.npdf(c)
+        ms = [Phi, c * Phi + phi]
+        for j in range(2, k + 1):
+            ms.append(c * ms[j - 1] + (j - 1) * ms[j - 2])
+        out = ms[k]
+    return +out
+
+
+@_at_dps
+def s_relu2_moments(c) -> mpmath.mpf:
+    """``S`` for ``f = relu^2`` as a function of ``c = beta/gamma`` only: ``m_2(c) / sqrt(m_4(c))``
+    (:func:`relu_moment`; ``relu^2`` is homogeneous of degree 2 and ``S`` is scale invariant).
+
+    Facts used by the checks (proved here, verified numerically in ``tests/test_sparsity_module.py``):
+    ``S(0) = (1/2)/sqrt(3/2) = 1/sqrt(6)``; ``S`` is non-decreasing in ``c`` because
+    ``d/dc log S^2 = 4 (m_1/m_2 - m_3/m_4) >= 0`` (``p -> log E r^p`` is convex, Hölder, so
+    ``m_1 m_4 >= m_2 m_3``); and ``S <= sqrt(Phi(c))`` (Cauchy–Schwarz on ``r^2 1{r > 0}``), so
+    ``S -> 0`` as ``c -> -inf``. Source of ``S``: 004 "简化形式", last display equation.
+    """
+    return relu_moment(2, c) / mpmath.sqrt(relu_moment(4, c))
+
+
+@_at_dps
+def s_identity_moments(c) -> mpmath.mpf:
+    """``S`` for ``f = identity`` as a function of ``c = beta/gamma``:
+    ``E|c + eps| / sqrt(1 + c^2)`` with ``E|c + eps| = c (2 Phi(c) - 1) + 2 phi(c)``
+    (folded normal mean). ``S(0) = sqrt(2/pi)``; ``S`` is even and increasing in ``|c|``
+    (``d/dc log S^2 >= 0`` for ``c >= 0`` reduces to ``int_0^c phi >= c phi(c)``), with limit 1.
+    """
+    c = _mp(c)
+    return (c * (2 * mpmath.ncdf(c) - 1) + 2 * mpmath.npdf(c)) / mpmath.sqrt(1 + c * c)
+
+
+def _fractions(a) -> list:
+
+    out = []
+    for v in a:
+        if isinstance(v, Fraction):
+            out.append(v)
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out.append(Fraction(v))
+        else:
+            f = float(v)
+            if not np.isfinite(f):
+                raise AttentionInputError(f"a: entry {v!r} is not finite")
+            out.append(Fraction(f))
+    if not out:
+        raise AttentionInputError("a: empty vector")
+    return out
+
+
+def s_squared_exact(a):
+    """``S(a)^2 = (mean|a|)^2 / mean(a^2) = ||a||_1^2 / (n ||a||_2^2)`` as a ``Fraction``, exactly
+    (004 eq. (1)); floats are converted exactly. ``a``: 1-D sequence of length ``n``.
+
+    Raises:
+        AttentionInputError: empty, non-finite or all-zero ``a``.
+    """
+
+    if len(a) and all(isinstance(v, float) for v in a):
+        # float64 values are dyadic rationals m 2^e: scale to one exponent and sum integers exactly
+        if not all(math.isfinite(v) for v in a):
+            raise AttentionInputError("a: non-finite entry")
+        pairs = [v.as_integer_ratio() for v in a]
+        k = max(den.bit_length() for _, den in pairs)
+        ints = [num << (k - den.bit_length()) for num, den in pairs]
+        l1i, l2i = sum(abs(m) for m in ints), sum(m * m for m in ints)
+        if l2i == 0:
+            raise AttentionInputError("a: all-zero vector, S undefined (0/0)")
+        return Fraction(l1i * l1i, len(ints) * l2i)
+    x = _fractions(a)
+    l1 = sum(abs(v) for v in x)
+    l2sq = sum(v * v for v in x)
+    if l2sq == 0:
+        raise AttentionInputError("a: all-zero vector, S undefined (0/0)")
+    return l1 * l1 / (len(x) * l2sq)
+
+
+def population_moments(keys):
+    """Exact mean vector ``(d,)`` and population covariance ``(d, d)`` (divisor ``n``) of the rows
+    of ``keys`` (``n x d``, rationals or floats converted exactly), as nested ``Fraction`` lists.
+
+    Raises:
+        AttentionInputError: empty or ragged ``keys``.
+    """
+    rows = [_fractions(r) for r in keys]
+    if not rows:
+        raise AttentionInputError("keys: no rows")
+    d = len(rows[0])
+    if any(len(r) != d for r in rows):
+        raise AttentionInputError("keys: rows of different lengths")
+    n = len(rows)
+    mu = [sum(r[i] for r in rows) / n for i in range(d)]
+    cov = [[sum((r[i] - mu[i]) * (r[j] - mu[j]) for r in rows) / n for j in range(d)] for i in range(d)]
+    return mu, cov
+
+
+def product_design(values, d: int) -> list:
+    """All ``m^d`` tuples over the multiset ``values`` (length ``m``): a finite key set whose ``d``
+    components are exactly independent and identically distributed under the uniform
+    distribution on the rows (mean ``mean(values) 1``, population covariance ``var(values) I``).
+    Used for 004 "一般线性"'s i.i.d. simplification.
+
+    Raises:
+        AttentionInputError: empty ``values`` or ``d`` not in ``[1, 6]``.
+    """
+
+    vals = _fractions(values)
+    if not (isinstance(d, int) and 1 <= d <= 6):
+        raise AttentionInputError(f"d must be an integer in [1, 6], got {d!r}")
+    return [list(t) for t in itertools.product(vals, repeat=d)]
+
+
+def robin_hood(x, i: int, j: int, alpha):
+    """D1: take ``alpha`` from the richer ``x_i`` and give it to ``x_j``, ``0 < alpha < (x_i - x_j)/2``.
+
+    Raises:
+        AttentionInputError: indices or ``alpha`` outside that range.
+    """
+    x = _fractions(x)
+    if not (0 <= i < len(x) and 0 <= j < len(x) and i != j and 0 < alpha < (x[i] - x[j]) / 2):
+        raise AttentionInputError("robin_hood: need i != j in range and 0 < alpha < (x_i - x_j)/2")
+    y = list(x)
+    y[i] -= alpha
+    y[j] += alpha
+    return y
+
+
+def rising_tide(x, alpha):
+    """D3: add ``alpha > 0`` to every entry."""
+    if not alpha > 0:
+        raise AttentionInputError(f"rising_tide: alpha must be > 0, got {alpha!r}")
+    return [v + alpha for v in _fractions(x)]
+
+
+def cloning(x):
+    """D4: the concatenation ``x || x``."""
+    x = _fractions(x)
+    return x + x
+
+
+def babies(x):
+    """P2: append one zero."""
+    return _fractions(x) + [0]
+
+
+def bill_gates(x, i: int, beta):
+    """P1: add ``beta >= 0`` to entry ``i``."""
+    x = list(_fractions(x))
+    if not (0 <= i < len(x)) or beta < 0:
+        raise AttentionInputError("bill_gates: need 0 <= i < n and beta >= 0")
+    x[i] += beta
+    return x
+
+
+def entropy_arb(p):
+    """Shannon entropy ``-sum p_i ln p_i`` (nats) of a probability vector of ``Fraction``s, as a
+    certified python-flint ``arb`` enclosure (``0 ln 0 = 0``).
+
+    Raises:
+        AttentionInputError: negative entries or a sum other than 1.
+    """
+    from flint import arb
+
+    x = _fractions(p)
+    if any(v < 0 for v in x) or sum(x) != 1:
+        raise AttentionInputError("p: not a probability vector (entries >= 0 summing to exactly 1)")
+    h = arb(0)
+    for v in x:
+        if v > 0:
+            a = arb(fmpq(v.numerator, v.denominator))
+            h -= a * a.log()
+    return h
+
+
+def gini_index(x):
+    """Hurley & Rickard's Gini index of a non-negative vector (their eq. for G(c)): larger is
+    sparser, 0 for a flat vector, ``1 - 1/n`` for a one-hot one. Exact (``Fraction``).
+
+    Raises:
+        AttentionInputError: negative entries or all zeros.
+    """
+    c = sorted(_fractions(x))
+    n = len(c)
+    tot = sum(c)
+    if any(v < 0 for v in c) or tot == 0:
+        raise AttentionInputError("gini_index: need non-negative entries, not all zero")
+
+    return 1 - 2 * sum(v / tot * Fraction(2 * n - 2 * k + 1, 2 * n) for k, v in enumerate(c, start=1))
+
+
+def s_and_standard_error(a: torch.Tensor) -> tuple[float, float]:
+    """``S = mean|a| / sqrt(mean a^2)`` of a sample ``a (n,)`` and its delta-method standard error
+    (first-order Taylor expansion of the ratio in the two sample means; float64).
+
+    Raises:
+        AttentionInputError: fewer than 2 samples, non-finite samples or an all-zero sample.
+    """
+    if a.ndim != 1 or a.numel() < 2:
+        raise AttentionInputError(f"a: need a 1-D sample of size >= 2, got shape {tuple(a.shape)}")
+    x, y = a.abs().double().cpu(), (a.double() ** 2).cpu()
+    if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
+        raise AttentionInputError("a: non-finite samples (overflow in the sampled dtype?)")
+    mx, my = x.mean(), y.mean()
+    if my == 0:
+        raise AttentionInputError("a: all-zero sample, S undefined")
+    cov = torch.cov(torch.stack([x, y]))
+    g = torch.tensor([1 / my.sqrt(), -mx / (2 * my**1.5)], dtype=torch.float64)
+    return float(mx / my.sqrt()), float((g @ cov @ g / a.numel()).sqrt())
+
+
+def participation_ratio(x) -> float:
+    """``1 / sum_j p_j^2`` for ``p = softmax(x)`` (float64): the effective number of positions a
+    weight vector spreads over (1 for one-hot, N for uniform).
+
+    Raises:
+        AttentionInputError: empty or non-finite ``x``.
+    """
+    a = as_float64_array(x, "x", 1)
+    w = np.exp(a - a.max())
+    return float(w.sum() ** 2 / np.sum(w * w))
+
+
+def arb_softmax_stats(x, prec: int = 128):
+    """Certified enclosures (python-flint ``arb`` balls at ``prec`` bits) of
+    ``(participation ratio 1/sum_j p_j^2, max_j p_j)`` for ``p = softmax(x)``, from the exact
+    float64 logits.
+
+    Raises:
+        AttentionInputError: empty or non-finite ``x``.
+    """
+    from flint import arb
+
+    from .exact import precision
+
+    a = as_float64_array(x, "x", 1)
+    m = float(a.max())
+    with precision(prec):
+        w = [(arb(float(v)) - arb(m)).exp() for v in a]
+        tot = sum(w, arb(0))
+        sq = sum((v * v for v in w), arb(0))
+        return tot * tot / sq, 1 / tot
+
+
+def arb_partition_ratio(x, s2: float, prec: int = 128):
+    """Certified enclosure of ``Z / (N e^(s2/2))`` with ``Z = sum_j e^(x_j)``: the
+    law-of-large-numbers ratio for logits ``x_j ~ N(0, s2)`` (``E e^x = e^(s2/2)``).
+
+    Raises:
+        AttentionInputError: empty or non-finite ``x``, or ``s2 < 0``.
+    """
+    from flint import arb
+
+    from .exact import precision
+
+    a = as_float64_array(x, "x", 1)
+    if not s2 >= 0:
+        raise AttentionInputError(f"s2: must be >= 0, got {s2!r}")
+    with precision(prec):
+        tot = sum((arb(float(v)).exp() for v in a), arb(0))
+        return tot / (len(a) * (arb(float(s2)) / 2).exp())
+
+
+def certified_softmax_max_below(x, bound: float, *, prec: int = 128, chunk: int = 64) -> tuple[bool, arb]:
+    """Try to certify ``max_j softmax(x)_j < bound`` for a logit vector ``x (N,)`` (float64, exact).
+
+    ``max_j p_j = 1 / sum_j e^(x_j - max x)``, and every term is positive, so the sum over any
+    subset of the terms is a lower bound of the full sum. Terms are added in arb (``prec`` bits),
+    largest logits first, ``chunk`` at a time, until ``1 / partial`` is certified below ``bound``
+    or every term is in: the cost is the number of terms needed, not ``N``.
+
+    Returns ``(certified, upper)`` with ``upper`` an arb enclosure of ``1 / partial``, an upper bound
+    of ``max_j p_j``.
+
+    Raises:
+        AttentionInputError: ``x`` empty, not 1-D or not finite, or ``bound`` not positive.
+    """
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1 or a.size == 0 or not np.isfinite(a).all():
+        raise AttentionInputError(f"x: need a non-empty finite 1-D array, got shape {a.shape}")
+    if not bound > 0:
+        raise AttentionInputError(f"bound: must be positive, got {bound!r}")
+    order = np.argsort(a)[::-1]
+    m = arb(float(a[order[0]]))
+    with precision(prec):
+        partial = arb(0)
+        for start in range(0, a.size, chunk):
+            for j in order[start:start + chunk]:
+                partial += (arb(float(a[j])) - m).exp()
+            upper = 1 / partial
+            if upper < bound:
+                return True, upper
+    return False, upper
+
+
+RELU2_BETAS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
+
+
+IDENTITY_BETAS = (0.0, 0.5, 1.0, 2.0, 4.0)
+
+
+GAMMAS = tuple(float(g) for g in np.linspace(0.02, 5.0, 100))
+
+
+_FORMS = {"relu2": s_relu2, "identity": s_identity}
+
+
+_F = {"relu2": lambda x: np.maximum(x, 0.0) ** 2, "identity": lambda x: x}
+
+
+SAMPLE_GAMMAS = (0.5, 1.0, 2.0, 4.0)
+
+
+def sampled_sparsity(kind: str, beta: float, gamma: float, *, n: int, d: int = 4,
+                     rng: np.random.Generator) -> tuple[float, float, int]:
+    """The l1/l2 sparsity ``S(a) = mean|a| / sqrt(mean a^2)`` of one sampled attention vector
+    ``a_j = f(q . k_j)``, ``j = 1..n``, with ``k_j ~ N(mu, sigma^2 I_d)`` and ``q``, ``mu``,
+    ``sigma`` chosen so that ``q . mu = beta`` and ``sigma ||q|| = gamma`` (004 "简化形式": then
+    ``S(a) -> `` the curve's value as ``n -> infinity``), in float64.
+
+    Returns ``(S_hat, se, nonzero)``: the estimate, its delta-method standard error
+    (``sqrt(g^T Cov g / n)`` with ``g`` the gradient of ``m1 / sqrt(m2)`` at the sample moments
+    ``m1 = mean|a|``, ``m2 = mean a^2``), and how many ``a_j`` are non-zero.
+
+    Raises:
+        AttentionInputError: unknown ``kind``, ``gamma <= 0``, ``n < 2`` or ``d < 1``.
+    """
+    if kind not in _F:
+        raise AttentionInputError(f"kind: unknown {kind!r} (one of {', '.join(_F)})")
+    if not gamma > 0 or n < 2 or d < 1:
+        raise AttentionInputError(f"sampled_sparsity: need gamma > 0, n >= 2, d >= 1; got {gamma!r}, {n!r}, {d!r}")
+    q = rng.standard_normal(d)
+    u = rng.standard_normal(d)
+    u -= (u @ q) / (q @ q) * q  # a direction orthogonal to q: mu's free part
+    mu = beta * q / (q @ q) + u
+    sigma = gamma / float(np.linalg.norm(q))
+    keys = mu + sigma * rng.standard_normal((n, d))
+    a = _F[kind](keys @ q)
+    x1, x2 = np.abs(a), a * a
+    m1, m2 = float(x1.mean()), float(x2.mean())
+    if m2 == 0.0:
+        return float("nan"), float("inf"), 0
+    cov = np.cov(np.stack([x1, x2]))
+    g = np.array([1 / np.sqrt(m2), -m1 / (2 * m2 ** 1.5)])
+    return m1 / np.sqrt(m2), float(np.sqrt(g @ cov @ g / n)), int(np.count_nonzero(a))
+
+
+
+
+def sparsity_curves(kind: str, betas, gammas) -> dict[float, np.ndarray]:
+    """``{beta: S(beta, gammas)}`` from the post's closed form for ``kind`` (``relu2`` or
+    ``identity``); each value is a float64 array of shape ``(len(gammas),)``.
+
+    Raises:
+        AttentionInputError: unknown ``kind``, or a ``gamma <= 0``.
+    """
+    if kind not in _FORMS:
+        raise AttentionInputError(f"kind: unknown {kind!r} (one of {', '.join(_FORMS)})")
+    form = _FORMS[kind]
+    return {float(b): np.array([float(form(b, g)) for g in gammas]) for b in betas}

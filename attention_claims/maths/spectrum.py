@@ -1,0 +1,230 @@
+"""Singular-value spectra: singular values, energy, effective rank, power-law fits and low-rank
+approximation (Eckart-Young), in float64, mpmath and exact rationals side by side.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+from .arrays import AttentionInputError, as_float64_array, finite_array, positive_int
+from .exact import fmpq_matrix
+
+
+def singular_values(A) -> np.ndarray:
+    """Singular values of ``A`` ``(N, M)`` in float64, descending (LAPACK gesdd via NumPy).
+
+    Raises:
+        AttentionInputError: empty, non-2-D or non-finite input.
+    """
+    return np.linalg.svd(finite_array(A, "A", 2), compute_uv=False)
+
+
+def energy_fraction(sigma, k: int) -> float:
+    """``sum_{i<=k} sigma_i^2 / sum_i sigma_i^2`` (003 定义 11.25, the cumulative energy ratio).
+
+    Raises:
+        AttentionInputError: if ``k`` is not in ``[0, len(sigma)]`` or all sigma are 0.
+    """
+    s = np.sort(finite_array(sigma, "sigma", 1))[::-1]
+    if not 0 <= k <= s.size:
+        raise AttentionInputError(f"k: must be in [0, {s.size}], got {k}")
+    tot = float(np.sum(s**2))
+    if tot == 0:
+        raise AttentionInputError("sigma: all singular values are zero (energy ratio undefined)")
+    return float(np.sum(s[:k] ** 2) / tot)
+
+
+def effective_rank(sigma, tau: float) -> int:
+    """``min{k : sum_{i<=k} sigma_i^2 / sum_i sigma_i^2 >= tau}`` (003 定义 11.25).
+
+    ``tau`` must lie in (0, 1). The cumulative ratio is computed with ``math.fsum`` so a
+    ratio that equals ``tau`` exactly is not lost to rounding.
+
+    Raises:
+        AttentionInputError: ``tau`` outside (0, 1), or all singular values zero.
+    """
+    if not (0 < tau < 1):
+        raise AttentionInputError(f"tau: must be in (0, 1) (003 定义 11.25), got {tau}")
+    s = np.sort(finite_array(sigma, "sigma", 1))[::-1]
+    e = [float(v) ** 2 for v in s]
+    tot = math.fsum(e)
+    if tot == 0:
+        raise AttentionInputError("sigma: all singular values are zero (effective rank undefined)")
+    acc = []
+    for k in range(1, len(e) + 1):
+        acc.append(e[k - 1])
+        if math.fsum(acc) >= tau * tot:
+            return k
+    return len(e)
+
+
+def top_fraction_energy(sigma, fraction: float) -> float:
+    """Energy captured by the top ``ceil(fraction * n)`` singular values (003 引理 11.34, 表 11.3.1)."""
+    s = finite_array(sigma, "sigma", 1)
+    if not (0 < fraction <= 1):
+        raise AttentionInputError(f"fraction: must be in (0, 1], got {fraction}")
+    return energy_fraction(s, math.ceil(fraction * s.size))
+
+
+def power_law_fit(sigma, *, skip_zero: bool = True) -> tuple[float, float, float]:
+    """Least-squares fit of ``log sigma_i = log C - alpha log i`` (003 定理 11.21's form).
+
+    Returns ``(alpha, C, r2)`` with ``r2`` the coefficient of determination of the fit in
+    log-log space.
+
+    Raises:
+        AttentionInputError: fewer than 3 positive singular values, or a zero one with
+            ``skip_zero=False``.
+    """
+    s = np.sort(finite_array(sigma, "sigma", 1))[::-1]
+    i = np.arange(1, s.size + 1, dtype=np.float64)
+    if not skip_zero and np.any(s == 0):
+        raise AttentionInputError("sigma: zero singular values have no logarithm; fit with skip_zero=True")
+    keep = s > 0 if skip_zero else np.ones_like(s, dtype=bool)
+    if keep.sum() < 3:
+        raise AttentionInputError("sigma: need at least 3 positive singular values to fit a power law")
+    x, y = np.log(i[keep]), np.log(s[keep])
+    slope, intercept = np.polyfit(x, y, 1)
+    pred = slope * x + intercept
+    ss_res = float(np.sum((y - pred) ** 2))
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
+    return float(-slope), float(math.exp(intercept)), r2
+
+
+def mp_singular_values(A, dps: int = 40) -> list:
+    """Singular values (descending) of the float64 matrix ``A`` as stored, or of an
+    ``mpmath.matrix``, by ``mpmath.svd_r`` at ``dps`` digits.
+
+    Raises:
+        AttentionInputError: empty or non-finite input.
+    """
+    with mpmath.workdps(dps):
+        M = A if isinstance(A, mpmath.matrix) else mpmath.matrix(as_float64_array(A, "A").tolist())
+        s = mpmath.svd_r(M, compute_uv=False)
+        return sorted((s[i] for i in range(len(s))), reverse=True)
+
+
+def mp_effective_rank(sigma, tau, *, margin: float = 1e-25) -> tuple[int, bool]:
+    """003 定义 11.25's ``min{k : sum_{i<=k} s_i^2 >= tau sum_i s_i^2}`` for mpmath singular values.
+
+    Returns ``(k, decided)``: ``decided`` is false when some cumulative ratio lies within
+    ``margin`` of ``tau`` (the precision of ``sigma`` could then change ``k``).
+
+    Raises:
+        AttentionInputError: ``tau`` outside (0, 1) or all singular values zero.
+    """
+    t = mpmath.mpf(tau)
+    if not (0 < t < 1):
+        raise AttentionInputError(f"tau: must be in (0, 1), got {tau!r}")
+    margin = mpmath.mpf(margin)
+    e = [mpmath.mpf(x) ** 2 for x in sigma]
+    tot = mpmath.fsum(e)
+    if tot == 0:
+        raise AttentionInputError("sigma: all singular values are zero")
+    acc = mpmath.mpf(0)
+    decided = True
+    for k, x in enumerate(e, start=1):
+        acc += x
+        r = acc / tot
+        if abs(r - t) < margin:
+            decided = False
+        if r >= t:
+            return k, decided
+    return len(e), decided
+
+
+def exact_effective_rank(energies, tau: Fraction, criterion) -> int:
+    """``min{k : criterion(head_k, total, tau)}`` over exact rational energies ``sigma_i^2``
+    sorted descending (003 定义 11.25 with its inequality given by ``criterion``, a callable of
+    ``head``, ``total`` and ``tau``); ``len(energies)`` if no ``k`` satisfies it.
+
+    Raises:
+        AttentionInputError: empty, negative or unsorted energies, or all zero.
+    """
+    e = [Fraction(x) for x in energies]
+    if not e or any(x < 0 for x in e) or any(b > a for a, b in itertools.pairwise(e)):
+        raise AttentionInputError("energies: need a non-empty, non-negative, descending list")
+    total = sum(e, Fraction(0))
+    if total == 0:
+        raise AttentionInputError("energies: all zero (effective rank undefined)")
+    head = Fraction(0)
+    for k, x in enumerate(e, start=1):
+        head += x
+        if criterion(head, total, tau):
+            return k
+    return len(e)
+
+
+def _power_sum(s, a: int, b) -> mpmath.mpf:
+    """``sum_{i=a}^{b} i^(-s)`` by Hurwitz zeta (``b = None`` means infinity), ``s > 1``."""
+    if b is not None and b < a:
+        return mpmath.mpf(0)
+    return mpmath.zeta(s, a) - (0 if b is None else mpmath.zeta(s, b + 1))
+
+
+def knee_spectrum_energy(alpha, j: int, k: int, N: int | None, dps: int = 40) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """Energy of the top ``k`` and the total energy of the spectrum
+    ``sigma_1 = 1``, ``sigma_i = (j+1)^-alpha`` for ``2 <= i <= j``, ``sigma_i = i^-alpha`` for
+    ``j < i <= N`` (``N = None``: infinitely many). It is non-increasing and satisfies
+    ``sigma_i <= sigma_1 i^-alpha`` (the decay condition of 003 定理 11.21 with ``C = sigma_1``),
+    with the largest tail the condition allows beyond the knee ``j``: the adversarial family for
+    lower bounds on the energy ratio (003 推论 11.8).
+
+    Raises:
+        AttentionInputError: ``alpha <= 1/2`` (the energy diverges), ``j, k < 1``, or
+            ``N < max(j, k)``.
+    """
+    j, k = positive_int(j, "j"), positive_int(k, "k")
+    if N is not None and positive_int(N, "N") < max(j, k):
+        raise AttentionInputError(f"N: must be >= max(j, k) = {max(j, k)}, got {N}")
+    with mpmath.workdps(dps):
+        a = mpmath.mpf(alpha.numerator) / alpha.denominator if isinstance(alpha, Fraction) else mpmath.mpf(alpha)
+        if not a > mpmath.mpf(1) / 2:
+            raise AttentionInputError(f"alpha: must exceed 1/2 for a finite energy, got {alpha!r}")
+        s = 2 * a
+        flat = (mpmath.mpf(j) + 1) ** (-s)
+        total = 1 + (j - 1) * flat + _power_sum(s, j + 1, N)
+        head = 1 + (min(k, j) - 1) * flat + (_power_sum(s, j + 1, k) if k > j else 0)
+        return +head, +total
+
+
+def eckart_young_factors(W, r: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """``B = U_r Sigma_r (m, r)``, ``A = V_r^T (r, n)`` from the SVD of ``W (m, n)`` and the tail
+    energy ``sum_{i>r} sigma_i^2``: the best rank-``r`` ``BA`` in Frobenius norm (Eckart & Young
+    1936), the parametrisation ``Delta W = B A`` of LoRA (Hu et al. 2021, eq. (3)). float64.
+
+    Raises:
+        AttentionInputError: bad input, or ``r`` not in ``[1, min(m, n)]``.
+    """
+    w = as_float64_array(W, "W")
+    r = positive_int(r, "r")
+    if r > min(w.shape):
+        raise AttentionInputError(f"r: must be <= min{w.shape} = {min(w.shape)}, got {r}")
+    U, s, Vt = np.linalg.svd(w, full_matrices=False)
+    return U[:, :r] * s[:r], Vt[:r], float(np.sum(s[r:] ** 2))
+
+
+def exact_frobenius_sq(W, B, A) -> Fraction:
+    """``|W - B A|_F^2`` exactly (rational arithmetic on the exact float64 values), for
+    ``W (m, n)``, ``B (m, r)``, ``A (r, n)``: the error of a LoRA-style factorisation (003 表 11.3.3).
+
+    Raises:
+        AttentionInputError: shapes that do not chain, empty or non-finite input.
+    """
+    w, b, a = fmpq_matrix(W), fmpq_matrix(B), fmpq_matrix(A)
+    if b.nrows() != w.nrows() or a.ncols() != w.ncols() or b.ncols() != a.nrows():
+        raise AttentionInputError(f"exact_frobenius_sq: shapes W {w.nrows()}x{w.ncols()}, B {b.nrows()}x"
+                                  f"{b.ncols()}, A {a.nrows()}x{a.ncols()}")
+    e = w - b * a
+    tot = Fraction(0)
+    for i in range(e.nrows()):
+        for j in range(e.ncols()):
+            x = e[i, j]
+            tot += Fraction(int(x.p), int(x.q)) ** 2
+    return tot

@@ -1,0 +1,62 @@
+"""Trained models: which ones (:mod:`.registry`), loading and GGUF conversion (:mod:`.loading`),
+per-head measurements and their cache (:mod:`.measurement`), per-layer tables and the command line
+(:mod:`.tables`, ``python -m attention_claims.models.tables``).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+MODULES = ('registry', 'loading', 'measure', 'tables')
+"""The concept modules of this layer, each importable on its own."""
+
+_WHERE = {
+    "LENGTHS": "registry",
+    "TEXTS_DIR": "registry",
+    "TEXTS": "registry",
+    "PRIMARY_TEXT": "registry",
+    "ModelSpec": "registry",
+    "MODELS": "registry",
+    "GGUF_FILE": "registry",
+    "model_files": "registry",
+    "install_hint": "registry",
+    "read_text": "registry",
+    "text_sha256": "registry",
+    "cache_root": "registry",
+    "converted_dir": "registry",
+    "converted_ok": "registry",
+    "file_lock": "registry",
+    "Loaded": "loading",
+    "EXACT_ATTENTION": "loading",
+    "convert_smollm2": "loading",
+    "load_model": "loading",
+    "token_ids": "loading",
+    "attention": "loading",
+    "MEASURE_VERSION": "measurement",
+    "EPS": "measurement",
+    "TOP_FRACTION": "measurement",
+    "MEASURES": "measurement",
+    "head_measures": "measurement",
+    "Measurement": "measurement",
+    "measure": "measurement",
+    "layer_table": "tables",
+    "compact_layer_table": "tables",
+    "report_markdown": "tables",
+    "main": "tables",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    # Lazy re-export (PEP 562): ``from attention_claims.models import X`` imports only the
+    # module that defines X, so a check that needs no torch or python-flint does not pay for them.
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

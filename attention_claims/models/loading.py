@@ -1,0 +1,184 @@
+"""Loading trained models: GGUF conversion to a safetensors cache, exact eager attention, tokenising, attention matrices.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+
+from .registry import (
+    DTYPES,
+    MODELS,
+    PRIMARY_TEXT,
+    ModelSpec,
+    converted_dir,
+    converted_ok,
+    file_lock,
+    install_hint,
+    model_files,
+    read_text,
+)
+
+
+@dataclass
+class Loaded:
+    """A model in ``eval()`` mode, its tokenizer, its spec and the dtype of its weights."""
+
+    spec: ModelSpec
+    model: object
+    tokenizer: object
+    dtype: str
+    source: Path
+
+
+def _transformers():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+    return transformers
+
+
+
+
+EXACT_ATTENTION = "claims_eager_exact"
+
+
+def _eager_exact_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+    """Eager attention whose softmax runs in the inputs' own dtype.
+
+    transformers' Llama eager path computes the softmax with ``dtype=torch.float32``, so a
+    float64 forward pass would have float32-accurate attention weights (row sums off by ~4e-7).
+    This is the same computation (grouped-query heads repeated as ``repeat_kv`` does, additive
+    mask, softmax, dropout) with no cast. Shapes: query ``(B, H, N, d_k)``, key/value
+    ``(B, H_kv, N, d_k)``; returns ``(B, N, H, d_k)`` and the ``(B, H, N, N)`` weights.
+    """
+    groups = getattr(module, "num_key_value_groups", 1)
+    if groups > 1:
+        key = key.repeat_interleave(groups, dim=1)
+        value = value.repeat_interleave(groups, dim=1)
+    weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        weights = weights + attention_mask
+    weights = torch.softmax(weights, dim=-1)
+    weights = torch.nn.functional.dropout(weights, p=dropout, training=module.training)
+    return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
+
+
+def _register_exact_attention() -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, eager_mask
+
+    AttentionInterface.register(EXACT_ATTENTION, _eager_exact_attention)
+    AttentionMaskInterface.register(EXACT_ATTENTION, eager_mask)
+
+
+def convert_smollm2(gguf: Path, dest: Path) -> Path:
+    """Dequantize the Q4_1 GGUF to a float32 safetensors folder ``dest`` (about 30 s, once).
+
+    Loads through transformers' GGUF support (needs ``gguf``), drops the GGUF quantization
+    config (the dequantized float32 tensors are what is saved) and writes the folder
+    atomically, with ``source.json`` recording the GGUF file and its size.
+    """
+    tf = _transformers()
+    with file_lock(dest):
+        if converted_ok(dest, gguf):
+            return dest
+        tmp = dest.with_name(dest.name + f".tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tok = tf.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = tf.AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, attn_implementation="eager", dtype=torch.float32
+        )
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.hf_quantizer = None
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        (tmp / "source.json").write_text(json.dumps({
+            "gguf": str(gguf), "gguf_size": gguf.stat().st_size, "quantization": "Q4_1",
+            "dequantized_to": "float32", "transformers": tf.__version__,
+        }, indent=1), encoding="utf-8")
+        shutil.rmtree(dest, ignore_errors=True)
+        os.replace(tmp, dest)
+    return dest
+
+
+def load_model(key: str, dtype: str = "float32") -> Loaded | None:
+    """Load model ``key`` in ``dtype`` ("float32" or "float64") with eager attention, in ``eval()``
+    mode (loaded once per process).
+
+    Returns ``None`` (never raises) when a package is missing; see :func:`install_hint`.
+    SmolLM2 is converted from its GGUF file on first use (:func:`convert_smollm2`).
+    """
+    if install_hint(key) is not None:
+        return None
+    return _load_model(key, dtype)
+
+
+@lru_cache(maxsize=4)
+def _load_model(key: str, dtype: str) -> Loaded:
+    spec = MODELS[key]
+    tf = _transformers()
+    src = model_files(key)
+    if key == "minilm-l6":
+        model = tf.BertModel.from_pretrained(src, attn_implementation="eager", dtype=DTYPES[dtype],
+                                             local_files_only=True)
+        tok = tf.AutoTokenizer.from_pretrained(src, local_files_only=True)
+    else:
+        src = convert_smollm2(src, converted_dir())
+        impl = "eager"
+        if dtype != "float32":
+            _register_exact_attention()
+            impl = EXACT_ATTENTION
+        model = tf.AutoModelForCausalLM.from_pretrained(src, attn_implementation=impl, dtype=DTYPES[dtype],
+                                                        local_files_only=True)
+        tok = tf.AutoTokenizer.from_pretrained(src, local_files_only=True)
+    model.eval()
+    return Loaded(spec=spec, model=model, tokenizer=tok, dtype=dtype, source=src)
+
+
+def token_ids(loaded: Loaded, text: str, N: int) -> torch.Tensor:
+    """The first ``N`` tokens of ``text`` as a ``(1, N)`` int64 tensor (see the module docstring).
+
+    Raises:
+        ValueError: the text has fewer than ``N`` tokens.
+    """
+    tok = loaded.tokenizer
+    if loaded.spec.causal:
+        ids = tok(text, add_special_tokens=False)["input_ids"][:N]
+    else:
+        ids = tok(text, truncation=True, max_length=N)["input_ids"]
+    if len(ids) != N:
+        raise ValueError(f"{loaded.spec.key}: the text has only {len(ids)} tokens, {N} needed")
+    return torch.tensor([ids], dtype=torch.int64)
+
+
+def attention(key: str, N: int, text: str = PRIMARY_TEXT, dtype: str = "float32") -> torch.Tensor | None:
+    """Every head's attention matrix for the first ``N`` tokens of passage ``text``.
+
+    Returns a ``(layers, heads, N, N)`` tensor of ``dtype`` whose ``[l, h, i, j]`` is the
+    softmax weight query ``i`` gives key ``j`` (003 定义 11.24; rows sum to 1), or ``None``
+    when the model is not installed. Raises ``ValueError`` if the text is too short.
+    """
+    loaded = load_model(key, dtype)
+    if loaded is None:
+        return None
+    ids = token_ids(loaded, read_text(text), N)
+    inner = getattr(loaded.model, "model", loaded.model)  # skip the LM head of a causal model
+    with torch.no_grad():
+        out = inner(input_ids=ids, output_attentions=True)
+    A = torch.stack([a[0] for a in out.attentions])
+    spec = loaded.spec
+    if tuple(A.shape) != (spec.layers, spec.heads, N, N):
+        raise RuntimeError(f"{key}: attention stack has shape {tuple(A.shape)}, expected "
+                           f"{(spec.layers, spec.heads, N, N)}")
+    return A

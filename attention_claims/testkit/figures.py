@@ -1,0 +1,65 @@
+"""Figures the checks draw (matplotlib), attached to a reading through ``CheckLog.figure``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..maths.sparsity import GAMMAS, IDENTITY_BETAS, RELU2_BETAS, sparsity_curves
+
+
+def plot_sparsity_figure(kind: str, path: Path | str, betas=None, gammas=GAMMAS, samples=(),
+                         z: float = 5.0) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """Draw the figure for ``kind`` and save it as PNG at ``path`` (parent folders created).
+
+    ``samples`` is an iterable of ``(beta, gamma, S_hat, se)`` (see :func:`sampled_sparsity`),
+    drawn as points with error bars of ``z`` standard errors in the colour of their curve.
+
+    Returns what was actually plotted, read back from the figure's ``Line2D`` objects:
+    ``[(beta, gamma (m,), S (m,)), ...]``, so a check compares the drawn curves, not the inputs.
+
+    Raises:
+        AttentionInputError: unknown ``kind`` or bad ``gammas``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    from matplotlib.figure import Figure
+
+    if betas is None:
+        betas = RELU2_BETAS if kind == "relu2" else IDENTITY_BETAS
+    curves = sparsity_curves(kind, betas, gammas)
+    fig = Figure(figsize=(6.4, 4.2), dpi=110)
+    ax = fig.add_subplot()
+    colours = {}
+    for b, s in curves.items():
+        (line,) = ax.plot(np.asarray(gammas, dtype=np.float64), s, label=f"β = {b:g}", gid=f"beta={b!r}")
+        colours[b] = line.get_color()
+    for b, g, s_hat, se in samples:
+        ax.errorbar([g], [s_hat], yerr=[z * se], fmt="o", ms=3, capsize=2, color=colours.get(float(b), "k"),
+                    gid=f"sample beta={float(b)!r}")
+    if samples:
+        ax.plot([], [], "ko", ms=3, label=f"sampled a (±{z:g} s.e.)", gid="legend-sample")
+    ax.set_xlabel("γ = σ‖q‖")
+    ax.set_ylabel("S(a)")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(_TITLES[kind])
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    drawn = []
+    for line in ax.get_lines():
+        gid = line.get_gid() or ""
+        if not gid.startswith("beta="):
+            continue
+        beta = float(gid.split("=", 1)[1])
+        x, y = line.get_xydata().T
+        drawn.append((beta, np.array(x), np.array(y)))
+    return drawn
+
+
+_TITLES = {"relu2": "relu² attention (GAU): S vs γ", "identity": "plain linear attention (f = identity): S vs γ"}

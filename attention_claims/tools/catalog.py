@@ -1,0 +1,83 @@
+"""The catalog in numbers: claims per source document and per expected verdict.
+
+``python -m attention_claims.tools.catalog --update README.md`` rewrites the block between the markers
+``<!-- catalog:begin -->`` and ``<!-- catalog:end -->``; ``tests/test_readme.py`` fails
+when the README's block differs from what the records give, so the counts are generated,
+never typed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..framework.records import EXPECTABLE, RECORDS_DIR, load_catalog
+
+BEGIN, END = "<!-- catalog:begin -->", "<!-- catalog:end -->"
+RECORDS = RECORDS_DIR
+
+
+def summary_table(records_dir: Path = RECORDS) -> str:
+    """A Markdown table: one row per source document, one column per expected verdict.
+
+    A claim is counted in the row of every document that states it (its ``source`` and each
+    ``also_in`` place: the repost 001 restates 004), as the report counts them; the **all** row
+    counts each claim once.
+    """
+    catalog = load_catalog(records_dir)
+    docs: dict[str, dict[str, int]] = {}
+    own: dict[str, int] = {}
+    for c in catalog:
+        own[c.source.document] = own.get(c.source.document, 0) + 1
+        for doc in c.documents:
+            docs.setdefault(doc, dict.fromkeys(EXPECTABLE, 0))[c.expected] += 1
+    lines = ["| document | claims | of which recorded under another document | " + " | ".join(EXPECTABLE) + " |",
+             "|---|---|---|" + "---|" * len(EXPECTABLE)]
+    total = dict.fromkeys(EXPECTABLE, 0)
+    for c in catalog:
+        total[c.expected] += 1
+    order = sorted(docs, key=lambda d: (d.startswith("arXiv:"), d))
+    for doc in order:
+        row = docs[doc]
+        n = sum(row.values())
+        lines.append(f"| `{doc}` | {n} | {n - own.get(doc, 0)} | " + " | ".join(str(row[v]) for v in EXPECTABLE) + " |")
+    lines.append(f"| **all** | **{len(catalog)}** | | " + " | ".join(f"**{total[v]}**" for v in EXPECTABLE) + " |")
+    return "\n".join(lines)
+
+
+def render_block(records_dir: Path = RECORDS) -> str:
+    """The README block, markers included."""
+    return f"{BEGIN}\n{summary_table(records_dir)}\n{END}"
+
+
+def update(readme: Path, records_dir: Path = RECORDS) -> bool:
+    """Rewrite the block in ``readme``; return whether it changed.
+
+    Raises:
+        ValueError: the README has no ``catalog:begin``/``catalog:end`` markers.
+    """
+    text = readme.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"{readme}: no {BEGIN} ... {END} block to update")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = head + render_block(records_dir) + tail
+    readme.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--update", type=Path, help="README to rewrite in place")
+    args = ap.parse_args(argv)
+    if args.update:
+        changed = update(args.update)
+        print(f"{args.update}: {'updated' if changed else 'already up to date'}")
+    else:
+        print(summary_table())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

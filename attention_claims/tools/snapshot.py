@@ -1,0 +1,104 @@
+"""Compare the reading outcomes of two reports, or of a report and a committed snapshot.
+
+``python -m attention_claims.tools.snapshot reports/claims.json`` compares a run's report with
+``tests/snapshots/reading-outcomes.json``: per claim the verdict, and per reading the outcome
+and whether its counterexample is certified. It prints every difference and exits 1 when there
+is one, 0 otherwise. ``--update`` rewrites the snapshot from the report instead (do that in a
+commit of its own, when a verdict is meant to change, and say why).
+
+Only a complete report (``run.complete``, not partial, not interrupted) can be compared or
+snapshotted: a subset run does not decide every claim.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT = ROOT / "tests" / "snapshots" / "reading-outcomes.json"
+
+
+class SnapshotError(ValueError):
+    """The report cannot be compared (missing, not JSON, or not a complete run)."""
+
+
+def outcomes(report: dict) -> dict[str, dict]:
+    """``{claim id: {"verdict": str, "readings": {name: [outcome, certified]}}}`` of a report
+    (the ``claims.json`` schema of DESIGN.md)."""
+    out = {}
+    for c in report["claims"]:
+        readings = {}
+        for r in c.get("readings", []):
+            cx = r.get("counterexample") or {}
+            readings[r["name"]] = [r["outcome"], bool(r.get("certified", cx.get("certified", False)))]
+        out[c["id"]] = {"verdict": c["verdict"], "readings": readings}
+    return out
+
+
+def load_report(path: Path) -> dict:
+    """Read a complete ``claims.json``.
+
+    Raises:
+        SnapshotError: the file is missing or not JSON, or the run was partial or interrupted.
+    """
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SnapshotError(f"{path}: cannot read the report ({exc})") from None
+    run = report.get("run", {})
+    if not run.get("complete") or run.get("partial") or run.get("interrupted"):
+        raise SnapshotError(f"{path}: not a complete run ({run}); run the whole suite first")
+    return report
+
+
+def differences(old: dict[str, dict], new: dict[str, dict]) -> list[str]:
+    """Every claim or reading whose verdict, outcome or certified flag differs, one line each."""
+    lines = []
+    for cid in sorted(set(old) | set(new)):
+        if cid not in new:
+            lines.append(f"{cid}: in the snapshot, not in the report")
+            continue
+        if cid not in old:
+            lines.append(f"{cid}: in the report, not in the snapshot (verdict {new[cid]['verdict']})")
+            continue
+        a, b = old[cid], new[cid]
+        if a["verdict"] != b["verdict"]:
+            lines.append(f"{cid}: verdict {a['verdict']} -> {b['verdict']}")
+        for name in sorted(set(a["readings"]) | set(b["readings"])):
+            ra, rb = a["readings"].get(name), b["readings"].get(name)
+            if ra != rb:
+                fmt = lambda r: "absent" if r is None else f"{r[0]}{' (certified)' if r[1] else ''}"  # noqa: E731
+                lines.append(f"{cid} [{name}]: {fmt(ra)} -> {fmt(rb)}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("report", type=Path, nargs="?", default=ROOT / "reports" / "claims.json")
+    ap.add_argument("--snapshot", type=Path, default=SNAPSHOT)
+    ap.add_argument("--update", action="store_true", help="rewrite the snapshot from the report")
+    args = ap.parse_args(argv)
+    try:
+        new = outcomes(load_report(args.report))
+    except SnapshotError as exc:
+        print(f"snapshot: {exc}", file=sys.stderr)
+        return 2
+    if args.update:
+        args.snapshot.parent.mkdir(parents=True, exist_ok=True)
+        args.snapshot.write_text(json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"snapshot: wrote {len(new)} claims to {args.snapshot}")
+        return 0
+    old = json.loads(args.snapshot.read_text(encoding="utf-8"))
+    diff = differences(old, new)
+    for line in diff:
+        print(line)
+    n_read = sum(len(c["readings"]) for c in new.values())
+    print(f"snapshot: {len(diff)} difference(s) over {len(new)} claims and {n_read} readings")
+    return 1 if diff else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

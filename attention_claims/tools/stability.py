@@ -1,0 +1,88 @@
+"""Verdict stability across Hypothesis seeds (issue 5, "Stability").
+
+``python -m attention_claims.tools.stability --seeds 5 --profile dev`` runs the claim checks once per seed
+(``pytest checks --hypothesis-seed=S``), compares the verdicts claim by claim, and writes
+``reports/stability.json`` (read by the report's trust section). A verdict that flips
+between seeds means a check too weak or a tolerance wrong: fix the check.
+Exit status 1 when some verdict flips.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dict[str, str]:
+    """Verdicts ``{claim id: verdict}`` of one run of the checks with this seed.
+
+    Raises:
+        RuntimeError: the run wrote no report, or did not finish (an in-progress or
+            interrupted report says every claim is undecided and must not be compared).
+    """
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider", f"--hypothesis-seed={seed}",
+               f"--hypothesis-profile={profile}", "--claims-report-dir", out]
+        if workers:
+            cmd += ["-n", str(workers)]  # pytest-xdist; the seed fixes every test's examples either way
+        subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        path = Path(out) / "claims.json"
+        if not path.exists():
+            raise RuntimeError(f"seed {seed}: the run wrote no report ({' '.join(cmd)})")
+        report = json.loads(path.read_text(encoding="utf-8"))
+    run = report.get("run", {})
+    if run.get("in_progress") or run.get("interrupted") or run.get("exitstatus") not in (0, 1):
+        raise RuntimeError(f"seed {seed}: the run did not finish normally (run = {run}); verdicts not comparable")
+    return {c["id"]: c["verdict"] for c in report["claims"]}
+
+
+def compare(runs: dict[int, dict[str, str]]) -> list[dict]:
+    """Claims whose verdict is not the same under every seed."""
+    flips = []
+    ids = sorted({cid for verdicts in runs.values() for cid in verdicts})
+    for cid in ids:
+        seen = {seed: verdicts.get(cid) for seed, verdicts in runs.items()}
+        if len(set(seen.values())) > 1:
+            flips.append({"claim": cid, "verdicts": {str(k): v for k, v in seen.items()}})
+    return flips
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Compare claim verdicts across Hypothesis seeds.")
+    ap.add_argument("--seeds", type=int, default=5, help="number of seeds (0, 1, ..., n-1 offset by --base)")
+    ap.add_argument("--base", type=int, default=20261123)
+    ap.add_argument("--profile", default="dev", choices=["dev", "deep", "ci"])
+    ap.add_argument("--out", type=Path, default=ROOT / "reports" / "stability.json")
+    ap.add_argument("--workers", type=int, default=0, help="pytest-xdist workers per run (0: serial)")
+    ap.add_argument("paths", nargs="*", default=["checks"])
+    args = ap.parse_args(argv)
+    seeds = [args.base + i for i in range(args.seeds)]
+    runs = {}
+    for seed in seeds:
+        runs[seed] = run_seed(seed, args.profile, args.paths, args.workers)
+        print(f"seed {seed}: " + ", ".join(f"{k}={v}" for k, v in sorted(runs[seed].items())), flush=True)
+    flips = compare(runs)
+    result = {
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "profile": args.profile,
+        "seeds": seeds,
+        "paths": args.paths,
+        "claims": len(next(iter(runs.values()))) if runs else 0,
+        "verdicts": next(iter(runs.values())) if runs and not flips else None,
+        "flips": flips,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"{len(seeds)} seeds, {len(flips)} verdict flips -> {args.out}")
+    return 1 if flips else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

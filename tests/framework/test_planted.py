@@ -1,0 +1,226 @@
+"""Planted variants of catalogued claims, run through the real plugin and the real checks
+(issue 5, "Power"). Each falsehood is false in a small way a careless author might write;
+each must come out ``false`` with a certified counterexample. Each planted truth (an
+equivalent rewriting, a weaker true bound) must come out ``true``.
+
+A variant is the shipped record with some ``[claimed]`` values replaced (see
+:mod:`attention_claims.framework.expr`), or with its as-stated reading moved; the check file is the shipped
+one, selected with ``-k``. The ``planted`` Hypothesis profile (derandomized, 30 examples,
+no shrinking) keeps each run short.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDS = ROOT / "claims"
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    claim: str
+    check: str  # checks/<file>
+    select: str  # -k expression
+    claimed: dict = field(default_factory=dict)
+    as_stated: str | None = None  # move the as-stated mark to this reading
+
+    def record_text(self, expected: str) -> str:
+        path = next(p for p in RECORDS.rglob("*.toml") if re.search(rf'^id = "{self.claim}"$', p.read_text(), re.M))
+        text = path.read_text(encoding="utf-8")
+        text = re.sub(r'^expected = ".*"$', f'expected = "{expected}"', text, count=1, flags=re.M)
+        for key, value in self.claimed.items():
+            line = f"{key} = {value!r}" if not isinstance(value, str) else f'{key} = "{value}"'
+            if re.search(rf"^{key} = .*$", text, re.M):
+                text = re.sub(rf"^{key} = .*$", lambda _m, ln=line: ln, text, count=1, flags=re.M)
+            elif "\n[claimed]\n" in text:
+                text = text.replace("\n[claimed]\n", f"\n[claimed]\n{line}\n", 1)
+            else:
+                text = text.replace("\n[source]\n", f"\n[claimed]\n{line}\n\n[source]\n", 1)
+        if self.as_stated:
+            text = text.replace("as_stated = true\n", "")
+            text = text.replace(f'name = "{self.as_stated}"\n', f'name = "{self.as_stated}"\nas_stated = true\n', 1)
+        return text
+
+
+def V(name, claim, check, select, **kw):
+    return Variant(name, claim, check, select, **kw)
+
+
+RQK = ("rank-qk-at-most-d", "test_rank.py", "test_rank_qk_at_most_d_exact")
+T1123 = ("theorem-11-23-softmax-rank-bound", "test_rank.py", "test_theorem_11_23_exact")
+EXP = ("sparsity-exp-closed-form", "test_sparsity.py", "test_exp_closed_form_vs_quadrature")
+EVEN = ("sparsity-identity-even-in-beta", "test_sparsity.py", "test_identity_even_in_beta")
+IDCF = ("sparsity-identity-even-in-beta", "test_sparsity.py", "test_identity_closed_form and even")  # as_stated moved
+DCF = ("decay-sparsity-closed-form", "test_sparsity.py", "test_decay_closed_form_exact")
+DVAN = ("decay-sparsity-vanishes", "test_sparsity.py", "test_decay_sparsity_vanishes")
+TAB = ("table-11-3-1-spectral-features", "test_tables.py", "test_max_rank_column")
+CAUSAL = ("causal-softmax-full-rank", "test_rank.py", "test_causal_softmax_stored_matrix_full_rank")
+
+L38 = ("lemma-11-38-linformer-complexity", "test_textbook_linformer.py", "test_linformer_complexity_reduction and lemma")
+POL = ("corollary-11-10-inner-products-preserved", "test_textbook_linformer.py", "test_corollary_11_10_additive")
+LORA = ("theorem-11-28-lora-delta-attention", "test_textbook_kernels.py", "test_lora_query_update_delta_rank")
+EY = ("table-11-3-3-lora-row", "test_textbook_kernels.py", "test_lora_eckart_young")
+RED = ("study-note-lower-rank-more-redundant", "test_study_note.py", "test_rank_variety_dimension")
+EXPR = ("decoder-only-full-rank-more-expressive", "test_decoder_only.py", "test_causal_expressibility")
+SNR = ("sparsity-linear-iid-lower-snr", "test_sparsity.py", "test_iid_lower_snr")
+RNN = ("linear-rnn-decay-as-attention", "test_sparsity.py", "test_linear_rnn_unrolls_to_decay_attention")
+
+ID_OK = ("(sqrt(2/pi) * gamma * exp(-beta**2 / (2*gamma**2)) + beta * erf(beta / (sqrt(2)*gamma)))"
+         " / sqrt(beta**2 + gamma**2)")
+S2_OK = "(1 - lam**n) / (n*(1 - lam)) * (1 + lam) / (1 + lam**n)"
+
+
+def _causal(dtype: str, gap: float) -> Variant:
+    return V(f"causal-{dtype}-safe-gap-{gap}", *CAUSAL[:2], f"{CAUSAL[2]} and cpu-{dtype}",
+             claimed={f"safe_logit_gap_{dtype}": gap}, as_stated=f"cpu-{dtype}")
+
+
+FALSEHOODS = [
+    # bounds off by one / by a factor
+    V("rank-qk-le-d-minus-1", *RQK, claimed={"bound": "d - 1"}),
+    V("rank-qk-le-d-over-2", *RQK, claimed={"bound": "d / 2"}),
+    V("rank-qk-le-min-minus-1", *RQK, claimed={"bound": "min(N, d) - 1"}),
+    V("rank-qk-le-n-minus-1", *RQK, claimed={"bound": "N - 1"}),
+    V("rank-qk-le-n-over-2", *RQK, claimed={"bound": "N / 2"}),
+    V("softmax-rank-le-d-plus-1", *T1123, claimed={"bound": "d + 1"}),
+    V("softmax-rank-le-n-minus-1", *T1123, claimed={"bound": "N - 1"}),
+    # f = exp closed form: constants, squares, signs
+    V("exp-over-3", *EXP, claimed={"expression": "exp(-sigma**2 * q_norm**2 / 3)"}),
+    V("exp-sigma-not-squared", *EXP, claimed={"expression": "exp(-sigma * q_norm**2 / 2)"}),
+    V("exp-norm-not-squared", *EXP, claimed={"expression": "exp(-sigma**2 * q_norm / 2)"}),
+    V("exp-sign", *EXP, claimed={"expression": "exp(sigma**2 * q_norm**2 / 2)"}),
+    V("exp-half-dropped", *EXP, claimed={"expression": "exp(-sigma**2 * q_norm**2)"}),
+    V("exp-extra-sqrt", *EXP, claimed={"expression": "sqrt(exp(-sigma**2 * q_norm**2 / 2))"}),
+    V("exp-depends-on-mu", *EXP, claimed={"expression": "exp(-sigma**2 * q_norm**2 / 2) * (1 + beta / 10**6)"}),
+    V("exp-first-order", *EXP, claimed={"expression": "1 / (1 + sigma**2 * q_norm**2 / 2)"}),
+    V("exp-tiny-offset", *EXP, claimed={"expression": "exp(-sigma**2 * q_norm**2 / 2 - 10**-12)"}),
+    V("exp-power", *EXP, claimed={"expression": "exp(-sigma**2 * q_norm**2 / 2)**1.01"}),
+    # f = identity: evenness of the wrong f, and the closed form
+    V("even-for-relu2", *EVEN, claimed={"f": "relu2"}),
+    V("identity-sqrt-1-over-pi", *IDCF, as_stated="closed-form", claimed={"expression": ID_OK.replace("sqrt(2/pi)", "sqrt(1/pi)")}),
+    V("identity-erfc", *IDCF, as_stated="closed-form", claimed={"expression": ID_OK.replace("beta * erf(", "beta * erfc(")}),
+    V("identity-no-sqrt-denominator", *IDCF, as_stated="closed-form", claimed={"expression": ID_OK.replace(
+        " / sqrt(beta**2 + gamma**2)", " / (beta**2 + gamma**2)")}),
+    V("identity-sign", *IDCF, as_stated="closed-form", claimed={"expression": ID_OK.replace("+ beta * erf", "- beta * erf")}),
+    V("identity-missing-2-in-exp", *IDCF, as_stated="closed-form", claimed={"expression": ID_OK.replace("(2*gamma**2)", "(gamma**2)")}),
+    V("identity-erf-argument", *IDCF, as_stated="closed-form", claimed={"expression": ID_OK.replace("(sqrt(2)*gamma)", "(2*gamma)")}),
+    V("identity-gamma-for-beta", *IDCF, as_stated="closed-form", claimed={"expression": ID_OK.replace("+ beta * erf", "+ gamma * erf")}),
+    V("identity-missing-gamma", *IDCF, as_stated="closed-form", claimed={"expression": ID_OK.replace("sqrt(2/pi) * gamma *", "sqrt(2/pi) *")}),
+    # decay closed form and bound
+    V("decay-wrong-denominator", *DCF, claimed={"s_squared": S2_OK.replace("(1 + lam**n)", "(1 - lam**n)")}),
+    V("decay-n-minus-1", *DCF, claimed={"s_squared": S2_OK.replace("(n*(1 - lam))", "((n - 1)*(1 - lam))")}),
+    V("decay-exponent-n-plus-1", *DCF, claimed={"s_squared": S2_OK.replace("(1 - lam**n)", "(1 - lam**(n + 1))")}),
+    V("decay-exponent-2n", *DCF, claimed={"s_squared": S2_OK.replace("(1 + lam**n)", "(1 + lam**(2*n))")}),
+    V("decay-tiny-factor", *DCF, claimed={"s_squared": S2_OK + " * (1 + 1/10**12)"}),
+    V("decay-bound-swapped", *DCF, claimed={"bound_squared": "(1/n) * (1 - lam) / ((1 + lam) * (1 + lam**n))"}),
+    V("decay-bound-equal", *DCF, claimed={"bound_squared": S2_OK}),
+    V("decay-vanishes-lambda-le-1", *DVAN, claimed={"domain": "0 < lam <= 1"}),
+    # table 11.3.1 with the Base row fixed, another row off by one
+    V("table-large-off-by-one", *TAB, claimed={"max_rank_base": 512, "max_rank_large": 1023}),
+    V("table-xl-off-by-one", *TAB, claimed={"max_rank_base": 512, "max_rank_xl": 2049}),
+    V("table-base-is-n-plus-d", *TAB, claimed={"max_rank_base": 1280}),
+    # dtype thresholds: "full rank in <dtype> up to this logit gap"
+    _causal("float16", 18.0),
+    _causal("bfloat16", 95.0),
+    _causal("float32", 110.0),
+    _causal("float64", 750.0),
+    _causal("float16", 25.0),
+    # 003 §11.3.3-11.3.5: a Linformer cost constant, the saving's domain, an additive JL bound, a LoRA rank
+    V("linformer-constant-13", *L38, claimed={"constant": 13}),
+    V("linformer-saves-when-3k-le-2n", *L38, claimed={"saving_domain": "3 * k <= 2 * N"}),
+    V("polarization-max-norm", *POL, as_stated="additive-polarization", claimed={"additive_bound": "eps * max(nx, ny)"}),
+    V("lora-delta-rank-le-n-minus-2", *LORA, claimed={"r_max": "N - 2"}),
+    V("lora-best-error-tail-plus-1e-6", *EY, claimed={"best_error_sq": "tail * (1 + 10**-6)"}),
+    # 000/002: the dimension of the rank-r matrices, the head dimension that expresses every causal pattern
+    V("rank-variety-dim-counts-parameters", *RED, claimed={"dimension": "2*n*r"}, as_stated="parameter-dimension"),
+    V("causal-expressible-head-dim-n-minus-2", *EXPR, claimed={"sufficient_head_dim": "N - 2"},
+      as_stated="causal-expressibility"),
+    # 004: the i.i.d. sparsity formula inverted, the decay weights off by one
+    V("iid-snr-inverted", *SNR, claimed={"s_squared": "(1 + r2) / (1 + r2 + rho2)"}),
+    V("rnn-weight-off-by-one", *RNN, claimed={"weight": "lam**(n - j + 1)"}),
+]
+
+TRUTHS = [
+    V("rank-qk-le-d-plus-1", *RQK, claimed={"bound": "d + 1"}),
+    V("rank-qk-le-min", *RQK, claimed={"bound": "min(N, d)"}),
+    V("rank-qk-le-max", *RQK, claimed={"bound": "max(N, d)"}),
+    V("softmax-rank-le-n", *T1123, claimed={"bound": "N"}),
+    V("softmax-rank-le-max", *T1123, claimed={"bound": "max(N, d)"}),
+    V("exp-rewritten-sqrt", *EXP, claimed={"expression": "sqrt(exp(-sigma**2 * q_norm**2))"}),
+    V("exp-rewritten-gamma", *EXP, claimed={"expression": "exp(-(sigma * q_norm)**2 / 2)"}),
+    V("exp-rewritten-reciprocal", *EXP, claimed={"expression": "1 / exp(sigma**2 * q_norm**2 / 2)"}),
+    V("exp-rewritten-square", *EXP, claimed={"expression": "exp(-sigma**2 * q_norm**2 / 4)**2"}),
+    V("even-for-exp", *EVEN, claimed={"f": "exp"}),
+    V("identity-rewritten", *IDCF, as_stated="closed-form", claimed={"expression": (
+        "(sqrt(2) * gamma * exp(-beta**2 / (2*gamma**2)) / sqrt(pi) + beta * erf(beta / (sqrt(2)*gamma)))"
+        " / sqrt(gamma**2 + beta**2)")}),
+    V("identity-rewritten-erfc", *IDCF, as_stated="closed-form", claimed={"expression": (
+        "(sqrt(2/pi) * gamma * exp(-(beta/gamma)**2 / 2) + beta * (1 - erfc(beta / (sqrt(2)*gamma))))"
+        " / sqrt(beta**2 + gamma**2)")}),
+    V("decay-rewritten", *DCF, claimed={"s_squared": "(1 - lam**n) * (1 + lam) / (n * (1 - lam) * (1 + lam**n))"}),
+    V("decay-rewritten-2n", *DCF, claimed={"s_squared": "(1 - lam**(2*n)) * (1 + lam) / (n * (1 - lam) * (1 + lam**n)**2)"}),
+    V("decay-weaker-bound", *DCF, claimed={"bound_squared": "(1/n) * (1 + lam) / (1 - lam)"}),
+    V("decay-vanishes-lambda-lt-half", *DVAN, claimed={"domain": "0 < lam < 1/2"}),
+    V("table-fixed", *TAB, claimed={"max_rank_base": 512}),
+    _causal("float16", 17.0),
+    _causal("bfloat16", 90.0),
+    _causal("float32", 103.9),
+    _causal("float64", 745.0),
+    V("linformer-cost-n-d-k-plus-d", "lemma-11-38-linformer-complexity", "test_textbook_linformer.py", "lemma-11-38",
+      claimed={"linformer": "N * d * (k + d)"}),
+    V("lora-delta-rank-le-n-minus-1", *LORA, claimed={"r_max": "N - 1"}),
+    V("lora-best-error-total-minus-head", *EY, claimed={"best_error_sq": "total - head"}),
+    V("rank-variety-dim-rewritten", *RED, claimed={"dimension": "n**2 - (n - r)**2"}, as_stated="parameter-dimension"),
+    V("causal-expressible-head-dim-n-minus-1", *EXPR, claimed={"sufficient_head_dim": "N - 1"},
+      as_stated="causal-expressibility"),
+    V("iid-snr-rewritten", *SNR, claimed={"s_squared": "(1 + rho2 * r2)**-1"}),
+    V("rnn-weight-rewritten", *RNN, claimed={"weight": "lam**n / lam**j"}),
+]
+
+
+def _run(pytester, variant: Variant, expected: str):
+    rec = pytester.path / "records"
+    rec.mkdir(exist_ok=True)
+    (rec / f"{variant.claim}.toml").write_text(variant.record_text(expected), encoding="utf-8")
+    # a unique module name: the shipped check module may already be imported in this process
+    copy = f"test_planted_{variant.check.removeprefix('test_')}"
+    shutil.copy(ROOT / "checks" / variant.check, pytester.path / copy)
+    out = pytester.path / "out"
+    result = pytester.runpytest(copy, "-k", variant.select, "--claims-dir", str(rec),
+                                "--claims-report-dir", str(out), "-p", "no:cacheprovider",
+                                "--hypothesis-profile=planted")
+    import json
+
+    report = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    return result, next(c for c in report["claims"] if c["id"] == variant.claim)
+
+
+@pytest.mark.trust_planted("falsehood")
+@pytest.mark.parametrize("variant", FALSEHOODS, ids=lambda v: v.name)
+def test_planted_falsehood_is_caught(pytester, variant):
+    result, claim = _run(pytester, variant, "false")
+    stated = next(r for r in claim["readings"] if r["as_stated"])
+    assert claim["verdict"] == "false", (claim["verdict"], claim["reason"], stated["evidence"])
+    assert stated["certified"] is True and stated["counterexample"]["certificate"]
+    assert result.ret == 0
+
+
+@pytest.mark.trust_planted("truth")
+@pytest.mark.parametrize("variant", TRUTHS, ids=lambda v: v.name)
+def test_planted_truth_holds(pytester, variant):
+    result, claim = _run(pytester, variant, "true")
+    assert claim["verdict"] == "true", (claim["verdict"], claim["reason"],
+                                        [r["evidence"] for r in claim["readings"]])
+    assert result.ret == 0
+
+
+def test_enough_variants():
+    assert len(FALSEHOODS) >= 40 and len(TRUTHS) >= 15
+    assert len({v.name for v in FALSEHOODS + TRUTHS}) == len(FALSEHOODS) + len(TRUTHS)

@@ -1,0 +1,271 @@
+"""The plugin end to end on planted records (issue 2, "Done when"): verdicts, exit status,
+errors versus counterexamples, malformed input, xdist."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import record_toml
+
+PASS = '''
+import pytest
+from attention_claims.testkit import refute
+
+@pytest.mark.claim("c", reading="{reading}")
+def test_{reading}(claim_log):
+    claim_log.example(x=1.0)
+'''
+
+REFUTE = '''
+import pytest
+from attention_claims.testkit import refute
+
+@pytest.mark.claim("c", reading="{reading}")
+def test_{reading}(claim_log):
+    claim_log.example(x=2.0)
+    refute("planted failure", example={{"N": 2}}, certified={certified}, certificate="planted")
+'''
+
+
+def checks(**kinds):
+    """``checks(exact="pass", fp32="refute")`` -> one check file per reading."""
+    out = {}
+    for reading, kind in kinds.items():
+        src = {"pass": PASS, "refute": REFUTE.replace("{certified}", "True"),
+               "refute-uncertified": REFUTE.replace("{certified}", "False")}[kind]
+        out[f"test_{reading}.py"] = src.format(reading=reading)
+    return out
+
+
+def test_certified_counterexample_to_as_stated_is_false(planted):
+    run = planted({"c.toml": record_toml("c", expected="false")}, checks(exact="refute"))
+    assert run.result.ret == 0, run.result.stdout.str()
+    c = run.claim("c")
+    assert c["verdict"] == "false"
+    (r,) = c["readings"]
+    assert r["outcome"] == "failed" and r["certified"] is True
+    assert r["counterexample"]["message"] == "planted failure"
+    assert r["counterexample"]["example"] == {"N": 2}
+    assert "pytest" in r["counterexample"]["reproduce"]
+
+
+def test_uncertified_counterexample_is_not_false(planted):
+    run = planted({"c.toml": record_toml("c", expected="false")}, checks(exact="refute-uncertified"))
+    assert run.claim("c")["verdict"] == "undecided"
+    assert run.result.ret != 0  # disagrees with expected
+
+
+def test_as_stated_holds_other_fails_is_caveat(planted):
+    rec = record_toml("c", expected="caveat", readings=(("exact", True), ("fp16", False)))
+    run = planted({"c.toml": rec}, checks(exact="pass", fp16="refute"))
+    assert run.result.ret == 0, run.result.stdout.str()
+    c = run.claim("c")
+    assert c["verdict"] == "caveat"
+    assert "fp16" in c["reason"]
+
+
+def test_all_hold_is_true_and_evidence_is_recorded(planted):
+    rec = record_toml("c", expected="true", readings=(("exact", True), ("fp16", False)))
+    run = planted({"c.toml": rec}, checks(exact="pass", fp16="pass"))
+    assert run.result.ret == 0
+    c = run.claim("c")
+    assert c["verdict"] == "true"
+    assert all(r["examples"] == 1 and "x = 1" in r["evidence"] for r in c["readings"])
+    run.result.stdout.fnmatch_lines(["*attention-claims verdicts*", "c *true*"])
+
+
+def test_verdict_that_differs_from_expected_fails_the_run(planted):
+    run = planted({"c.toml": record_toml("c", expected="true")}, checks(exact="refute"))
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED
+    assert run.claim("c")["verdict"] == "false"
+    assert run.claim("c")["agrees"] is False
+    run.result.stdout.fnmatch_lines(["*disagree with 'expected'*"])
+
+
+def test_counterexample_to_expected_true_is_a_test_failure(planted):
+    run = planted({"c.toml": record_toml("c", expected="true")}, checks(exact="refute"))
+    run.result.assert_outcomes(failed=1)
+
+
+def test_counterexample_to_expected_false_is_xfail(planted):
+    run = planted({"c.toml": record_toml("c", expected="false")}, checks(exact="refute"))
+    run.result.assert_outcomes(xfailed=1)
+
+
+def test_type_error_is_an_error_not_a_counterexample(planted):
+    src = '''
+import pytest
+
+@pytest.mark.claim("c", reading="exact")
+def test_exact():
+    raise TypeError("a bug in the suite")
+'''
+    run = planted({"c.toml": record_toml("c", expected="false")}, {"test_x.py": src})
+    assert run.result.ret != 0
+    c = run.claim("c")
+    assert c["verdict"] != "false"
+    assert c["errors"] and "TypeError" in c["errors"][0]
+
+
+def test_hypothesis_counterexample_is_shrunk_and_reported(planted):
+    src = '''
+import pytest
+from hypothesis import given, strategies as st
+from attention_claims.testkit import refute
+
+@pytest.mark.claim("c", reading="exact")
+@given(n=st.integers(0, 10**6))
+def test_exact(n, claim_log):
+    claim_log.example(n=n)
+    if n >= 17:
+        refute(f"n = {n} >= 17", example={"n": n}, certified=True, certificate="integer comparison")
+'''
+    run = planted({"c.toml": record_toml("c", expected="false")}, {"test_x.py": src})
+    cx = run.claim("c")["readings"][0]["counterexample"]
+    assert cx["example"] == {"n": 17}, cx  # shrunk to the smallest failing n
+    assert "n=17" in (cx["hypothesis"] or "")
+
+
+def test_skipped_cuda_reading_is_listed_and_does_not_count(planted):
+    src = '''
+import pytest
+
+@pytest.mark.claim("c", reading="exact")
+def test_exact():
+    pass
+
+@pytest.mark.claim("c", reading="cuda-fp16")
+def test_cuda():
+    pytest.skip("CUDA not available on this machine")
+'''
+    rec = record_toml("c", expected="caveat", readings=(("exact", True), ("cuda-fp16", False)))
+    run = planted({"c.toml": rec}, {"test_x.py": src})
+    c = run.claim("c")
+    assert c["verdict"] == "true" and c["agrees"] is True  # a CUDA failure would have made it caveat
+    assert c["readings"][1]["outcome"] == "skipped"
+    assert "CUDA not available" in c["readings"][1]["evidence"]
+    assert run.result.ret == 0
+
+
+def test_markdown_and_html_reports_are_written(planted):
+    run = planted({"c.toml": record_toml("c", expected="false", quote="原文")}, checks(exact="refute"))
+    md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
+    html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
+    assert "| claim | verdict | reason |" in md and "> 原文" in md and "planted failure" in md
+    assert "<table" in html and "planted failure" in html and "原文" in html
+
+
+def test_markers_and_options_are_declared(pytester):
+    pytester.runpytest("--markers").stdout.fnmatch_lines(["@pytest.mark.claim(id, reading=NAME)*"])
+    pytester.runpytest("--help").stdout.fnmatch_lines(["*--claims-dir*", "*--claims-report-dir*"])
+
+
+def test_xdist_gives_the_same_report(planted, pytester):
+    rec = record_toml("c", expected="caveat", readings=(("exact", True), ("fp16", False), ("fp32", False)))
+    files = checks(exact="pass", fp16="refute", fp32="pass")
+    serial = planted({"c.toml": rec}, files, subprocess=True).report
+    (pytester.path / "out" / "claims.json").unlink()
+    parallel = planted({"c.toml": rec}, files, args=["-n", "2"], subprocess=True).report
+
+    def strip(rep):
+        return [{k: v for k, v in c.items()} for c in rep["claims"]]
+
+    assert strip(serial) == strip(parallel)
+    assert parallel["environment"]["xdist_workers"] == 2
+    assert json.dumps(serial["claims"], sort_keys=True) == json.dumps(parallel["claims"], sort_keys=True)
+
+
+FIGURE = '''
+import pytest
+
+@pytest.mark.claim("c", reading="exact")
+def test_exact(claim_log):
+    import os
+    out = os.environ["PLANTED_FIGURE_DIR"]
+    path = os.path.join(out, "figures", "f.png")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, "wb").write(b"png")
+    claim_log.example(x=1.0)
+    claim_log.figure(path, "a planted figure")
+'''
+
+
+def test_figures_attached_by_a_check_are_embedded_in_the_report(planted, pytester, monkeypatch):
+    monkeypatch.setenv("PLANTED_FIGURE_DIR", str(pytester.path / "out"))
+    run = planted({"c.toml": record_toml("c")}, {"test_fig.py": FIGURE})
+    assert run.result.ret == 0, run.result.stdout.str()
+    (r,) = run.claim("c")["readings"]
+    assert [f["path"] for f in r["figures"]] == ["figures/f.png"]
+    assert r["figures"][0]["caption"] == "a planted figure"
+    md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
+    assert "![a planted figure](figures/f.png)" in md
+    assert "<img src='figures/f.png'" in (run.report_dir / "claims.html").read_text(encoding="utf-8")
+
+
+def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted):
+    also = '\n[[also_in]]\ndocument = "001_7b7f411bbe8a3bef.txt"\nsection = "repost"\nquote = "the repost\'s words"\n'
+    also += '\n[[also_in]]\ndocument = "001_7b7f411bbe8a3bef.txt"\nsection = "caption"\nquote = "a figure caption"\n'
+    records = {"c.toml": record_toml("c", document="004_5f57af8801c437dc.txt") + also,
+               "d.toml": record_toml("d", document="004_5f57af8801c437dc.txt").replace('"exact"', '"other"')}
+    check_files = checks(exact="pass")
+    check_files["test_other.py"] = checks(other="pass")["test_other.py"].replace('"c"', '"d"')
+    run = planted(records, check_files)
+    assert run.result.ret == 0, run.result.stdout.str()
+    report = run.report
+    assert run.claim("c")["also_in"] == [
+        {"document": "001_7b7f411bbe8a3bef.txt", "section": "repost", "quote": "the repost's words"},
+        {"document": "001_7b7f411bbe8a3bef.txt", "section": "caption", "quote": "a figure caption"}]
+    counts = report["counts"]
+    assert counts["by_document"]["001_7b7f411bbe8a3bef.txt"]["true"] == 1
+    assert counts["by_document"]["004_5f57af8801c437dc.txt"]["true"] == 2
+    assert counts["by_source_document"] == {"004_5f57af8801c437dc.txt": {
+        "true": 2, "false": 0, "caveat": 0, "unchecked": 0, "undecided": 0}}
+    assert counts["total"]["true"] == 2
+    md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
+    repost = md.split("## 001 — PaperWeekly repost")[1]
+    assert "### Also stated in this document (1)" in repost
+    assert "[c](#c) | **true** | repost: the repost's words / caption: a figure caption |" in repost
+    assert "Also stated in `001_7b7f411bbe8a3bef.txt`, repost:" in md
+    html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
+    assert "Also stated in this document (1)" in html
+
+
+DEFERRED = '''
+import pytest
+from hypothesis import given, settings, strategies as st
+from attention_claims.testkit import refute, refute_deferred
+
+CALLS = []
+
+@pytest.mark.claim("c", reading="exact")
+@settings(max_examples=50, database=None, derandomize=True)
+@given(x=st.integers(0, 1000))
+def test_exact(x, claim_log):
+    claim_log.example(x=x)
+    if x >= 10:
+        def certify():
+            CALLS.append(x)
+            if {confirm}:
+                refute(f"x = {{x}} >= 10, confirmed (certify ran {{len(CALLS)}} time(s))", example={{"x": x}},
+                       certified=True, certificate="exact integer comparison")
+        refute_deferred(f"x = {{x}} >= 10 (cheap)", certify=certify)
+'''
+
+
+def test_deferred_certificate_runs_once_on_the_shrunk_example(planted):
+    run = planted({"c.toml": record_toml("c", expected="false")}, {"test_d.py": DEFERRED.format(confirm="True")})
+    assert run.result.ret == 0, run.result.stdout.str()
+    (r,) = run.claim("c")["readings"]
+    cx = r["counterexample"]
+    assert r["certified"] is True and cx["certificate"] == "exact integer comparison"
+    assert cx["message"] == "x = 10 >= 10, confirmed (certify ran 1 time(s))"  # shrunk, certified once
+    assert cx["example"] == {"x": 10}
+
+
+def test_deferred_certificate_that_does_not_confirm_is_an_error(planted):
+    run = planted({"c.toml": record_toml("c", expected="false")}, {"test_d.py": DEFERRED.format(confirm="False")})
+    assert run.result.ret != 0
+    c = run.claim("c")
+    assert c["verdict"] == "undecided" and "did not confirm" in c["errors"][0]

@@ -1,0 +1,115 @@
+"""Trust machinery: stability comparison, interrupted runs, xdist on the real checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attention_claims.framework.trust import planted_counts, trust_lines
+from attention_claims.tools.stability import compare
+from conftest import record_toml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_compare_finds_flips():
+    runs = {1: {"a": "true", "b": "false"}, 2: {"a": "true", "b": "caveat"}}
+    assert compare(runs) == [{"claim": "b", "verdicts": {"1": "false", "2": "caveat"}}]
+    assert compare({1: {"a": "true"}, 2: {"a": "true"}}) == []
+
+
+def test_trust_lines_report_kill_rate():
+    counts = planted_counts({"falsehood": [True] * 40 + [False], "truth": [True] * 15})
+    assert counts["caught"] == 40 and counts["falsehoods"] == 41
+    lines = trust_lines({"planted": dict(counts, from_this_run=True), "stability": None, "mutation": None})
+    assert "40/41" in lines[0] and "97.6 %" in lines[0]
+    assert "not run yet" in lines[1] and "not run yet" in lines[2]
+
+
+def test_interrupted_run_leaves_an_honest_report(planted):
+    src = '''
+import pytest
+
+@pytest.mark.claim("a", reading="exact")
+def test_a():
+    raise KeyboardInterrupt
+
+@pytest.mark.claim("b", reading="exact")
+def test_b():
+    pass
+'''
+    recs = {"a.toml": record_toml("a"), "b.toml": record_toml("b")}
+    run = planted(recs, {"test_x.py": src}, subprocess=True)
+    rep = run.report
+    assert rep["run"]["interrupted"] is True and rep["run"]["complete"] is False
+    assert all(c["verdict"] == "undecided" for c in rep["claims"])
+    md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
+    assert "nterrupted" in md
+
+
+def test_crash_in_one_check_is_an_error_and_others_still_decide(planted):
+    src = '''
+import pytest
+
+@pytest.mark.claim("a", reading="exact")
+def test_a():
+    raise ZeroDivisionError("a crash in the suite")
+
+@pytest.mark.claim("b", reading="exact")
+def test_b():
+    pass
+'''
+    run = planted({"a.toml": record_toml("a"), "b.toml": record_toml("b")}, {"test_x.py": src})
+    assert run.result.ret != 0
+    assert run.claim("a")["verdict"] == "undecided" and run.claim("a")["errors"]
+    assert run.claim("b")["verdict"] == "true"
+
+
+def test_in_progress_report_says_so(pytester, planted):
+    src = '''
+import json, pathlib, pytest
+
+@pytest.mark.claim("a", reading="exact")
+def test_a(request):
+    out = pathlib.Path(request.config.getoption("claims_report_dir"))
+    rep = json.loads((out / "claims.json").read_text())
+    assert rep["run"]["complete"] is False and rep["run"].get("in_progress") is True
+    assert rep["claims"][0]["verdict"] == "undecided"
+'''
+    run = planted({"a.toml": record_toml("a")}, {"test_x.py": src})
+    assert run.claim("a")["verdict"] == "true", run.result.stdout.str()
+
+
+@pytest.mark.parametrize("kind", ["serial", "xdist"])
+def test_real_checks_same_report_under_xdist(pytester, kind, tmp_path_factory):
+    """``pytest -n 2`` on real checks gives the same verdicts and evidence as a serial run."""
+    base = tmp_path_factory.getbasetemp() / "xdist-compare"
+    base.mkdir(exist_ok=True)
+    out = base / kind
+    args = ["checks/test_tables.py", "checks/test_rank.py", "-k", "tables or exact", "-p", "no:cacheprovider",
+            "--hypothesis-profile=ci", "--claims-report-dir", str(out)]
+    if kind == "xdist":
+        args += ["-n", "2"]
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, capture_output=True, check=False)
+    rep = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    other = base / ("serial" if kind == "xdist" else "xdist") / "claims.json"
+    if other.exists():
+        a = json.loads(other.read_text(encoding="utf-8"))
+
+        def key(r):
+            return [(c["id"], c["verdict"], [(x["name"], x["outcome"], x["examples"], x["evidence"],
+                                              x["certified"]) for x in c["readings"]]) for c in r["claims"]]
+
+        assert key(a) == key(rep)
+
+
+def test_collection_error_still_writes_an_honest_report(planted):
+    run = planted({"a.toml": record_toml("a")}, {"test_x.py": "import no_such_module_anywhere\n"})
+    rep = run.report
+    assert rep["run"]["interrupted"] is True and rep["run"]["complete"] is False
+    assert rep["claims"][0]["verdict"] == "undecided"

@@ -1,0 +1,211 @@
+"""attention_claims.maths, the operation-count / Linformer / JL part: hand-checked values, agreement with
+independent computations (torch FlopCounterMode, attention_claims.maths.softmax_attention, numpy) and
+clear errors on bad input."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+from attention_claims.maths import (
+    COUNT_METHODS,
+    AttentionInputError,
+    chunked_attention,
+    doc_linformer,
+    identity_gap_lower_bound,
+    matmul_count,
+    meta_matmul_flops,
+    mp_row_line_distance,
+    op_count,
+    rademacher_gram_mean,
+    schedule_peak,
+    softmax_attention,
+)
+
+
+def _kw(method, k=3, m=5):
+    return {"m": m} if method == "linear" else ({"k": k} if "linformer" in method else {})
+
+
+# -- operation counts ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", COUNT_METHODS)
+@pytest.mark.parametrize("N,d", [(1, 1), (2, 3), (7, 4), (10**6, 10**4)])
+def test_matmul_count_equals_flop_counter(method, N, d):
+    assert matmul_count(method, N, d, **_kw(method)) == meta_matmul_flops(method, N, d, **_kw(method))
+
+
+def test_matmul_count_by_hand():
+    # QK^T (2x1 @ 1x2) and AV (2x2 @ 2x1): 2*2*1*2 + 2*2*2*1
+    assert matmul_count("standard", 2, 1) == 16
+    # EK, FV (1x2 @ 2x1) twice, Q(EK)^T (2x1 @ 1x1), P(FV) (2x1 @ 1x1): 4 + 4 + 4 + 4
+    assert matmul_count("linformer", 2, 1, k=1) == 16
+    # K^T V (3x2 @ 2x3) and Q (.) (2x3 @ 3x3): 2*3*2*3 + 2*2*3*3
+    assert matmul_count("doc-linformer", 2, 3, k=5) == 72
+    assert matmul_count("linear", 2, 3, m=4) == 2 * 4 * 2 * 3 + 2 * 2 * 4 * 3
+
+
+def test_op_count_small_cases_by_hand():
+    # N = 2, d = 1: 16 matmul flops + softmax of a 2x2 matrix: scale 4, max 2, subtract 4, exp 4, sum 2, divide 4
+    assert op_count("standard", 2, 1) == 16 + 20
+    # k = 1: the softmax of a 2x1 matrix has no max or sum operations: scale, subtract, exp, divide (2 each)
+    assert op_count("linformer", 2, 1, k=1) == 16 + 8
+    assert op_count("doc-linformer", 2, 1, k=1) == 8 + 1  # 4 N d^2 + the d x d division
+    assert op_count("linear", 2, 1, m=1) == 8 + 4  # 4 N m d + the feature map on N m entries of Q and K
+
+
+@pytest.mark.parametrize("N,d,k", [(2, 1, 1), (5, 3, 2), (64, 8, 16), (10**6, 10**4, 10**3)])
+def test_op_count_closed_forms(N, d, k):
+    assert op_count("standard", N, d) == 4 * N * N * d + 6 * N * N - 2 * N
+    assert op_count("linformer", N, d, k=k) == 8 * N * d * k + 6 * N * k - 2 * N
+    assert op_count("doc-linformer", N, d, k=k) == 4 * N * d * d + d * d
+    assert op_count("linear", N, d, m=d) == 4 * N * d * d + 2 * N * d
+
+
+@pytest.mark.parametrize("fn", [matmul_count, op_count, meta_matmul_flops])
+@pytest.mark.parametrize("args,kw,match", [
+    (("bogus", 2, 2), {}, "method"),
+    (("standard", 0, 2), {}, "N"),
+    (("standard", 2, True), {}, "d"),
+    (("standard", 2.0, 2), {}, "N"),
+    (("linformer", 4, 2), {}, "k"),
+    (("doc-linformer", 4, 2), {"k": 0}, "k"),
+    (("linear", 4, 2), {}, "m"),
+])
+def test_count_input_errors(fn, args, kw, match):
+    with pytest.raises(AttentionInputError, match=match):
+        fn(*args, **kw)
+
+
+def test_schedule_peak():
+    assert schedule_peak(4, 1) == 8
+    assert schedule_peak(4, 4) == 32  # the standard schedule: logits and weights, 2 N^2
+    for N, chunk, match in [(4, 5, "chunk"), (4, 0, "chunk"), (0, 1, "N")]:
+        with pytest.raises(AttentionInputError, match=match):
+            schedule_peak(N, chunk)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7])
+def test_chunked_attention_equals_softmax_attention(chunk):
+    rng = np.random.default_rng(chunk)
+    Q, K, V = rng.standard_normal((7, 3)) * 3, rng.standard_normal((7, 3)), rng.standard_normal((7, 2))
+    out, peak = chunked_attention(Q, K, V, chunk=chunk)
+    want = softmax_attention(Q, K).numpy() @ V
+    np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-14)
+    assert peak == schedule_peak(7, chunk)
+
+
+def test_chunked_attention_input_errors():
+    Q = np.ones((3, 2))
+    with pytest.raises(AttentionInputError, match="shapes"):
+        chunked_attention(Q, np.ones((3, 4)), np.ones((3, 1)))
+    with pytest.raises(AttentionInputError, match="shapes"):
+        chunked_attention(Q, Q, np.ones((2, 1)))
+    with pytest.raises(AttentionInputError, match="chunk"):
+        chunked_attention(Q, Q, Q, chunk=0)
+    with pytest.raises(AttentionInputError, match="NaN"):
+        chunked_attention(np.full((3, 2), np.nan), Q, Q)
+
+
+# -- the document's Linformer formula ------------------------------------------------------------
+
+
+def test_doc_linformer_values_and_shape():
+    Q = np.array([[1.0, 2.0], [0.0, 1.0], [3.0, -1.0]])
+    K = np.array([[1.0, 0.0], [2.0, 1.0], [0.0, 1.0]])
+    V = np.array([[1.0], [1.0], [2.0]])
+    KtV = np.array([[3.0], [3.0]])  # K^T V by hand
+    np.testing.assert_array_equal(doc_linformer(Q, K, V, 3), Q @ KtV / 3)
+    assert doc_linformer(np.ones((5, 4)), np.ones((6, 4)), np.ones((6, 2)), Fraction(1, 2)).shape == (5, 2)
+
+
+@pytest.mark.parametrize("args,match", [
+    ((np.ones((3, 2)), np.ones((3, 3)), np.ones((3, 2)), 1), "shapes"),
+    ((np.ones((3, 2)), np.ones((3, 2)), np.ones((4, 2)), 1), "shapes"),
+    ((np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)), 0), "k"),
+    ((np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)), "2"), "k"),
+    ((np.ones(3), np.ones((3, 2)), np.ones((3, 2)), 1), "Q"),
+])
+def test_doc_linformer_input_errors(args, match):
+    with pytest.raises(AttentionInputError, match=match):
+        doc_linformer(*args)
+
+
+def test_mp_row_line_distance_known_values():
+    with mpmath.workdps(30):
+        assert mp_row_line_distance(mpmath.matrix([[1, 0]]), mpmath.matrix([[0, 1]])) == 1  # orthogonal
+        assert mp_row_line_distance(mpmath.matrix([[2, 2]]), mpmath.matrix([[1, 1]])) == 0  # on the line
+        assert mp_row_line_distance(mpmath.matrix([[3, 4]]), mpmath.matrix([[0, 0]])) == 5  # the line is {0}
+        # rows (1, 1) vs line through (1, 0): 1; row (0, 2) vs line through (1, 1): sqrt(2); the maximum
+        d = mp_row_line_distance(mpmath.matrix([[1, 1], [0, 2]]), mpmath.matrix([[1, 0], [1, 1]]))
+        assert abs(d - mpmath.sqrt(2)) < mpmath.mpf(10) ** -28
+
+
+def test_mp_row_line_distance_is_a_lower_bound_for_every_multiple():
+    rng = np.random.default_rng(0)
+    Y, B = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    with mpmath.workdps(30):
+        dist = mp_row_line_distance(mpmath.matrix(Y.tolist()), mpmath.matrix(B.tolist()))
+    for t in np.linspace(-3, 3, 61):
+        assert float(dist) <= np.linalg.norm(Y - t * B, 2) + 1e-12 <= np.linalg.norm(Y - t * B) + 1e-12
+
+
+def test_mp_row_line_distance_shape_error():
+    with pytest.raises(AttentionInputError, match="shape"):
+        mp_row_line_distance(mpmath.matrix(2, 2), mpmath.matrix(2, 3))
+
+
+# -- random projections (proof of 定理 11.26) --------------------------------------------------------
+
+
+@pytest.mark.parametrize("k,d", [(1, 1), (1, 3), (3, 4), (2, 6), (12, 1)])
+def test_rademacher_gram_mean(k, d):
+    assert rademacher_gram_mean(k, d, Fraction(1, k)) == [[Fraction(a == b) for b in range(d)] for a in range(d)]
+    assert rademacher_gram_mean(k, d, Fraction(1)) == [[Fraction(k * (a == b)) for b in range(d)] for a in range(d)]
+
+
+def test_rademacher_gram_mean_matches_direct_enumeration():
+    k, d, var = 2, 2, Fraction(1, 3)
+    total = np.zeros((d, d), dtype=np.int64)
+    for s in itertools.product((-1, 1), repeat=k * d):
+        P = np.array(s).reshape(k, d)
+        total += P.T @ P
+    assert rademacher_gram_mean(k, d, var) == [[var * int(v) / 2 ** (k * d) for v in row] for row in total]
+
+
+@pytest.mark.parametrize("args", [(0, 2, Fraction(1)), (2, 0, Fraction(1)), (4, 4, Fraction(1)), (2, 2, Fraction(-1))])
+def test_rademacher_gram_mean_input_errors(args):
+    with pytest.raises(AttentionInputError):
+        rademacher_gram_mean(*args)
+
+
+def test_identity_gap_lower_bound_known_values():
+    assert identity_gap_lower_bound(np.eye(3)) == (0, 3)
+    assert identity_gap_lower_bound(2 * np.eye(3)) == (3, 3)  # P^T P - I = 3 I
+    bound, rank = identity_gap_lower_bound(np.array([[1.0, 0.0, 0.0]]))  # P^T P = e1 e1^T
+    assert (bound, rank) == (1, 1)
+    bound, _ = identity_gap_lower_bound(np.array([[0.5, 0.0], [0.0, 1.0]]))  # eigenvalues 1/4, 1
+    assert bound == Fraction(3, 4)
+
+
+@pytest.mark.parametrize("k,d,seed", [(1, 2, 0), (2, 5, 1), (3, 8, 2), (6, 4, 3), (40, 4, 4)])
+def test_identity_gap_lower_bound_is_certified_and_tight(k, d, seed):
+    P = np.random.default_rng(seed).standard_normal((k, d)) / np.sqrt(k)
+    bound, rank = identity_gap_lower_bound(P)
+    norm = np.linalg.norm(P.T @ P - np.eye(d), 2)
+    assert rank == min(k, d)
+    assert bound <= Fraction(norm) * (1 + Fraction(1, 10**9))  # a lower bound ...
+    assert float(bound) >= norm * (1 - 1e-9)  # ... attained by an eigenvector
+    if k < d:
+        assert bound >= 1
+
+
+@pytest.mark.parametrize("P,match", [(np.ones(3), "P"), (np.array([[np.inf, 1.0]]), "NaN or Inf")])
+def test_identity_gap_lower_bound_input_errors(P, match):
+    with pytest.raises(AttentionInputError, match=match):
+        identity_gap_lower_bound(P)

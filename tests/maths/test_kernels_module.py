@@ -1,0 +1,299 @@
+"""Known values and clear errors for attention_claims.maths and the mask / exact-rank helpers added to
+attention_claims.maths (masks, exact softmax ranks over Q(t), certified singular-value counts)."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+
+from attention_claims.maths import (
+    AttentionInputError,
+    arb_feature,
+    arb_kernel_diagonal,
+    attention_layer,
+    attention_mask,
+    certified_singular_value_count,
+    chi2_two_sided_tail,
+    cr_factorization,
+    doc_exp_feature_map,
+    doc_exp_overflow_norm_sq,
+    exact_attention_rows,
+    exact_exp_sum_rank,
+    exact_frobenius_sq,
+    exact_softmax_rank,
+    feature_zero_threshold,
+    gaussian_mgf_quadrature,
+    linformer_mixing,
+    masked_softmax_attention,
+    monomial_feature_dots,
+    mp_doc_exp_log_extremes,
+    normalised_prf_attention,
+    poly_matrix_rank,
+    positive_random_features,
+    prf_moments_quadrature,
+    rational_rows_equal,
+    softmax_log_ratio_rank,
+    trig_random_features,
+)
+
+# -- masks and masked attention ---------------------------------------------------------------------
+
+
+def test_masks_known_patterns():
+    assert attention_mask("causal", 3).int().tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    assert attention_mask("anticausal", 3).int().tolist() == [[1, 1, 1], [0, 1, 1], [0, 0, 1]]
+    assert attention_mask("prefix", 4, prefix=2).int().tolist() == [[1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0],
+                                                                       [1, 1, 1, 1]]
+    assert attention_mask("banded", 4, window=1).int().tolist() == [[1, 1, 0, 0], [1, 1, 1, 0], [0, 1, 1, 1],
+                                                                       [0, 0, 1, 1]]
+    assert attention_mask("banded-causal", 3, window=1).int().tolist() == [[1, 0, 0], [1, 1, 0], [0, 1, 1]]
+    assert attention_mask("prefix", 3, prefix=0).equal(attention_mask("causal", 3))
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(kind="diagonal", N=3), "unknown kind"),
+    (dict(kind="causal", N=0), "positive integer"),
+    (dict(kind="prefix", N=3, prefix=4), "prefix"),
+    (dict(kind="banded", N=3, window=-1), "window"),
+])
+def test_mask_bad_input(kwargs, match):
+    with pytest.raises(AttentionInputError, match=match):
+        attention_mask(**kwargs)
+
+
+def test_masked_softmax_uniform_and_errors():
+    Q = np.zeros((3, 2))
+    A = masked_softmax_attention(Q, np.ones((3, 2)), "causal").numpy()
+    assert np.allclose(A, [[1, 0, 0], [0.5, 0.5, 0], [1 / 3, 1 / 3, 1 / 3]], atol=1e-15)
+    with pytest.raises(AttentionInputError, match="shape"):
+        masked_softmax_attention(Q, np.ones((3, 2)), torch.ones(2, 2, dtype=torch.bool))
+    with pytest.raises(AttentionInputError, match="no key"):
+        masked_softmax_attention(Q, np.ones((3, 2)), torch.zeros(3, 3, dtype=torch.bool))
+    with pytest.raises(AttentionInputError, match="square"):
+        masked_softmax_attention(Q, np.ones((4, 2)), "causal")
+
+
+def test_attention_layer_shapes():
+    X = np.eye(3)
+    out = attention_layer(X, np.eye(3), np.eye(3), np.ones((3, 2)))
+    assert tuple(out.shape) == (3, 2) and torch.allclose(out, torch.ones(3, 2, dtype=torch.float64))
+    with pytest.raises(AttentionInputError, match="do not fit"):
+        attention_layer(X, np.eye(2), np.eye(3), np.eye(3))
+
+
+# -- exact ranks over Q(t) ----------------------------------------------------------------------------
+
+
+def test_exact_softmax_rank_known_values():
+    assert exact_softmax_rank(np.zeros((4, 4))) == 1  # uniform rows
+    assert exact_softmax_rank([[0, 1], [5, 6]]) == 1  # rows differ by a constant: equal attention rows
+    assert exact_softmax_rank([[0, 1], [5, 7]]) == 2
+    assert exact_softmax_rank(np.zeros((5, 5)), "causal") == 5
+    # the tridiagonal all-ones determinants D_n = D_{n-1} - D_{n-2} vanish at n = 2 and n = 5
+    assert exact_softmax_rank(np.zeros((5, 5)), attention_mask("banded", 5, window=1)) == 4
+    assert exact_softmax_rank(np.zeros((4, 4)), attention_mask("banded", 4, window=1)) == 4
+    # Kac-Murdock-Szego: t^{-|i-j|} is non-singular
+    i = np.arange(6)
+    assert exact_softmax_rank(-np.abs(i[:, None] - i[None, :])) == 6
+
+
+def test_exact_softmax_rank_matches_float_rank_on_random_input():
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        M = rng.integers(-3, 4, (5, 5))
+        A = masked_softmax_attention(torch.tensor(M, dtype=torch.float64), torch.eye(5), scale=1.0).numpy()
+        assert exact_softmax_rank(M) == np.linalg.matrix_rank(A)
+
+
+def test_exact_softmax_rank_bad_input():
+    with pytest.raises(AttentionInputError, match="integers"):
+        exact_softmax_rank([[0.5, 1.0]])
+    with pytest.raises(AttentionInputError, match="empty row"):
+        exact_softmax_rank(np.zeros((2, 2)), np.zeros((2, 2), dtype=bool))
+
+
+def test_poly_matrix_rank_and_exp_sums():
+    from flint import fmpz_poly
+
+    x = fmpz_poly([0, 1])
+    assert poly_matrix_rank([[x, x * x], [1, x]]) == 1  # second column = t * first
+    assert poly_matrix_rank([[x, 1], [1, x]]) == 2
+    # e^1 + e^2 and 2 e^1 + 2 e^2 are proportional rows
+    assert exact_exp_sum_rank([[[1, 2], [0]], [[1, 2], [0]]], [[[1, 1], [1]], [[2, 2], [2]]]) == 1
+    with pytest.raises(AttentionInputError, match="same shape"):
+        exact_exp_sum_rank([[[1]]], [])
+
+
+def test_softmax_log_ratio_rank():
+    assert softmax_log_ratio_rank(np.eye(4, dtype=np.int64)) == 3
+    assert softmax_log_ratio_rank(np.array([[0, 1, 2], [5, 6, 7]])) == 1
+    with pytest.raises(AttentionInputError, match="integer"):
+        softmax_log_ratio_rank([[0.5, 1.0]])
+
+
+def test_exact_attention_rows_equivariance_and_difference():
+    M = np.array([[1, 0], [0, 2]])
+    V = np.array([[1], [3]])
+    a = exact_attention_rows(M, V)
+    assert rational_rows_equal(a[0], a[0]) and not rational_rows_equal(a[0], a[1])
+    c = exact_attention_rows(M, V, "causal")
+    assert rational_rows_equal(c[0], ([c[0][0][0]], c[0][1]))
+    with pytest.raises(AttentionInputError, match="integer"):
+        exact_attention_rows([[0.5]], [[1]])
+
+
+def test_certified_singular_value_count():
+    A = np.diag([3.0, 2.0, 1e-9])
+    assert certified_singular_value_count(A, 1e-6) == 2
+    assert certified_singular_value_count(A, 0.5) == 2
+    assert certified_singular_value_count(A, 2.5) == 1
+    assert certified_singular_value_count(A, 2.0) is None  # a zero pivot: sigma = tol exactly
+    with pytest.raises(AttentionInputError, match="tol"):
+        certified_singular_value_count(A, -1.0)
+
+
+# -- kernels -----------------------------------------------------------------------------------------------
+
+
+def test_arb_features_known_values():
+    assert float(arb_feature("elu+1", 0.0).mid()) == 1.0
+    assert abs(float(arb_feature("elu+1", -1.0).mid()) - math.exp(-1)) < 1e-15
+    assert float(arb_feature("relu", -2.0).mid()) == 0.0
+    assert float(arb_feature("identity", -2.0).mid()) == -2.0
+    with pytest.raises(AttentionInputError, match="unknown"):
+        arb_feature("tanh", 0.0)
+    with pytest.raises(AttentionInputError, match="not finite"):
+        arb_feature("exp", float("nan"))
+    d = arb_kernel_diagonal("relu", [[-1.0, 2.0]], [[3.0, -1.0]])
+    assert d[0] == 0 and d[0].is_exact()
+
+
+def test_random_features_estimate_exp_kernel():
+    rng = np.random.default_rng(0)
+    x, y = np.array([0.3, -0.2]), np.array([0.1, 0.4])
+    omega = rng.standard_normal((200_000, 2))
+    est = (positive_random_features(x[None], omega) @ positive_random_features(y[None], omega).T).item()
+    trig = (trig_random_features(x[None], omega) @ trig_random_features(y[None], omega).T).item()
+    assert abs(est - math.exp(x @ y)) < 0.01 and abs(trig - math.exp(x @ y)) < 0.02
+    with pytest.raises(AttentionInputError, match="dimensions differ"):
+        positive_random_features(np.ones((2, 3)), np.ones((4, 2)))
+
+
+def test_quadrature_moments_known_values():
+    with mpmath.workdps(30):
+        assert abs(gaussian_mgf_quadrature(1.5) - mpmath.exp(mpmath.mpf(1.5) ** 2 / 2)) < mpmath.mpf("1e-25")
+        m1, m2 = prf_moments_quadrature(np.array([0.5]), np.array([0.25]))
+        assert abs(m1 - mpmath.exp(mpmath.mpf(0.125))) < mpmath.mpf("1e-25")
+    with pytest.raises(AttentionInputError, match="shapes differ"):
+        prf_moments_quadrature(np.ones(2), np.ones(3))
+
+
+def test_chi2_tail_known_values():
+    # chi^2_2 / 2 is exponential(1): Pr(|X - 1| > e) = 1 - e^{-(1-e)} + e^{-(1+e)}
+    e = mpmath.mpf("0.5")
+    with mpmath.workdps(40):
+        assert abs(chi2_two_sided_tail(2, e) - (1 - mpmath.exp(-(1 - e)) + mpmath.exp(-(1 + e)))) < mpmath.mpf("1e-30")
+    with pytest.raises(AttentionInputError, match="eps"):
+        chi2_two_sided_tail(3, 1.5)
+    with pytest.raises(AttentionInputError, match="positive integer"):
+        chi2_two_sided_tail(0, 0.5)
+
+
+def test_linformer_mixing_rank_and_identity_projection():
+    rng = np.random.default_rng(0)
+    Q, K = rng.standard_normal((6, 2)), rng.standard_normal((6, 2))
+    P_bar, mix = linformer_mixing(Q, K, np.eye(6), np.eye(6))  # E = F = I: plain softmax attention
+    assert np.allclose(mix, masked_softmax_attention(Q, K).numpy(), atol=1e-15)
+    E = rng.standard_normal((2, 6))
+    assert np.linalg.matrix_rank(linformer_mixing(Q, K, E, E)[1]) <= 2
+    with pytest.raises(AttentionInputError, match="shapes"):
+        linformer_mixing(Q, K, np.ones((2, 5)), np.ones((2, 5)))
+
+
+# -- 003 §11.3.4-11.3.7 helpers -----------------------------------------------------------------------------
+
+
+def test_doc_exp_feature_map_known_values():
+    X = np.array([[0.0, 0.0], [2.0, 0.0]])
+    phi = doc_exp_feature_map(X).numpy()
+    assert np.allclose(phi[0], [1.0, 1.0], rtol=0, atol=0)  # phi(0) = (1, ..., 1): phi(0).phi(0) = d, not e^0
+    want = math.exp(4 / 4) * np.array([math.exp(2 / math.sqrt(2)), 1.0])
+    assert np.allclose(phi[1], want, rtol=1e-15)
+    assert doc_exp_feature_map(X, dtype="float32").dtype == torch.float32
+    assert torch.isinf(doc_exp_feature_map([[14.0]], dtype="float32")).all()  # e^98 * e^14 > FLT_MAX
+    with pytest.raises(AttentionInputError, match="NaN or Inf"):
+        doc_exp_feature_map([[float("nan")]])
+    with pytest.raises(AttentionInputError, match="dtype"):
+        doc_exp_feature_map(X, dtype="float8")
+
+
+def test_mp_doc_exp_log_extremes_and_overflow_boundary():
+    lf, le = mp_doc_exp_log_extremes(np.array([[-14.0], [2.0]]))
+    assert lf == 98 and le == 84  # factor e^98 overflows float32 though the feature e^84 would not
+    s_e1, s_neg = doc_exp_overflow_norm_sq(1, "float32")
+    ln_max = math.log(float(np.finfo(np.float32).max))
+    assert abs(s_neg - 2 * ln_max) < 1e-5 * s_neg  # the factor e^(s/2) alone
+    assert abs(s_e1 / 2 + math.sqrt(s_e1) - ln_max) < 1e-5 * ln_max  # x = sqrt(s): e^(s/2 + sqrt(s))
+    with pytest.raises(AttentionInputError, match="positive integer"):
+        doc_exp_overflow_norm_sq(0)
+
+
+def test_feature_zero_thresholds():
+    x0 = feature_zero_threshold("elu+1", "float32")
+    assert -18 < x0 < -17  # elu(x) = e^x - 1 rounds to -1 once e^x < eps/4: ln(2^-25) = -17.33
+    assert abs(feature_zero_threshold("exp", "float32") - (-150 * math.log(2))) < 1e-4  # half the smallest subnormal
+    with pytest.raises(AttentionInputError, match="unknown"):
+        feature_zero_threshold("tanh")
+    with pytest.raises(ValueError, match="already fails"):
+        feature_zero_threshold("identity")  # 0 at x = 0 itself: no threshold to bisect
+
+
+def test_normalised_prf_attention_converges_and_errors():
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.uniform(-0.5, 0.5, (3, 2)), rng.uniform(-0.5, 0.5, (3, 2)), rng.uniform(-1, 1, (3, 2))
+    out, se = normalised_prf_attention(Q, K, V, rng.standard_normal((2**15, 2)))
+    ref = masked_softmax_attention(Q, K).numpy() @ V
+    assert out.shape == se.shape == (3, 2) and (se > 0).all()
+    assert (np.abs(out - ref) < 6 * se).all()  # within 6 standard errors
+    one, se1 = normalised_prf_attention(Q[:1], K[:1], V[:1], rng.standard_normal((8, 2)))
+    assert np.allclose(one, V[:1], rtol=1e-14) and (se1 < 1e-14).all()  # one key: the output is v exactly
+    with pytest.raises(AttentionInputError, match="m >= 2"):
+        normalised_prf_attention(Q, K, V, np.ones((1, 2)))
+
+
+def test_monomial_feature_dots_multinomial():
+    from fractions import Fraction
+
+    q, k = np.array([0.5, -1.25, 2.0]), np.array([1.5, 0.75, -0.25])
+    x = sum(Fraction(a) * Fraction(b) for a, b in zip(q, k, strict=True))
+    assert monomial_feature_dots(q, k, 12) == [x**n / math.factorial(n) for n in range(13)]
+    # d = 2, degree 2 by hand: q1^2 k1^2 / 2 + q1 q2 k1 k2 + q2^2 k2^2 / 2
+    c = monomial_feature_dots(np.array([1.0, 2.0]), np.array([3.0, 1.0]), 2)
+    assert c == [1, 5, Fraction(9, 2) + 6 + 2]
+    with pytest.raises(AttentionInputError, match="differ"):
+        monomial_feature_dots(np.ones(2), np.ones(3), 2)
+    with pytest.raises(AttentionInputError, match="non-negative"):
+        monomial_feature_dots(np.ones(2), np.ones(2), -1)
+
+
+def test_exact_frobenius_and_cr_factorization():
+    from fractions import Fraction
+
+    from flint import fmpq_mat
+
+    W = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    assert exact_frobenius_sq(W, np.ones((3, 1)), np.ones((1, 3))) == 41
+    assert exact_frobenius_sq(np.array([[0.1]]), np.zeros((1, 1)), np.zeros((1, 1))) == Fraction(0.1) ** 2
+    C, R = cr_factorization(W)
+    assert (C.ncols(), R.nrows()) == (2, 2)
+    assert C * R == fmpq_mat(3, 3, [int(v) for v in W.ravel()])
+    Z, Rz = cr_factorization(np.zeros((2, 3)))
+    assert (Z.ncols(), Rz.nrows()) == (0, 0) and (Z * Rz).nrows() == 2
+    with pytest.raises(AttentionInputError, match="shapes"):
+        exact_frobenius_sq(W, np.ones((3, 2)), np.ones((1, 3)))
+    with pytest.raises(AttentionInputError, match="NaN or Inf"):
+        cr_factorization([[float("inf")]])

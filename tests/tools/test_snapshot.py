@@ -1,0 +1,45 @@
+"""The snapshot comparison of reading outcomes (attention_claims.tools.snapshot)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attention_claims.tools.snapshot import SnapshotError, differences, load_report, main, outcomes
+
+
+def _report(verdict="false", outcome="failed", certified=True, complete=True):
+    return {"run": {"complete": complete, "partial": False, "interrupted": False},
+            "claims": [{"id": "c", "verdict": verdict,
+                        "readings": [{"name": "exact", "outcome": outcome, "certified": certified}]}]}
+
+
+def test_identical_reports_have_no_differences():
+    assert differences(outcomes(_report()), outcomes(_report())) == []
+
+
+@pytest.mark.parametrize("change, line", [
+    (dict(verdict="true", outcome="held", certified=False), "c: verdict false -> true"),
+    (dict(certified=False), "c [exact]: failed (certified) -> failed"),
+])
+def test_a_moved_verdict_or_flag_is_reported(change, line):
+    assert line in differences(outcomes(_report()), outcomes(_report(**change)))
+
+
+def test_partial_report_is_refused(tmp_path):
+    path = tmp_path / "claims.json"
+    path.write_text(json.dumps(_report(complete=False)), encoding="utf-8")
+    with pytest.raises(SnapshotError, match="not a complete run"):
+        load_report(path)
+
+
+def test_main_exit_status(tmp_path, capsys):
+    rep, snap = tmp_path / "claims.json", tmp_path / "snap.json"
+    rep.write_text(json.dumps(_report()), encoding="utf-8")
+    assert main([str(rep), "--snapshot", str(snap), "--update"]) == 0
+    assert main([str(rep), "--snapshot", str(snap)]) == 0
+    rep.write_text(json.dumps(_report(verdict="caveat")), encoding="utf-8")
+    assert main([str(rep), "--snapshot", str(snap)]) == 1
+    assert "verdict false -> caveat" in capsys.readouterr().out
+    assert main([str(tmp_path / "missing.json"), "--snapshot", str(snap)]) == 2
