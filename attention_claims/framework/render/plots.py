@@ -36,7 +36,7 @@ def _svg(fig) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     text = buf.getvalue()
-    text = text[text.index("<svg"):]
+    text = re.sub(r"<!--.*?-->", "", text[text.index("<svg"):], flags=re.S)  # matplotlib's comments: raw labels
     # scale with the page: drop the fixed size, keep the viewBox
     return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 class="plot"', text, count=1)
 

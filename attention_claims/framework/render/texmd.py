@@ -31,6 +31,8 @@ class MathSpan:
 
 
 _ENV = re.compile(r"\\{1,2}begin\{(equation\*?|align\*?|gather\*?)\}(.*?)\\{1,2}end\{\1\}", re.S)
+_BEGIN = re.compile(r"\\{1,2}begin\{(equation|align|gather)\*?\}")
+_END = re.compile(r"\\{1,2}end\{(equation|align|gather)\*?\}")
 _ESCAPED = re.compile(r"\\_|\\\\[A-Za-z{}]|\\\[|\\\]|\\\*")
 
 
@@ -68,11 +70,18 @@ def find_math(text: str) -> list[MathSpan]:
     """The formulas of ``text`` in order, without overlap.
 
     Recognised: ``$$...$$`` (display, may span lines), ``\\begin{equation}...\\end{equation}`` with
-    one or two backslashes (display; also ``align``, ``gather``), and ``$...$`` on one line (inline).
-    ``\\$`` is not a delimiter. An unmatched ``$`` is left as text.
+    one or two backslashes (display; also ``align``, ``gather``; a text that starts inside one, as a
+    quote may, has its head up to ``\\end{...}`` as a formula), and ``$...$`` on one line (inline).
+    ``\\$`` is not a delimiter. An unmatched ``$`` is left as text; an unclosed ``$$`` at the end (a
+    quote cut before the closing delimiter) makes the rest a display formula.
     """
     spans: list[MathSpan] = []
     i, n = 0, len(text)
+    head = _END.search(text)
+    if head and not _BEGIN.search(text, 0, head.start()):
+        # a quote that starts inside a display formula: everything up to its \end{...} is the formula
+        spans.append(MathSpan(0, head.end(), clean_tex(text[:head.start()]), True))
+        i = head.end()
     while i < n:
         c = text[i]
         if c == "\\":
@@ -96,6 +105,10 @@ def find_math(text: str) -> list[MathSpan]:
                     spans.append(MathSpan(i, j + 2, clean_tex(text[i + 2:j]), True))
                     i = j + 2
                     continue
+                if j < 0 and "$" not in text[i + 2:] and text[i + 2:].strip():
+                    # a quote cut before the closing $$: the rest is the formula
+                    spans.append(MathSpan(i, n, clean_tex(text[i + 2:]), True))
+                    break
                 i += 2
                 continue
             j = i + 1
