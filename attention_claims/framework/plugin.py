@@ -56,6 +56,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where claims.json / claims.md / claims.html are written; default: <rootdir>/reports",
     )
     group.addoption(
+        "--claims-select",
+        action="append",
+        default=[],
+        metavar="ID[,ID...]",
+        help="decide only these claims: run only the checks that decide them (repeatable; ids as in claims/)",
+    )
+    group.addoption(
+        "--claims-document",
+        action="append",
+        default=[],
+        metavar="DOC",
+        help="decide only the claims stated in this document: its number (003), its file name, or an arXiv id "
+        "(arXiv:2006.04768); repeatable",
+    )
+    group.addoption(
         "--claims-no-report", action="store_true", default=False, help="compute verdicts but write no report files"
     )
 
@@ -91,6 +106,7 @@ class State:
     errors: list[str] = field(default_factory=list)
     summary: list = field(default_factory=list)
     planted: dict = field(default_factory=dict)  # kind -> [passed, ...] of trust_planted tests
+    selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
 
 
 STATE_KEY = pytest.StashKey[State]()
@@ -133,6 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
         by_id={c.id: c for c in catalog},
         report_dir=report_dir,
         sources_dir=sources,
+        selected=_selection(config, catalog),
     )
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(ClaimsSession(config, state), "attention-claims-session")
@@ -214,6 +231,44 @@ def claimed(request: pytest.FixtureRequest) -> Claimed:
     return Claimed(state.by_id[target[0]])
 
 
+def _selection(config: pytest.Config, catalog: list[Claim]) -> frozenset[str] | None:
+    """The claim ids chosen by ``--claims-select`` and ``--claims-document`` (their union), or
+    ``None`` when neither was given (every claim is selected).
+
+    Raises:
+        pytest.UsageError: an id that no record has, or a document that no claim cites, named
+            with the ids or documents that exist.
+    """
+    ids = [i.strip() for opt in config.getoption("claims_select") for i in opt.split(",") if i.strip()]
+    docs = [d.strip() for d in config.getoption("claims_document") if d.strip()]
+    if not ids and not docs:
+        return None
+    known = {c.id for c in catalog}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        close = sorted(k for k in known if any(u in k or k in u for u in unknown))[:10]
+        hint = f" (similar ids: {', '.join(close)})" if close else " (see claims/ for the ids)"
+        raise pytest.UsageError(f"attention-claims: --claims-select: no claim record with id {', '.join(unknown)}{hint}")
+    chosen = set(ids)
+    for doc in docs:
+        hits = {c.id for c in catalog if any(d == doc or d.startswith(doc + "_") for d in c.documents)}
+        if not hits:
+            cited = sorted({d for c in catalog for d in c.documents})
+            raise pytest.UsageError(f"attention-claims: --claims-document: no claim is stated in {doc!r} "
+                                    f"(documents: {', '.join(cited)})")
+        chosen |= hits
+    return frozenset(chosen)
+
+
+def _claim_markers(item: pytest.Item) -> list[tuple[str, str]]:
+    """Every ``(claim id, reading)`` that ``item``'s ``claim`` markers name (validated)."""
+    out = []
+    for marker in item.iter_markers("claim"):
+        if len(marker.args) == 1 and isinstance(marker.args[0], str) and isinstance(marker.kwargs.get("reading"), str):
+            out.append((marker.args[0], marker.kwargs["reading"]))
+    return out
+
+
 def _marker_target(item: pytest.Item) -> tuple[str, str] | None:
     marker = item.get_closest_marker("claim")
     if marker is None:
@@ -255,6 +310,12 @@ class ClaimsSession:
         self.state = state
 
     # -- collection -------------------------------------------------------------------
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        # Claim ids (and "id:reading") become keywords, so ``pytest -k <claim id>`` runs exactly
+        # the checks that decide that claim.
+        for cid, reading in _claim_markers(item):
+            item.extra_keyword_matches.update({cid, f"{cid}:{reading}"})
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
         state = self.state
@@ -266,9 +327,21 @@ class ClaimsSession:
             problem = _target_problem(state, item.nodeid, *target)
             if problem:
                 problems.append(problem)
-            state.collected.add((target[0], target[1], item.nodeid))
         if problems:
             raise pytest.UsageError("attention-claims: bad claim marker:\n  " + "\n  ".join(problems))
+        if state.selected is not None:
+            # --claims-select / --claims-document: only the checks that decide a selected claim run
+            # (the suite's own tests in tests/ are not claim checks and are deselected too).
+            chosen = [any(cid in state.selected for cid, _ in _claim_markers(item)) for item in items]
+            keep = [item for item, c in zip(items, chosen, strict=True) if c]
+            drop = [item for item, c in zip(items, chosen, strict=True) if not c]
+            if drop:
+                config.hook.pytest_deselected(items=drop)
+                items[:] = keep
+        for item in items:
+            target = _marker_target(item)
+            if target is not None:
+                state.collected.add((target[0], target[1], item.nodeid))
 
     def pytest_deselected(self, items) -> None:
         for item in items:
@@ -466,14 +539,17 @@ class ClaimsSession:
             return
         tr = terminalreporter
         tr.section("attention-claims verdicts")
-        width = max(len(c["id"]) for c in state.summary)
-        for c in state.summary:
+        shown = [c for c in state.summary if c.get("selected", True)]
+        width = max((len(c["id"]) for c in shown), default=10)
+        for c in shown:
             flag = "" if c["agrees"] else f"  <-- expected {c['expected']}"
             tr.write_line(f"{c['id']:<{width}}  {c['verdict']:<9} {c['reason']}{flag}")
         counts: dict[str, int] = {}
-        for c in state.summary:
+        for c in shown:
             counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
-        tr.write_line("verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+        not_selected = len(state.summary) - len(shown)
+        tail = f" ({not_selected} claims not selected)" if not_selected else ""
+        tr.write_line("verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + tail)
         for err in state.errors:
             tr.write_line(f"attention-claims: {err}", red=True)
         if state.report_dir is not None:

@@ -188,6 +188,13 @@ def build_report(state, config, exitstatus: int) -> dict:
     for r in results:
         by_claim.setdefault(r.claim, []).append(r)
     claims = [_claim_entry(c, by_claim.get(c.id, []), profile, state.report_dir) for c in state.catalog]
+    if state.selected is not None:
+        for entry in claims:
+            entry["selected"] = entry["id"] in state.selected
+            if not entry["selected"]:
+                entry["verdict"] = "undecided"
+                entry["reason"] = "not selected in this run (--claims-select / --claims-document)"
+                entry["agrees"] = True
     interrupted = exitstatus in (2, 3)  # INTERRUPTED, INTERNAL_ERROR
     if interrupted:
         # A claim whose collected checks did not all report is not decided, whatever ran.

@@ -1,0 +1,60 @@
+"""Choosing which claims a run decides: ``--claims-select``, ``--claims-document`` and claim ids
+as ``-k`` keywords (issue 12, "Selection")."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import record_toml
+
+CHECK = '''
+import pytest
+
+@pytest.mark.claim("{cid}", reading="exact")
+def test_{name}(claim_log):
+    claim_log.example(x=1.0)
+'''
+
+OTHER_DOC = "004_5f57af8801c437dc.txt"
+
+
+def _records():
+    return {"a.toml": record_toml("alpha-claim"),
+            "b.toml": record_toml("beta-claim", document=OTHER_DOC, quote="一句话")}
+
+
+def _checks():
+    return {"test_a.py": CHECK.format(cid="alpha-claim", name="a"),
+            "test_b.py": CHECK.format(cid="beta-claim", name="b"),
+            "test_plain.py": "def test_not_a_claim_check():\n    pass\n"}
+
+
+@pytest.mark.parametrize("args", [["--claims-select", "alpha-claim"], ["-k", "alpha-claim"],
+                                  ["--claims-document", "003"]])
+def test_one_claim_runs_exactly_its_checks(planted, args):
+    run = planted(_records(), _checks(), args=args)
+    outcomes = run.result.parseoutcomes()
+    assert outcomes.get("passed") == 1, run.result.stdout.str()
+    assert run.claim("alpha-claim")["verdict"] == "true"
+    assert run.claim("beta-claim")["verdict"] == "undecided"
+
+
+def test_selected_run_reports_the_others_as_not_selected(planted):
+    run = planted(_records(), _checks(), args=["--claims-select", "alpha-claim"])
+    beta = run.claim("beta-claim")
+    assert beta["selected"] is False and "not selected" in beta["reason"]
+    run.result.stdout.fnmatch_lines(["*alpha-claim*true*", "verdicts: 1 true (1 claims not selected)"])
+    assert "beta-claim" not in run.result.stdout.str().split("attention-claims verdicts")[1]
+    assert run.result.ret == 0
+
+
+def test_unknown_claim_id_is_a_usage_error_naming_it(planted):
+    run = planted(_records(), _checks(), args=["--claims-select", "alpha"])
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR
+    run.result.stderr.fnmatch_lines(["*--claims-select: no claim record with id alpha*alpha-claim*"])
+
+
+def test_unknown_document_is_a_usage_error(planted):
+    run = planted(_records(), _checks(), args=["--claims-document", "007"])
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR
+    run.result.stderr.fnmatch_lines(["*--claims-document: no claim is stated in '007'*"])
