@@ -75,14 +75,31 @@ def differences(old: dict[str, dict], new: dict[str, dict]) -> list[str]:
     return lines
 
 
+def summary_markdown(report: dict, diff: list[str]) -> str:
+    """The verdict tally and every difference from the snapshot, as Markdown for a CI job summary
+    (GitHub Actions' ``$GITHUB_STEP_SUMMARY``)."""
+    tally: dict[str, int] = {}
+    for c in report["claims"]:
+        tally[c["verdict"]] = tally.get(c["verdict"], 0) + 1
+    order = ["false", "caveat", "true", "unchecked", "undecided"]
+    lines = ["## attention-claims verdicts", "", "| verdict | claims |", "|---|---|"]
+    lines += [f"| {v} | {tally[v]} |" for v in order if v in tally]
+    lines += ["", f"**{len(diff)} difference(s) from the committed snapshot**" + (":" if diff else ".")]
+    lines += [f"- {d}" for d in diff]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("report", type=Path, nargs="?", default=ROOT / "reports" / "claims.json")
     ap.add_argument("--snapshot", type=Path, default=SNAPSHOT)
     ap.add_argument("--update", action="store_true", help="rewrite the snapshot from the report")
+    ap.add_argument("--summary", type=Path, default=None,
+                    help="append the verdict tally and the differences, in Markdown, to this file (CI job summary)")
     args = ap.parse_args(argv)
     try:
-        new = outcomes(load_report(args.report))
+        report = load_report(args.report)
+        new = outcomes(report)
     except SnapshotError as exc:
         print(f"snapshot: {exc}", file=sys.stderr)
         return 2
@@ -93,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     old = json.loads(args.snapshot.read_text(encoding="utf-8"))
     diff = differences(old, new)
+    if args.summary is not None:
+        with args.summary.open("a", encoding="utf-8") as fh:
+            fh.write(summary_markdown(report, diff))
     for line in diff:
         print(line)
     n_read = sum(len(c["readings"]) for c in new.values())

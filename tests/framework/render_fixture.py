@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-SEEDS = ROOT.parent / "shared" / "seeds"
+SEEDS = ROOT / "sources"
 
 DOC = "003_a0ad15dda516ed1d.txt"
 DOC_TEXT = """## 11.3 注意力矩阵的低秩结构
@@ -118,9 +118,8 @@ def fixture_report(figure_path: str | None = None) -> dict:
 
 def real_report() -> tuple[dict, Path] | None:
     """``(report, its folder)`` of a complete full run if one is on this machine (``$ATTENTION_CLAIMS_REPORT``,
-    ``reports/claims.json``, ``../baseline/reports/claims.json``), else None."""
-    candidates = [os.environ.get("ATTENTION_CLAIMS_REPORT"), ROOT / "reports" / "claims.json",
-                  ROOT.parent / "baseline" / "reports" / "claims.json"]
+    ``reports/claims.json``), else None."""
+    candidates = [os.environ.get("ATTENTION_CLAIMS_REPORT"), ROOT / "reports" / "claims.json"]
     for c in candidates:
         if c and Path(c).is_file():
             try:
@@ -133,7 +132,7 @@ def real_report() -> tuple[dict, Path] | None:
 
 
 def real_sources() -> dict[str, str]:
-    """The five source documents from ``../shared/seeds`` ({} when absent)."""
+    """The five source documents from the repository's ``sources/`` ({} when absent)."""
     if not SEEDS.is_dir():
         return {}
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(SEEDS.glob("*.txt"))}

@@ -43,3 +43,13 @@ def test_main_exit_status(tmp_path, capsys):
     assert main([str(rep), "--snapshot", str(snap)]) == 1
     assert "verdict false -> caveat" in capsys.readouterr().out
     assert main([str(tmp_path / "missing.json"), "--snapshot", str(snap)]) == 2
+
+
+def test_summary_has_the_tally_and_the_moves(tmp_path):
+    rep, snap, summary = tmp_path / "claims.json", tmp_path / "snap.json", tmp_path / "summary.md"
+    rep.write_text(json.dumps(_report()), encoding="utf-8")
+    main([str(rep), "--snapshot", str(snap), "--update"])
+    rep.write_text(json.dumps(_report(verdict="true", outcome="held", certified=False)), encoding="utf-8")
+    assert main([str(rep), "--snapshot", str(snap), "--summary", str(summary)]) == 1
+    text = summary.read_text(encoding="utf-8")
+    assert "| true | 1 |" in text and "- c: verdict false -> true" in text

@@ -1,6 +1,6 @@
 """The source documents cut into blocks and sentences, with each sentence's claims (coverage.py style).
 
-A document is the raw Markdown text of one of ``../shared/seeds/*.txt``. :func:`annotate` parses
+A document is the raw Markdown text of one of ``sources/*.txt``. :func:`annotate` parses
 it into blocks (headings, paragraphs, list items, block quotes, tables, code) and sentences
 (cut after ``。！？；!?`` and English full stops, after a display formula that ends a sentence, and
 at block boundaries; never inside a formula), then marks every sentence that overlaps a claim's

@@ -40,7 +40,7 @@ def environment() -> jinja2.Environment:
 
 
 def load_sources(directory: str | Path) -> dict[str, str]:
-    """``{file name: text}`` of the ``*.txt`` documents in ``directory`` (e.g. ``../shared/seeds``)."""
+    """``{file name: text}`` of the ``*.txt`` documents in ``directory`` (e.g. ``sources/``)."""
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(directory).glob("*.txt"))}
 
 
