@@ -30,24 +30,20 @@ import pytest
 from attention_claims import models
 from attention_claims.framework.plugin import STATE_KEY
 from attention_claims.testkit import refute
+from attention_claims.testkit.model_params import measure_or_skip, model_key_params, model_params
 
 MINILM, SMOL = "minilm-l6", "smollm2-135m"
-MODELS = (MINILM, SMOL)
+MODELS = (MINILM, SMOL)  # the built-in models; the parametrised checks also run on every --claims-model
 LENGTHS = models.LENGTHS
 TABLE_BASE_ENERGY = 0.85  # 表 11.3.1, Base row: "前10%捕获85%"
 
 
 def _measure(key: str, N: int) -> models.Measurement:
     """The cached measurement of ``key`` at ``N`` (float32 and float64), or skip if not installed."""
-    hint = models.install_hint(key)
-    if hint is not None:
-        pytest.skip(f"{models.MODELS[key].title} not installed: {hint}")
-    return models.measure(key, N)
+    return measure_or_skip(key, N)
 
 
-def _params(claim: str, prefix: str, models=MODELS, lengths=LENGTHS) -> list:
-    return [pytest.param(m, N, marks=pytest.mark.claim(claim, reading=f"{prefix}on-{m}-at-n-{N}"), id=f"{m}-n{N}")
-            for m in models for N in lengths]
+_params = model_params  # built-in models with their own readings, --claims-model models with on-user-model
 
 
 def _label(meas: models.Measurement) -> str:
@@ -108,7 +104,7 @@ def _alpha_gt(claimed):
     return lambda m, dt: np.nan_to_num(m.get("alpha", dt), nan=-np.inf) > alpha_min
 
 
-@pytest.mark.parametrize(("key", "N"), _params("theorem-11-21-spectral-power-law-decay", "exponent-"))
+@pytest.mark.parametrize(("key", "N"), _params("theorem-11-21-spectral-power-law-decay", "exponent-", placeholder=True))
 def test_power_law_exponent_above_one(key, N, claim_log, claimed):
     meas = _measure(key, N)
     for a, r2 in zip(meas.get("alpha").ravel(), meas.get("alpha_r2").ravel(), strict=True):
@@ -133,8 +129,7 @@ def test_power_law_fits(key, N, claim_log, claimed):
                  float(claimed.eval("share")), False, f"alpha > 1 with R^2 >= {r2_min}", claim_log)
 
 
-@pytest.mark.parametrize("key", [pytest.param(m, marks=pytest.mark.claim("theorem-11-21-spectral-power-law-decay", reading=f"uniform-in-n-on-{m}"), id=m)
-                                 for m in MODELS])
+@pytest.mark.parametrize("key", model_key_params("theorem-11-21-spectral-power-law-decay", "uniform-in-n-"))
 def test_power_law_constant_uniform_in_n(key, claim_log, claimed):
     small, large = _measure(key, 128), _measure(key, 512)
     growth_max = float(claimed.eval("growth_max"))
@@ -159,7 +154,7 @@ def _energy_gt(claimed):
     return lambda m, dt: m.get("energy_top10", dt) > e
 
 
-@pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "energy-"))
+@pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "energy-", placeholder=True))
 def test_top_tenth_energy(key, N, claim_log, claimed):
     meas = _measure(key, N)
     for e in meas.get("energy_top10").ravel():
@@ -194,9 +189,10 @@ def test_effective_rank_at_most_head_dim(key, N, claim_log, claimed):
                  f"eff-rank (tau 0.9) <= d = {d}", claim_log)
 
 
-@pytest.mark.claim("lemma-11-34-energy-concentration", reading="full-rank-on-smollm2-135m-at-n-512")
-def test_causal_heads_exactly_nonsingular(claim_log):
-    meas = _measure(SMOL, 512)
+@pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "full-rank-", lengths=(512,),
+                                                builtin=(SMOL,), user=lambda spec: spec.causal))
+def test_causal_heads_exactly_nonsingular(key, N, claim_log):
+    meas = _measure(key, N)
     N = meas.N
     for dt in ("float32", "float64"):
         upper, diag, logdet = meas.get("upper_max", dt), meas.get("diag_min", dt), meas.get("logdet", dt)
@@ -219,9 +215,10 @@ def test_causal_heads_exactly_nonsingular(claim_log):
                    f"{meas.get('condition', 'float64').max():.2e}.")
 
 
-@pytest.mark.claim("lemma-11-34-energy-concentration", reading="numerical-full-rank-on-minilm-l6-at-n-512")
-def test_encoder_heads_numerically_full_rank(claim_log):
-    meas = _measure(MINILM, 512)
+@pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "numerical-full-rank-",
+                                                lengths=(512,), builtin=(MINILM,), user=lambda spec: not spec.causal))
+def test_encoder_heads_numerically_full_rank(key, N, claim_log):
+    meas = _measure(key, N)
     n64 = meas.get("numerical_rank", "float64")
     for r in n64.ravel():
         claim_log.example(numerical_rank_float64=r)
@@ -247,7 +244,7 @@ def _eff_rank_near(meas, target: float, rel: float, dt: str = "float32") -> tupl
     return _near(m90, target, rel) or _near(m95, target, rel), m90, m95
 
 
-@pytest.mark.parametrize(("key", "N"), _params("table-11-3-1-spectral-features", "", lengths=(512,)))
+@pytest.mark.parametrize(("key", "N"), _params("table-11-3-1-spectral-features", "", lengths=(512,), placeholder=True))
 def test_table_base_row_on_trained_model(key, N, claim_log, claimed):
     meas = _measure(key, N)
     target = float(claimed.eval("eff_rank_base"))
@@ -286,7 +283,7 @@ def test_lemma_11_43_arithmetic(claim_log, claimed):
                    certificate="exact rational arithmetic (fractions.Fraction)")
 
 
-@pytest.mark.parametrize(("key", "N"), _params("lemma-11-43-bert-base-effective-rank", "", lengths=(512,)))
+@pytest.mark.parametrize(("key", "N"), _params("lemma-11-43-bert-base-effective-rank", "", lengths=(512,), placeholder=True))
 def test_lemma_11_43_mean_effective_rank(key, N, claim_log, claimed):
     meas = _measure(key, N)
     target, tol = float(claimed.eval("mean_eff_rank")), float(claimed.eval("tolerance"))
@@ -304,8 +301,7 @@ def test_lemma_11_43_mean_effective_rank(key, N, claim_log, claimed):
            certified=not ok64, certificate=f"float64 forward pass and SVD: {m90_64:.2f} / {m95_64:.2f}")
 
 
-@pytest.mark.parametrize("key", [pytest.param(m, marks=pytest.mark.claim("lemma-11-43-bert-base-effective-rank", reading=f"fraction-of-n-on-{m}"), id=m)
-                                 for m in MODELS])
+@pytest.mark.parametrize("key", model_key_params("lemma-11-43-bert-base-effective-rank", "fraction-of-n-"))
 def test_lemma_11_43_fraction_of_n(key, claim_log, claimed):
     frac, tol = float(claimed.eval("fraction_of_n")), float(claimed.eval("tolerance"))
     bad = []
@@ -343,7 +339,7 @@ def _write_layer_report(request, meas: models.Measurement) -> None:
     out.write_text(models.report_markdown(meas), encoding="utf-8")
 
 
-@pytest.mark.parametrize(("key", "N"), _params("theorem-11-29-effective-rank-by-depth", ""))
+@pytest.mark.parametrize(("key", "N"), _params("theorem-11-29-effective-rank-by-depth", "", placeholder=True))
 def test_effective_rank_falls_with_depth(key, N, claim_log, request):
     meas = _measure(key, N)
     _write_layer_report(request, meas)

@@ -53,7 +53,12 @@ READING_FIELDS = {
     "dtype": str,
     "device": str,
     "condition": str,
+    "user_model": str,
 }
+USER_MODEL_SCOPES = ("separate", "counts")
+"""``user_model`` values of a reading decided on the models given with ``--claims-model``:
+``separate`` (reported on its own, never changes the verdict) or ``counts`` (counts like any other
+reading when it ran). See docs/verdicts.md, "Readings on user models"."""
 READING_REQUIRED = ("name", "statement")
 
 
@@ -97,6 +102,13 @@ class Reading:
     dtype: str | None = None
     device: str | None = None
     condition: str | None = None
+    user_model: str | None = None
+
+    @property
+    def counts(self) -> bool:
+        """Whether this reading's outcome enters the verdict: every reading except one decided on
+        user models with ``user_model = "separate"``."""
+        return self.user_model != "separate"
 
 
 @dataclass(frozen=True)
@@ -225,6 +237,13 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
             raise ClaimRecordError(path, cid, prefix + "dtype", f"unknown dtype {r['dtype']!r} (one of {DTYPES})")
         if "device" in r and r["device"] not in DEVICES:
             raise ClaimRecordError(path, cid, prefix + "device", f"unknown device {r['device']!r} (one of {DEVICES})")
+        if "user_model" in r:
+            if r["user_model"] not in USER_MODEL_SCOPES:
+                raise ClaimRecordError(path, cid, prefix + "user_model",
+                                       f"unknown value {r['user_model']!r} (one of {USER_MODEL_SCOPES})")
+            if r.get("as_stated"):
+                raise ClaimRecordError(path, cid, prefix + "user_model",
+                                       "a reading decided on user models cannot be the as-stated one")
         readings.append(Reading(**r))
     stated = [r.name for r in readings if r.as_stated]
     if len(stated) > 1:

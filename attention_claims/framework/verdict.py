@@ -45,7 +45,23 @@ def compute_verdict(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> tuple[
     as-stated reading held (or there is none) and another reading failed. ``true`` when
     every reading that ran held. ``undecided`` when the as-stated reading was skipped,
     or when no reading ran at all.
+
+    A reading with ``user_model = "separate"`` (decided on the models given with
+    ``--claims-model``) never enters these rules; when it failed, the reason says so.
     """
+    verdict, reason = _verdict(claim, outcomes)
+    separate = [r.name for r in claim.readings
+                if not r.counts and outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome == FAILED]
+    if separate:
+        reason += f"; on user models (reported separately, not counted): {', '.join(separate)} fails"
+    return verdict, reason
+
+
+def _counted(claim: Claim) -> list:
+    return [r for r in claim.readings if r.counts]
+
+
+def _verdict(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> tuple[str, str]:
     if claim.expected == "unchecked" and not claim.readings:
         return "unchecked", claim.unchecked_reason or "computation cannot judge it"
     stated = claim.as_stated
@@ -59,14 +75,14 @@ def compute_verdict(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> tuple[
             return "undecided", (
                 f"the as-stated reading '{stated.name}' failed but its counterexample was not certified"
             )
-    failed = [r.name for r in claim.readings if outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome == FAILED]
-    ran = [r.name for r in claim.readings if outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome != SKIPPED]
+    failed = [r.name for r in _counted(claim) if outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome == FAILED]
+    ran = [r.name for r in _counted(claim) if outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome != SKIPPED]
     if not ran:
         return "undecided", "no reading could run here"
     if failed:
         head = "the as-stated reading holds" if stated else "the claim has no literal reading"
         return "caveat", f"{head}, but these fail: {', '.join(failed)}"
-    skipped = [r.name for r in claim.readings if r.name not in ran]
+    skipped = [r.name for r in _counted(claim) if r.name not in ran]
     tail = f" ({len(skipped)} skipped here)" if skipped else ""
     return "true", f"every reading that ran held{tail}"
 
@@ -77,13 +93,16 @@ def agrees_with_expected(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> b
     When readings were skipped, it agrees if *some* outcome of the skipped readings
     (held, or failed with a certified counterexample) would have produced ``expected``
     (DESIGN.md: a CPU-only run that finds ``true`` agrees with an expected ``caveat``
-    that only a CUDA reading shows).
+    that only a CUDA reading shows). Readings decided on user models (``user_model``) are not
+    tried: they are not part of what ``expected`` says, and a run without ``--claims-model``
+    skips them.
     """
     verdict, _ = compute_verdict(claim, outcomes)
     if verdict == claim.expected:
         return True
     skipped = [
-        r.name for r in claim.readings if outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome == SKIPPED
+        r.name for r in claim.readings
+        if r.user_model is None and outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome == SKIPPED
     ]
     if not skipped:
         return False

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-MODULES = ('registry', 'loading', 'measure', 'tables')
+MODULES = ('registry', 'loading', 'measurement', 'tables')
 """The concept modules of this layer, each importable on its own."""
 
 _WHERE = {
@@ -26,6 +26,18 @@ _WHERE = {
     "converted_dir": "registry",
     "converted_ok": "registry",
     "file_lock": "registry",
+    "text_label": "registry",
+    "SUPPORTED_ARCHITECTURES": "registry",
+    "USER_MODELS": "registry",
+    "ModelPathError": "registry",
+    "get_spec": "registry",
+    "model_keys": "registry",
+    "is_user_model": "registry",
+    "register_model": "registry",
+    "register_text": "registry",
+    "text_for": "registry",
+    "user_converted_dir": "registry",
+    "clear_user_models": "registry",
     "Loaded": "loading",
     "EXACT_ATTENTION": "loading",
     "convert_smollm2": "loading",

@@ -14,15 +14,16 @@ import torch
 
 from .registry import (
     DTYPES,
-    MODELS,
-    PRIMARY_TEXT,
     ModelSpec,
     converted_dir,
     converted_ok,
     file_lock,
+    get_spec,
     install_hint,
     model_files,
     read_text,
+    text_for,
+    user_converted_dir,
 )
 
 
@@ -81,8 +82,9 @@ def _register_exact_attention() -> None:
     AttentionMaskInterface.register(EXACT_ATTENTION, eager_mask)
 
 
-def convert_smollm2(gguf: Path, dest: Path) -> Path:
-    """Dequantize the Q4_1 GGUF to a float32 safetensors folder ``dest`` (about 30 s, once).
+def convert_smollm2(gguf: Path, dest: Path, quantization: str = "Q4_1") -> Path:
+    """Dequantize a GGUF file (SmolLM2's Q4_1, or a user's) to a float32 safetensors folder
+    ``dest`` (about 30 s for SmolLM2, once).
 
     Loads through transformers' GGUF support (needs ``gguf``), drops the GGUF quantization
     config (the dequantized float32 tensors are what is saved) and writes the folder
@@ -104,7 +106,7 @@ def convert_smollm2(gguf: Path, dest: Path) -> Path:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         (tmp / "source.json").write_text(json.dumps({
-            "gguf": str(gguf), "gguf_size": gguf.stat().st_size, "quantization": "Q4_1",
+            "gguf": str(gguf), "gguf_size": gguf.stat().st_size, "quantization": quantization,
             "dequantized_to": "float32", "transformers": tf.__version__,
         }, indent=1), encoding="utf-8")
         shutil.rmtree(dest, ignore_errors=True)
@@ -126,9 +128,11 @@ def load_model(key: str, dtype: str = "float32") -> Loaded | None:
 
 @lru_cache(maxsize=4)
 def _load_model(key: str, dtype: str) -> Loaded:
-    spec = MODELS[key]
+    spec = get_spec(key)
     tf = _transformers()
     src = model_files(key)
+    if spec.user:
+        return _load_user_model(spec, src, dtype)
     if key == "minilm-l6":
         model = tf.BertModel.from_pretrained(src, attn_implementation="eager", dtype=DTYPES[dtype],
                                              local_files_only=True)
@@ -142,6 +146,25 @@ def _load_model(key: str, dtype: str) -> Loaded:
         model = tf.AutoModelForCausalLM.from_pretrained(src, attn_implementation=impl, dtype=DTYPES[dtype],
                                                         local_files_only=True)
         tok = tf.AutoTokenizer.from_pretrained(src, local_files_only=True)
+    model.eval()
+    return Loaded(spec=spec, model=model, tokenizer=tok, dtype=dtype, source=src)
+
+
+def _load_user_model(spec: ModelSpec, src: Path, dtype: str) -> Loaded:
+    """A ``--claims-model`` model as its base model (no LM head): ``AutoModel`` with eager
+    attention, or for a Llama-like decoder in float64 the exact-softmax hook
+    (:func:`_eager_exact_attention`: Llama's eager path softmaxes in float32; BERT's and GPT-2's
+    eager paths softmax in the inputs' dtype). A GGUF file is dequantized to a float32 cache first.
+    """
+    tf = _transformers()
+    if src.suffix == ".gguf":
+        src = convert_smollm2(src, user_converted_dir(spec), quantization="as in the GGUF file")
+    impl = "eager"
+    if dtype != "float32" and spec.model_type == "llama":
+        _register_exact_attention()
+        impl = EXACT_ATTENTION
+    model = tf.AutoModel.from_pretrained(src, attn_implementation=impl, dtype=DTYPES[dtype], local_files_only=True)
+    tok = tf.AutoTokenizer.from_pretrained(src, local_files_only=True)
     model.eval()
     return Loaded(spec=spec, model=model, tokenizer=tok, dtype=dtype, source=src)
 
@@ -162,13 +185,21 @@ def token_ids(loaded: Loaded, text: str, N: int) -> torch.Tensor:
     return torch.tensor([ids], dtype=torch.int64)
 
 
-def attention(key: str, N: int, text: str = PRIMARY_TEXT, dtype: str = "float32") -> torch.Tensor | None:
-    """Every head's attention matrix for the first ``N`` tokens of passage ``text``.
+def attention(key: str, N: int, text: str | None = None, dtype: str = "float32") -> torch.Tensor | None:
+    """Every head's attention matrix for the first ``N`` tokens of passage ``text`` (default:
+    :func:`text_for` ``(key)``, Moby-Dick ch. 1 or a user model's ``--claims-text``).
 
-    Returns a ``(layers, heads, N, N)`` tensor of ``dtype`` whose ``[l, h, i, j]`` is the
-    softmax weight query ``i`` gives key ``j`` (003 定义 11.24; rows sum to 1), or ``None``
-    when the model is not installed. Raises ``ValueError`` if the text is too short.
+    Works for the built-in models and for user models of every type in
+    :data:`SUPPORTED_ARCHITECTURES` (grouped-query heads come out repeated, one matrix per query
+    head). Returns a ``(layers, heads, N, N)`` tensor of ``dtype`` whose ``[l, h, i, j]`` is the
+    softmax weight query ``i`` gives key ``j`` (003 定义 11.24; rows sum to 1; zero above the
+    diagonal for a causal model), or ``None`` when the model is not installed.
+
+    Raises:
+        ValueError: the text has fewer than ``N`` tokens.
+        RuntimeError: the model returned attention of an unexpected shape.
     """
+    text = text_for(key) if text is None else text
     loaded = load_model(key, dtype)
     if loaded is None:
         return None

@@ -17,7 +17,7 @@ import torch
 from ..maths.rank import default_rank_tolerance
 from ..maths.spectrum import effective_rank, power_law_fit, top_fraction_energy
 from .loading import attention
-from .registry import MODELS, PRIMARY_TEXT, ModelSpec, cache_root, file_lock, install_hint, model_files, text_sha256
+from .registry import ModelSpec, cache_root, file_lock, get_spec, install_hint, model_files, text_for, text_sha256
 
 MEASURE_VERSION = 2
 
@@ -125,7 +125,7 @@ class Measurement:
 
     @property
     def spec(self) -> ModelSpec:
-        return MODELS[self.model]
+        return get_spec(self.model)
 
     def get(self, name: str, dtype: str = "float32") -> np.ndarray:
         """``(L, H)`` array of measure ``name`` for ``dtype``.
@@ -169,8 +169,11 @@ def _versions() -> dict:
 
 
 def _cache_file(key: str, N: int, text: str, dtypes: tuple[str, ...]) -> Path:
-    ident = json.dumps({"model": key, "N": N, "text_sha256": text_sha256(text), "dtypes": dtypes,
-                        "versions": _versions(), "weights": str(model_files(key))}, sort_keys=True)
+    ident = {"model": key, "N": N, "text_sha256": text_sha256(text), "dtypes": dtypes,
+             "versions": _versions(), "weights": str(model_files(key))}
+    if get_spec(key).user:  # a retrained model in the same folder is measured again
+        ident["fingerprint"] = get_spec(key).fingerprint
+    ident = json.dumps(ident, sort_keys=True)
     digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
     return cache_root() / "measurements" / f"{key}-n{N}-{text}-{digest}.json"
 
@@ -178,8 +181,9 @@ def _cache_file(key: str, N: int, text: str, dtypes: tuple[str, ...]) -> Path:
 _MEMO: dict[tuple, Measurement] = {}
 
 
-def measure(key: str, N: int, text: str = PRIMARY_TEXT, float64: bool = True) -> Measurement | None:
-    """Measure every head of model ``key`` on passage ``text`` cut to ``N`` tokens.
+def measure(key: str, N: int, text: str | None = None, float64: bool = True) -> Measurement | None:
+    """Measure every head of model ``key`` (built-in or ``--claims-model``) on passage ``text``
+    (default :func:`text_for` ``(key)``) cut to ``N`` tokens.
 
     Computes :func:`head_measures` for the float32 forward pass and, if ``float64``, for
     the float64 one; reads and writes the JSON cache (module docstring). Returns ``None``
@@ -187,6 +191,7 @@ def measure(key: str, N: int, text: str = PRIMARY_TEXT, float64: bool = True) ->
     """
     if install_hint(key) is not None:
         return None
+    text = text_for(key) if text is None else text
     dtypes = ("float32", "float64") if float64 else ("float32",)
     memo = (key, N, text, dtypes)
     if memo in _MEMO:

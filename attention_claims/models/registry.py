@@ -7,6 +7,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,12 @@ class ModelSpec:
     head_dim: int
     hidden: int
     weights: str
+    path: Path | None = None
+    user: bool = False
+    model_type: str = ""
+    kv_heads: int = 0
+    max_positions: int | None = None
+    fingerprint: str = ""
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -101,7 +108,9 @@ def model_files(key: str) -> Path | None:
 
     Returns ``None`` when the package is not installed (or ships no such file).
     """
-    spec = MODELS[key]
+    spec = get_spec(key)
+    if spec.user:
+        return spec.path if spec.path is not None and spec.path.exists() else None
     folder = _package_dir(spec.module)
     if folder is None:
         return None
@@ -115,7 +124,12 @@ def install_hint(key: str) -> str | None:
     Needs transformers and the model's package; SmolLM2 also needs gguf and accelerate
     until its float32 copy has been converted into the cache.
     """
-    spec = MODELS[key]
+    spec = get_spec(key)
+    if spec.user:
+        missing = [m for m in ("transformers",) if not _has(m)]
+        if spec.path is not None and spec.path.suffix == ".gguf" and not converted_ok(user_converted_dir(spec), spec.path):
+            missing += [m for m in ("gguf",) if not _has(m)]
+        return f"pip install transformers gguf  (missing: {', '.join(missing)})" if missing else None
     missing = [m for m in ("transformers", spec.module) if not _has(m)]
     if key == "smollm2-135m" and not missing:
         gguf = model_files(key)
@@ -129,12 +143,22 @@ def install_hint(key: str) -> str | None:
 
 
 def read_text(name: str = PRIMARY_TEXT) -> str:
-    """The committed passage ``claims/data/texts/<name>.txt`` (UTF-8).
+    """The committed passage ``attention_claims/models/texts/<name>.txt``, or the user's text
+    registered under ``name`` by :func:`register_text` (UTF-8).
 
     Raises:
         FileNotFoundError: no such passage.
     """
+    if name in USER_TEXTS:
+        return USER_TEXTS[name].read_text(encoding="utf-8")
     return (TEXTS_DIR / f"{name}.txt").read_text(encoding="utf-8")
+
+
+def text_label(name: str) -> str:
+    """Where passage ``name`` comes from, for a report: the user's file or the package path."""
+    if name in USER_TEXTS:
+        return str(USER_TEXTS[name])
+    return f"attention_claims/models/texts/{name}.txt"
 
 
 def text_sha256(name: str = PRIMARY_TEXT) -> str:
@@ -171,3 +195,202 @@ def file_lock(path: Path):
 
     path.parent.mkdir(parents=True, exist_ok=True)
     return FileLock(str(path) + ".lock")
+
+
+# -- user models and texts (``pytest --claims-model PATH``, ``--claims-text FILE``) ---------------
+
+SUPPORTED_ARCHITECTURES = {
+    "bert": "BERT-like encoder (bidirectional attention)",
+    "gpt2": "GPT-2 decoder (causal attention, learned positions)",
+    "llama": "Llama-like decoder (causal attention, rotary embeddings, grouped-query attention)",
+}
+"""``config.model_type`` values whose attention :mod:`.loading` extracts, and what they are."""
+
+USER_MODELS: dict[str, ModelSpec] = {}
+"""Models registered from ``--claims-model`` paths (:func:`register_model`), by key ``user-<name>``."""
+
+USER_TEXTS: dict[str, Path] = {}
+"""Texts registered from ``--claims-text`` files (:func:`register_text`), by name ``user-<stem>``."""
+
+USER_TEXT: str | None = None
+"""The name of the ``--claims-text`` passage the user models are measured on, if one was given."""
+
+
+class ModelPathError(ValueError):
+    """A ``--claims-model`` path that cannot be measured: missing, not a model, or an
+    architecture whose attention the suite cannot extract. The message names the path."""
+
+
+def get_spec(key: str) -> ModelSpec:
+    """The spec of a built-in or registered user model.
+
+    Raises:
+        KeyError: no model has this key.
+    """
+    if key in MODELS:
+        return MODELS[key]
+    return USER_MODELS[key]
+
+
+def model_keys() -> tuple[str, ...]:
+    """Every model the trained-model checks run on: the built-in ones, then the user's, in the
+    order their ``--claims-model`` options were given."""
+    return tuple(MODELS) + tuple(USER_MODELS)
+
+
+def is_user_model(key: str) -> bool:
+    return key in USER_MODELS
+
+
+def _slug(name: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return s or "model"
+
+
+def _fingerprint(files: list[Path]) -> str:
+    """Names, sizes and modification times of the model's files: a retrained model in the same
+    folder gets a new measurement cache entry."""
+    parts = [f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in sorted(files)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _unsupported(path: Path, model_type: str) -> ModelPathError:
+    names = ", ".join(f"{k} ({v})" for k, v in SUPPORTED_ARCHITECTURES.items())
+    return ModelPathError(f"{path}: architecture {model_type!r} (config.model_type) is not supported; "
+                          f"attention is extracted only for: {names}")
+
+
+def _config_of(path: Path):
+    """``(transformers config, model files)`` of a model folder or GGUF file.
+
+    Raises:
+        ModelPathError: the path is missing, not a model, or of an unsupported architecture.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if not path.exists():
+        raise ModelPathError(f"{path}: no such file or folder")
+    if path.is_dir():
+        cfg_file = path / "config.json"
+        if not cfg_file.is_file():
+            raise ModelPathError(f"{path}: not a Hugging Face model folder (no config.json)")
+        try:
+            raw = json.loads(cfg_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ModelPathError(f"{cfg_file}: not readable JSON ({exc})") from None
+        model_type = str(raw.get("model_type", "<none>"))
+        if model_type not in SUPPORTED_ARCHITECTURES:
+            raise _unsupported(path, model_type)
+        weights = sorted(path.glob("*.safetensors"))
+        if not weights:
+            raise ModelPathError(f"{path}: no *.safetensors weights (save with save_pretrained(..., "
+                                 f"safe_serialization=True))")
+        if not any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")):
+            raise ModelPathError(f"{path}: no tokenizer files (tokenizer.json / tokenizer_config.json)")
+        from transformers import AutoConfig
+
+        return AutoConfig.from_pretrained(path, local_files_only=True), [cfg_file, *weights]
+    if path.suffix != ".gguf":
+        raise ModelPathError(f"{path}: neither a model folder (config.json + safetensors) nor a .gguf file")
+    from transformers import AutoConfig
+
+    try:
+        cfg = AutoConfig.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
+    except (ValueError, KeyError) as exc:
+        arch = re.search(r"architecture (\S+)", str(exc))
+        raise _unsupported(path, arch.group(1) if arch else f"<unreadable: {exc}>") from None
+    except ImportError as exc:
+        raise ModelPathError(f"{path}: reading a GGUF file needs the gguf package ({exc})") from None
+    if cfg.model_type not in SUPPORTED_ARCHITECTURES:
+        raise _unsupported(path, cfg.model_type)
+    return cfg, [path]
+
+
+def register_model(path: str | os.PathLike) -> ModelSpec:
+    """Register the model at ``path`` (a Hugging Face model folder with ``config.json``,
+    safetensors weights and tokenizer files, or a GGUF file) as ``user-<name>``, so that
+    :func:`model_keys` and every trained-model check include it. Reads only the config (and a
+    GGUF file's metadata), not the weights. Registering the same path twice returns the same spec.
+
+    Raises:
+        ModelPathError: the path is missing or not a model, or its ``config.model_type`` is not in
+            :data:`SUPPORTED_ARCHITECTURES` (the message names the path, the type and the supported ones).
+    """
+    path = Path(path).expanduser().resolve()
+    for spec in USER_MODELS.values():
+        if spec.path == path:
+            return spec
+    cfg, files = _config_of(path)
+    model_type = cfg.model_type
+    heads = int(cfg.num_attention_heads)
+    hidden = int(cfg.hidden_size)
+    head_dim = int(getattr(cfg, "head_dim", None) or hidden // heads)
+    kv = int(getattr(cfg, "num_key_value_heads", None) or heads)
+    max_pos = getattr(cfg, "max_position_embeddings", None) if model_type != "gpt2" else getattr(cfg, "n_positions", None)
+    base = _slug(path.stem if path.suffix == ".gguf" else path.name)
+    key, i = f"user-{base}", 2
+    while key in USER_MODELS or key in MODELS:
+        key, i = f"user-{base}-{i}", i + 1
+    gguf = path.suffix == ".gguf"
+    spec = ModelSpec(
+        key=key,
+        title=f"{path.name} ({model_type}, user model)",
+        distribution="",
+        module="",
+        install="",
+        causal=model_type != "bert",
+        layers=int(cfg.num_hidden_layers),
+        heads=heads,
+        head_dim=head_dim,
+        hidden=hidden,
+        weights=(f"GGUF file {path}, dequantized to float32" if gguf else f"safetensors in {path}"),
+        path=path,
+        user=True,
+        model_type=model_type,
+        kv_heads=kv,
+        max_positions=int(max_pos) if max_pos else None,
+        fingerprint=_fingerprint(files),
+    )
+    USER_MODELS[key] = spec
+    return spec
+
+
+def user_converted_dir(spec: ModelSpec) -> Path:
+    """Where a user GGUF file's float32 copy is cached (one folder per path and fingerprint)."""
+    digest = hashlib.sha256(f"{spec.path}|{spec.fingerprint}".encode()).hexdigest()[:12]
+    return cache_root() / f"{spec.key}-{digest}-f32"
+
+
+def register_text(path: str | os.PathLike) -> str:
+    """Register the UTF-8 text file ``path`` as the passage the user models are measured on
+    (``--claims-text``); returns its name ``user-<stem>``.
+
+    Raises:
+        ModelPathError: the file is missing or not UTF-8 text.
+    """
+    global USER_TEXT
+    path = Path(path).expanduser().resolve()
+    try:
+        path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelPathError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+    name = f"user-{_slug(path.stem)}"
+    USER_TEXTS[name] = path
+    USER_TEXT = name
+    return name
+
+
+def text_for(key: str) -> str:
+    """The passage model ``key`` is measured on: the ``--claims-text`` passage for a user model
+    when one was given, else :data:`PRIMARY_TEXT` (the built-in readings name Moby-Dick ch. 1)."""
+    if key in USER_MODELS and USER_TEXT is not None:
+        return USER_TEXT
+    return PRIMARY_TEXT
+
+
+def clear_user_models() -> None:
+    """Forget every registered user model and text (for tests)."""
+    global USER_TEXT
+    USER_MODELS.clear()
+    USER_TEXTS.clear()
+    USER_TEXT = None

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .measurement import Measurement, measure
-from .registry import LENGTHS, MODELS, PRIMARY_TEXT, TEXTS, install_hint
+from .registry import LENGTHS, MODELS, TEXTS, install_hint, register_model, register_text, text_label
 
 
 def _mmm(stats: tuple[float, float, float], fmt: str = ".1f") -> str:
@@ -68,10 +68,13 @@ def report_markdown(meas: Measurement, others: list[Measurement] = ()) -> str:
     lines = [
         f"# {spec.title} at N = {N}",
         "",
-        f"- model: `{spec.key}`, {spec.layers} layers x {spec.heads} heads, hidden size {spec.hidden}, "
-        f"head dimension d_k = {spec.head_dim}, {'causal' if spec.causal else 'bidirectional'} attention",
+        f"- model: `{spec.key}`, {spec.layers} layers x {spec.heads} heads"
+        + (f" ({spec.kv_heads} key/value heads)" if spec.kv_heads and spec.kv_heads != spec.heads else "")
+        + f", hidden size {spec.hidden}, head dimension d_k = {spec.head_dim}, "
+        f"{'causal' if spec.causal else 'bidirectional'} attention"
+        + (f"; a user model (`--claims-model {spec.path}`, config.model_type `{spec.model_type}`)" if spec.user else ""),
         f"- weights: {spec.weights}",
-        f"- input: `claims/data/texts/{meas.text}.txt` (sha256 {meas.text_sha256[:12]}…), first {N} tokens",
+        f"- input: `{text_label(meas.text)}` (sha256 {meas.text_sha256[:12]}…), first {N} tokens",
         f"- forward passes: float32{' and float64' if 'float64' in meas.heads else ''}, eager attention, "
         "eval mode; singular values in float64 (LAPACK gesdd)",
         f"- numerical rank: singular values above σ₁·N·eps (eps of the forward pass's dtype); "
@@ -120,15 +123,24 @@ def report_markdown(meas: Measurement, others: list[Measurement] = ()) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m attention_claims.models.tables [MODEL ...]``: measure (or read from the cache) and print tables."""
+    """``python -m attention_claims.models.tables [MODEL ...] [--model PATH ...] [--text-file FILE]``:
+    measure (or read from the cache) and print tables; ``--model`` adds a user model as
+    ``pytest --claims-model`` does, ``--text-file`` measures the user models on that text."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("models", nargs="*", default=list(MODELS))
+    parser.add_argument("models", nargs="*", default=None)
+    parser.add_argument("--model", action="append", default=[], metavar="PATH",
+                        help="a Hugging Face model folder or GGUF file (repeatable)")
+    parser.add_argument("--text-file", default=None, help="measure the --model models on this UTF-8 text")
     parser.add_argument("--n", type=int, nargs="*", default=list(LENGTHS))
-    parser.add_argument("--text", default=PRIMARY_TEXT, choices=TEXTS)
+    parser.add_argument("--text", default=None, choices=TEXTS, help="a built-in passage (default: each model's)")
     args = parser.parse_args(argv)
-    for key in args.models:
+    if args.text_file:
+        register_text(args.text_file)
+    user = [register_model(p).key for p in args.model]
+    keys = args.models if args.models else ([] if user else list(MODELS))
+    for key in [*keys, *user]:
         hint = install_hint(key)
         if hint:
             print(f"{key}: not installed: {hint}")

@@ -1,0 +1,134 @@
+"""``pytest --claims-model PATH`` and ``--claims-text FILE``: the trained-model readings on your
+own models (a second ``pytest11`` plugin, next to :mod:`attention_claims.framework.plugin`).
+
+- ``--claims-model PATH`` (repeatable): a local Hugging Face model folder (``config.json``,
+  ``*.safetensors``, tokenizer files) or a GGUF file. At configure time, before the check modules
+  are collected, each is registered in :mod:`attention_claims.models.registry` as
+  ``user-<name>``; the trained-model checks parametrise over the registry
+  (:mod:`attention_claims.testkit.model_params`), so every check of a trained-model claim gets
+  one more case per user model, tied to the claim's reading ``on-user-model``
+  (``user_model = "separate"``: reported, never counted in the verdict; docs/verdicts.md).
+  A path that is missing, not a model, or of an architecture outside
+  :data:`attention_claims.models.registry.SUPPORTED_ARCHITECTURES` is a ``pytest.UsageError``
+  naming the path, its ``config.model_type`` and the supported ones.
+- ``--claims-text FILE``: the user models are measured on this UTF-8 text instead of Moby-Dick
+  ch. 1 (the built-in models keep Moby-Dick: their readings name it). Needs ``--claims-model``.
+
+A counterexample on a user model to a claim whose record expects ``true`` would be a failed test
+(the main plugin marks only counterexamples to ``false``/``caveat`` claims as expected failures);
+for a ``separate`` reading this plugin reports it as an expected failure too, so a user model
+changes neither a verdict nor the exit status.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+PREFIX = "attention_claims."
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("attention-claims", "attention-claims verdicts and report")
+    group.addoption(
+        "--claims-model",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also run every trained-model reading on this model: a Hugging Face model folder (config.json, "
+        "safetensors, tokenizer) or a GGUF file; BERT-like, GPT-2 and Llama-like architectures (repeatable)",
+    )
+    group.addoption(
+        "--claims-text",
+        default=None,
+        metavar="FILE",
+        help="measure the --claims-model models on this UTF-8 text instead of Moby-Dick ch. 1",
+    )
+
+
+def _resolve(config: pytest.Config, path: str) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else Path(config.invocation_params.dir) / p
+
+
+_SAVED = pytest.StashKey[tuple]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    paths = config.getoption("claims_model", default=[]) or []
+    text = config.getoption("claims_text", default=None)
+    if not paths and not text:
+        return
+    if text and not paths:
+        raise pytest.UsageError("attention-claims: --claims-text measures the --claims-model models; "
+                                "give at least one --claims-model PATH")
+    from attention_claims.models import registry
+
+    # This run's models only; what was registered before (an outer in-process run) is put back at unconfigure.
+    config.stash[_SAVED] = (dict(registry.USER_MODELS), dict(registry.USER_TEXTS), registry.USER_TEXT)
+    registry.clear_user_models()
+    try:
+        if text:
+            registry.register_text(_resolve(config, text))
+        for p in paths:
+            registry.register_model(_resolve(config, p))
+    except registry.ModelPathError as exc:
+        raise pytest.UsageError(f"attention-claims: --claims-model / --claims-text: {exc}") from None
+    config.pluginmanager.register(_SeparateReadings(config), "attention_claims_models_option")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    saved = config.stash.get(_SAVED, None)
+    if saved is None:
+        return
+    from attention_claims.models import registry
+
+    registry.clear_user_models()
+    registry.USER_MODELS.update(saved[0])
+    registry.USER_TEXTS.update(saved[1])
+    registry.USER_TEXT = saved[2]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    from attention_claims.models import registry
+
+    if not registry.USER_MODELS:
+        return None
+    lines = [f"attention-claims: user model {s.key}: {s.path} ({s.model_type}, {s.layers} layers x {s.heads} heads)"
+             for s in registry.USER_MODELS.values()]
+    if registry.USER_TEXT:
+        lines.append(f"attention-claims: user models measured on {registry.text_label(registry.USER_TEXT)}")
+    return lines
+
+
+class _SeparateReadings:
+    """Counterexamples of ``user_model = "separate"`` readings are expected failures (``x``)."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+
+    def _separate(self, cid: str, reading: str) -> bool:
+        from .plugin import STATE_KEY
+
+        state = self.config.stash.get(STATE_KEY, None)
+        claim = getattr(state, "by_id", {}).get(cid) if state is not None else None
+        r = claim.reading(reading) if claim is not None else None
+        return r is not None and r.user_model == "separate"
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        rep: pytest.TestReport = outcome.get_result()
+        if rep.when != "call" or not rep.failed:
+            return
+        marker = item.get_closest_marker("claim")
+        if marker is None or not marker.args or not isinstance(marker.kwargs.get("reading"), str):
+            return
+        props = dict(p for p in rep.user_properties if isinstance(p, (tuple, list)) and len(p) == 2)
+        if PREFIX + "counterexample" not in props or PREFIX + "error" in props:
+            return
+        cid, reading = marker.args[0], marker.kwargs["reading"]
+        if self._separate(cid, reading):
+            rep.outcome = "skipped"
+            rep.wasxfail = f"counterexample to {cid} [{reading}] on a user model (reported separately, not counted)"

@@ -1,0 +1,83 @@
+"""Parametrisation of the trained-model checks over the registry's models: the built-in ones
+(each with its own readings, ``<prefix>on-<model>-at-n-<N>``) and the models given with
+``pytest --claims-model PATH`` (all tied to the claim's one :data:`USER_READING`).
+
+The user models are registered by :mod:`attention_claims.framework.models_option` at configure
+time, before the check modules are imported, so :func:`attention_claims.models.model_keys`
+already lists them here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import pytest
+
+from .. import models
+
+USER_READING = "on-user-model"
+"""The reading every check of a trained-model claim decides on a ``--claims-model`` model
+(``user_model = "separate"`` in the records: reported, never counted in the verdict)."""
+
+NO_USER_MODEL = "no --claims-model given: this reading runs only on your own models (README, 'Your own model')"
+
+
+def _user_keys(user: Callable[[models.ModelSpec], bool]) -> list[str]:
+    return [k for k in models.USER_MODELS if user(models.get_spec(k))]
+
+
+def model_params(claim: str, prefix: str = "", *, lengths: Iterable[int] = models.LENGTHS,
+                 builtin: Iterable[str] | None = None, user: Callable[[models.ModelSpec], bool] = lambda s: True,
+                 placeholder: bool = False) -> list:
+    """One ``pytest.param(key, N)`` per model and length, each with its ``claim`` marker.
+
+    ``builtin`` (default: every built-in model) get reading ``<prefix>on-<key>-at-n-<N>`` and
+    id ``<key>-n<N>``; each registered user model that satisfies ``user(spec)`` gets reading
+    :data:`USER_READING` and id ``<user key>-n<N>``. With ``placeholder`` and no such user model,
+    one skipped ``pytest.param(None, None)`` (id ``no-user-model``) keeps :data:`USER_READING`
+    covered, as the plugin requires of every reading of a record (put it on one check per claim).
+    """
+    lengths = tuple(lengths)
+    keys = tuple(models.MODELS) if builtin is None else tuple(builtin)
+    out = [pytest.param(m, N, marks=pytest.mark.claim(claim, reading=f"{prefix}on-{m}-at-n-{N}"), id=f"{m}-n{N}")
+           for m in keys for N in lengths]
+    users = _user_keys(user)
+    out += [pytest.param(m, N, marks=pytest.mark.claim(claim, reading=USER_READING), id=f"{m}-n{N}")
+            for m in users for N in lengths]
+    if placeholder and not users:
+        out.append(pytest.param(None, None, marks=[pytest.mark.claim(claim, reading=USER_READING),
+                                                   pytest.mark.skip(reason=NO_USER_MODEL)], id="no-user-model"))
+    return out
+
+
+def model_key_params(claim: str, prefix: str = "", *, placeholder: bool = False) -> list:
+    """As :func:`model_params` for a check over all lengths at once: ``pytest.param(key)``,
+    reading ``<prefix>on-<key>`` for a built-in model, :data:`USER_READING` for a user model."""
+    out = [pytest.param(m, marks=pytest.mark.claim(claim, reading=f"{prefix}on-{m}"), id=m) for m in models.MODELS]
+    users = _user_keys(lambda s: True)
+    out += [pytest.param(m, marks=pytest.mark.claim(claim, reading=USER_READING), id=m) for m in users]
+    if placeholder and not users:
+        out.append(pytest.param(None, marks=[pytest.mark.claim(claim, reading=USER_READING),
+                                             pytest.mark.skip(reason=NO_USER_MODEL)], id="no-user-model"))
+    return out
+
+
+def measure_or_skip(key: str, N: int) -> models.Measurement:
+    """The cached measurement of model ``key`` at ``N`` (float32 and float64 forward passes).
+
+    Skips the running check when the model is not installed, when a user model's context
+    (``max_position_embeddings``) is shorter than ``N``, or when its text has fewer than ``N``
+    tokens; each reason names the model.
+    """
+    spec = models.get_spec(key)
+    hint = models.install_hint(key)
+    if hint is not None:
+        pytest.skip(f"{spec.title} not installed: {hint}")
+    if spec.user and spec.max_positions is not None and spec.max_positions < N:
+        pytest.skip(f"{spec.key} ({spec.path}): context of {spec.max_positions} positions < N = {N}")
+    try:
+        return models.measure(key, N)
+    except ValueError as exc:
+        if spec.user:
+            pytest.skip(f"{spec.key} ({spec.path}): {exc} (text {models.text_label(models.text_for(key))})")
+        raise

@@ -1,0 +1,72 @@
+"""Tiny randomly initialised models of each supported family, built offline with ``transformers``
+(2 layers, hidden size 32, a word-level tokenizer trained on a few sentences): what
+``pytest --claims-model`` is tested with. No download: ``HF_HUB_OFFLINE=1``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+CORPUS = ("Call me Ishmael. Some years ago, never mind how long precisely, having little or no money in my purse, "
+          "and nothing particular to interest me on shore, I thought I would sail about a little and see the "
+          "watery part of the world.")
+
+MAX_POSITIONS = 600
+"""Longer than the checks' largest N = 512 (BERT and GPT-2 have learned positions)."""
+
+
+def tiny_tokenizer(encoder: bool):
+    """A ``PreTrainedTokenizerFast`` over a word-level vocabulary of :data:`CORPUS` (unknown words
+    map to ``[UNK]``, so any English text tokenises to about one token per word)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["[UNK]", "[PAD]", "[CLS]", "[SEP]"]
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator([CORPUS], trainers.WordLevelTrainer(special_tokens=specials))
+    kw = {"unk_token": "[UNK]", "pad_token": "[PAD]"}
+    if encoder:
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tok.token_to_id("[CLS]")),
+                                                     ("[SEP]", tok.token_to_id("[SEP]"))])
+        kw |= {"cls_token": "[CLS]", "sep_token": "[SEP]"}
+    return PreTrainedTokenizerFast(tokenizer_object=tok, **kw)
+
+
+def build(family: str, dest: Path, seed: int = 0) -> Path:
+    """Save a tiny ``family`` model ("bert", "gpt2", "llama" with 2 key/value heads for 4 query
+    heads, or "gpt_neo" as an unsupported one) with its tokenizer to ``dest``; returns ``dest``.
+
+    Raises:
+        ValueError: an unknown family.
+    """
+    import torch
+    import transformers as tf
+
+    torch.manual_seed(seed)
+    tok = tiny_tokenizer(encoder=family == "bert")
+    vocab = len(tok)
+    if family == "bert":
+        model = tf.BertModel(tf.BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2,
+                                           num_attention_heads=4, intermediate_size=64,
+                                           max_position_embeddings=MAX_POSITIONS))
+    elif family == "gpt2":
+        model = tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=vocab, n_embd=32, n_layer=2, n_head=4,
+                                                 n_positions=MAX_POSITIONS))
+    elif family == "llama":
+        model = tf.LlamaForCausalLM(tf.LlamaConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2,
+                                                   num_attention_heads=4, num_key_value_heads=2,
+                                                   intermediate_size=64, max_position_embeddings=MAX_POSITIONS))
+    elif family == "gpt_neo":
+        model = tf.GPTNeoModel(tf.GPTNeoConfig(vocab_size=vocab, hidden_size=32, num_layers=2, num_heads=4,
+                                               attention_types=[[["global"], 2]], max_position_embeddings=MAX_POSITIONS))
+    else:
+        raise ValueError(f"unknown family {family!r}")
+    dest.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(dest, safe_serialization=True)
+    tok.save_pretrained(dest)
+    return dest
