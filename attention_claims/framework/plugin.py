@@ -16,9 +16,16 @@ Registered through the ``pytest11`` entry point ``attention_claims`` (see
   ``claims.md`` and ``claims.html``, prints a summary, and sets a non-zero exit status when
   a verdict disagrees with ``expected``.
 
-Under pytest-xdist the workers attach everything the controller needs to each test
-report's ``user_properties`` (which xdist serialises), and send their collected
-claim/reading coverage through ``workeroutput``; only the controller writes the report.
+Two classes, one of which ``pytest_configure`` registers, as pytest's ``junitxml`` and
+pytest-json-report do: :class:`ClaimsController` in the process that reports (a plain run, or
+xdist's controller: no ``config.workerinput``) and :class:`ClaimsWorker` in an xdist worker. Both
+share the collection and run hooks (:class:`_ClaimsHooks`), which attach everything the
+controller needs to each test report's ``user_properties`` (which xdist serialises); a worker
+sends its collected claim/reading coverage through ``workeroutput``; only the controller
+writes the report.
+
+A check may carry several ``claim`` markers (one check deciding several claims that state the
+same thing); its result counts for each ``(claim, reading)`` it names.
 """
 
 from __future__ import annotations
@@ -75,10 +82,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
-
 @dataclass
 class CheckResult:
     nodeid: str
@@ -92,6 +95,11 @@ class CheckResult:
     error: str = ""
     figures: list = field(default_factory=list)  # [{"path": absolute path, "caption": str}]
 
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """``(nodeid, claim, reading)``: one check may decide several claims (several markers)."""
+        return (self.nodeid, self.claim, self.reading)
+
 
 @dataclass
 class State:
@@ -100,12 +108,13 @@ class State:
     report_dir: Path | None
     sources_dir: Path
     collected: set = field(default_factory=set)  # (claim, reading, nodeid)
-    results: dict[str, CheckResult] = field(default_factory=dict)
+    results: dict[tuple[str, str, str], CheckResult] = field(default_factory=dict)  # CheckResult.key -> result
     partial: bool = False
     active: bool = False
     errors: list[str] = field(default_factory=list)
     summary: list = field(default_factory=list)
     planted: dict = field(default_factory=dict)  # kind -> [passed, ...] of trust_planted tests
+    planted_counts: dict | None = None  # this run's planted counts (trust.planted_counts), once computed
     selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
 
 
@@ -152,7 +161,10 @@ def pytest_configure(config: pytest.Config) -> None:
         selected=_selection(config, catalog),
     )
     config.stash[STATE_KEY] = state
-    config.pluginmanager.register(ClaimsSession(config, state), "attention-claims-session")
+    # As pytest's junitxml and pytest-json-report do: the reporter lives on the controller only
+    # (a process without ``workerinput``); an xdist worker gets the small class that forwards.
+    plugin_class = ClaimsWorker if hasattr(config, "workerinput") else ClaimsController
+    config.pluginmanager.register(plugin_class(config, state), "attention-claims-session")
 
 
 @pytest.fixture
@@ -223,8 +235,16 @@ class Claimed:
 
 @pytest.fixture
 def claimed(request: pytest.FixtureRequest) -> Claimed:
-    """What the record of the current check's claim states, as data (``[claimed]`` table)."""
-    target = _marker_target(request.node)
+    """What the record of the current check's claim states, as data (``[claimed]`` table).
+
+    A check that decides several claims (several ``claim`` markers) gets the record of its
+    closest marker (the one written nearest the function).
+
+    Raises:
+        pytest.UsageError: the check has no ``claim`` marker.
+    """
+    targets = _claim_markers(request.node)
+    target = targets[0] if targets else None
     if target is None:
         raise pytest.UsageError(f"{request.node.nodeid}: the 'claimed' fixture needs a @pytest.mark.claim marker")
     state = request.config.stash[STATE_KEY]
@@ -261,28 +281,28 @@ def _selection(config: pytest.Config, catalog: list[Claim]) -> frozenset[str] | 
 
 
 def _claim_markers(item: pytest.Item) -> list[tuple[str, str]]:
-    """Every ``(claim id, reading)`` that ``item``'s ``claim`` markers name (validated)."""
-    out = []
+    """Every ``(claim id, reading)`` that ``item``'s ``claim`` markers name, closest first, once each.
+
+    One check may carry several markers when it decides several claims that state the same thing.
+
+    Raises:
+        pytest.UsageError: a marker without exactly one claim id, or without ``reading=`` (or with
+            any other keyword), naming the check.
+    """
+    out: list[tuple[str, str]] = []
     for marker in item.iter_markers("claim"):
-        if len(marker.args) == 1 and isinstance(marker.args[0], str) and isinstance(marker.kwargs.get("reading"), str):
-            out.append((marker.args[0], marker.kwargs["reading"]))
+        if len(marker.args) != 1 or not isinstance(marker.args[0], str):
+            raise pytest.UsageError(f"attention-claims: {item.nodeid}: @pytest.mark.claim needs exactly one claim id")
+        extra = set(marker.kwargs) - {"reading"}
+        if not isinstance(marker.kwargs.get("reading"), str) or extra:
+            raise pytest.UsageError(
+                f"attention-claims: {item.nodeid}: @pytest.mark.claim({marker.args[0]!r}, reading=NAME) needs "
+                f"reading= and nothing else (got {sorted(marker.kwargs)})"
+            )
+        target = (marker.args[0], marker.kwargs["reading"])
+        if target not in out:
+            out.append(target)
     return out
-
-
-def _marker_target(item: pytest.Item) -> tuple[str, str] | None:
-    marker = item.get_closest_marker("claim")
-    if marker is None:
-        return None
-    where = f"{item.nodeid}"
-    if len(marker.args) != 1 or not isinstance(marker.args[0], str):
-        raise pytest.UsageError(f"attention-claims: {where}: @pytest.mark.claim needs exactly one claim id")
-    extra = set(marker.kwargs) - {"reading"}
-    if "reading" not in marker.kwargs or extra:
-        raise pytest.UsageError(
-            f"attention-claims: {where}: @pytest.mark.claim({marker.args[0]!r}, reading=NAME) needs "
-            f"reading= and nothing else (got {sorted(marker.kwargs)})"
-        )
-    return marker.args[0], marker.kwargs["reading"]
 
 
 def _target_problem(state: State, nodeid: str, cid: str, reading: str) -> str | None:
@@ -302,8 +322,60 @@ def _skip_reason(report: pytest.TestReport) -> str:
     return str(lr or "")
 
 
-class ClaimsSession:
-    """Per-run hooks and state (registered by ``pytest_configure``, like pytest-html's)."""
+def _props(report: pytest.TestReport) -> dict:
+    """The ``attention_claims.*`` user properties of a test report, as a dict."""
+    return dict(p for p in report.user_properties if isinstance(p, (tuple, list)) and len(p) == 2)
+
+
+def _counterexample_dict(exc: AssertionError) -> dict:
+    """What the report stores of a counterexample (an ``AssertionError``, a
+    :class:`~attention_claims.framework.evidence.Counterexample` or a bare one), with Hypothesis's
+    falsifying example and ``@reproduce_failure`` blob when it added them as notes."""
+    cx = exc.to_dict() if isinstance(exc, Counterexample) else {
+        "message": str(exc).strip() or "assertion failed",
+        "example": {},
+        "certified": False,
+        "certificate": "",
+        "boundary": None,
+    }
+    notes = [n for n in getattr(exc, "__notes__", []) if isinstance(n, str)]
+    falsifying = [n for n in notes if n.startswith(("Falsifying", "Failing test case"))]
+    cx["hypothesis"] = "\n".join(falsifying) if falsifying else None
+    blob = [n for n in notes if "@reproduce_failure" in n]
+    cx["reproduce_failure"] = blob[0].strip() if blob else None
+    return cx
+
+
+def _update_result(res: CheckResult, report: pytest.TestReport, props: dict) -> None:
+    """Fold one phase's test report (setup, call or teardown) into the check's result."""
+    if report.when == "call":
+        res.examples = int(props.get(PREFIX + "examples", 0))
+        res.evidence = props.get(PREFIX + "evidence", "")
+        res.figures = json.loads(props.get(PREFIX + "figures", "[]"))
+        if PREFIX + "counterexample" in props:
+            res.outcome = "counterexample"
+            res.counterexample = json.loads(props[PREFIX + "counterexample"])
+        elif report.passed:
+            res.outcome = "passed"
+        elif report.skipped:
+            res.outcome = "skipped"
+            res.skip_reason = _skip_reason(report)
+        else:
+            res.outcome = "error"
+            res.error = props.get(PREFIX + "error", "the check raised an exception")
+    elif report.failed:
+        res.outcome = "error"
+        last = str(report.longreprtext).strip().splitlines()
+        res.error = f"error in {report.when}: {last[-1] if last else ''}"
+    elif report.skipped and report.when == "setup":
+        res.outcome = "skipped"
+        res.skip_reason = _skip_reason(report)
+
+
+class _ClaimsHooks:
+    """The hooks that run wherever checks are collected and run: in a plain run's only process
+    and in every xdist worker. They validate the markers, apply ``--claims-select``, and attach
+    to each test report (``user_properties``, which xdist serialises) what the controller needs."""
 
     def __init__(self, config: pytest.Config, state: State):
         self.config = config
@@ -318,15 +390,14 @@ class ClaimsSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
+        """Validate every claim marker; keep only the checks of the selected claims.
+
+        Raises:
+            pytest.UsageError: a marker names an unknown claim or a reading its record lacks.
+        """
         state = self.state
-        problems = []
-        for item in items:
-            target = _marker_target(item)
-            if target is None:
-                continue
-            problem = _target_problem(state, item.nodeid, *target)
-            if problem:
-                problems.append(problem)
+        problems = [p for item in items for cid, reading in _claim_markers(item)
+                    if (p := _target_problem(state, item.nodeid, cid, reading))]
         if problems:
             raise pytest.UsageError("attention-claims: bad claim marker:\n  " + "\n  ".join(problems))
         if state.selected is not None:
@@ -339,65 +410,11 @@ class ClaimsSession:
                 config.hook.pytest_deselected(items=drop)
                 items[:] = keep
         for item in items:
-            target = _marker_target(item)
-            if target is not None:
-                state.collected.add((target[0], target[1], item.nodeid))
+            for cid, reading in _claim_markers(item):
+                state.collected.add((cid, reading, item.nodeid))
 
     def pytest_deselected(self, items) -> None:
-        for item in items:
-            if item.get_closest_marker("claim") is not None:
-                self.state.partial = True
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        state = self.state
-        if _is_worker(self.config):
-            self.config.workeroutput[PREFIX + "collected"] = sorted(state.collected)
-            self.config.workeroutput[PREFIX + "partial"] = state.partial
-            return
-        if state.collected:
-            self._activate()
-
-    def _activate(self) -> None:
-        state = self.state
-        state.active = True
-        missing = self._missing()
-        explicit = self.config.args_source == pytest.Config.ArgsSource.ARGS
-        selected = bool(self.config.getoption("keyword", "") or self.config.getoption("markexpr", ""))
-        if missing and not (explicit or selected or state.partial):
-            lines = [f"{claim.path}: claim '{claim.id}': reading '{name}' has no check" for claim, name in missing]
-            raise pytest.UsageError("attention-claims: readings without checks:\n  " + "\n  ".join(lines))
-        if missing:
-            state.partial = True
-        if state.report_dir is not None:
-            from .report import write_in_progress
-
-            write_in_progress(state, self.config)
-
-    def _missing(self) -> list:
-        covered = {(c, r) for c, r, _ in self.state.collected}
-        return [
-            (claim, r.name)
-            for claim in self.state.catalog
-            for r in claim.readings
-            if (claim.id, r.name) not in covered
-        ]
-
-    # -- xdist controller --------------------------------------------------------------
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node, ids) -> None:
-        state = self.state
-        if not state.active:
-            state.active = True
-            if state.report_dir is not None:
-                from .report import write_in_progress
-
-                write_in_progress(state, self.config)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node, error) -> None:
-        out = getattr(node, "workeroutput", {}) or {}
-        self.state.collected.update(tuple(x) for x in out.get(PREFIX + "collected", []))
-        if out.get(PREFIX + "partial"):
+        if any(item.get_closest_marker("claim") is not None for item in items):
             self.state.partial = True
 
     # -- running -----------------------------------------------------------------------
@@ -412,13 +429,11 @@ class ClaimsSession:
         trust = item.get_closest_marker("trust_planted")
         if trust is not None and trust.args:
             rep.user_properties.append((PREFIX + "trust", str(trust.args[0])))
-        target = _marker_target(item)
-        if target is None:
+        targets = _claim_markers(item)
+        if not targets:
             return
-        cid, reading = target
         props = rep.user_properties
-        props.append((PREFIX + "claim", cid))
-        props.append((PREFIX + "reading", reading))
+        props.append((PREFIX + "targets", json.dumps(targets)))
         if rep.when != "call":
             return
         log = item.stash.get(LOG_KEY, None)
@@ -436,66 +451,97 @@ class ClaimsSession:
                 rep.outcome = "failed"
                 rep.longrepr = f"{type(err).__name__}: {err}"
         if isinstance(exc, AssertionError):
-            cx = exc.to_dict() if isinstance(exc, Counterexample) else {
-                "message": str(exc).strip() or "assertion failed",
-                "example": {},
-                "certified": False,
-                "certificate": "",
-                "boundary": None,
-            }
-            notes = [n for n in getattr(exc, "__notes__", []) if isinstance(n, str)]
-            falsifying = [n for n in notes if n.startswith(("Falsifying", "Failing test case"))]
-            cx["hypothesis"] = "\n".join(falsifying) if falsifying else None
-            blob = [n for n in notes if "@reproduce_failure" in n]
-            cx["reproduce_failure"] = blob[0].strip() if blob else None
-            props.append((PREFIX + "counterexample", json.dumps(cx)))
-            claim = self.state.by_id.get(cid)
-            if claim is not None and claim.expected in ("false", "caveat"):
+            props.append((PREFIX + "counterexample", json.dumps(_counterexample_dict(exc))))
+            expected = {self.state.by_id[cid].expected for cid, _ in targets if cid in self.state.by_id}
+            if expected and expected <= {"false", "caveat"}:
+                # the expected outcome for every claim the check decides: not a failure of the run
+                names = ", ".join(f"{cid} [{reading}]" for cid, reading in targets)
                 rep.outcome = "skipped"
-                rep.wasxfail = f"counterexample to {cid} [{reading}] (claim expected {claim.expected})"
+                rep.wasxfail = f"counterexample to {names} (expected {'/'.join(sorted(expected))})"
         elif exc is not None and not isinstance(exc, pytest.skip.Exception):
             props.append((PREFIX + "error", f"{type(exc).__name__}: {exc}"))
 
+
+class ClaimsWorker(_ClaimsHooks):
+    """The plugin in an xdist worker: it collects and runs checks and sends the controller what it
+    collected (``workeroutput``); it never builds or writes a report."""
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.config.workeroutput[PREFIX + "collected"] = sorted(self.state.collected)
+        self.config.workeroutput[PREFIX + "partial"] = self.state.partial
+
+
+class ClaimsController(_ClaimsHooks):
+    """The plugin in the controlling process (a plain run, or xdist's controller): it gathers every
+    check's result from the test reports, computes the verdicts, writes the report and sets the
+    exit status."""
+
+    # -- collection -------------------------------------------------------------------
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.state.collected:
+            self._activate()
+
+    def _activate(self) -> None:
+        """Start deciding: check that every reading has a check (a full run only), write the
+        in-progress report.
+
+        Raises:
+            pytest.UsageError: a full run in which some reading has no check.
+        """
+        state = self.state
+        missing = self._missing()
+        explicit = self.config.args_source == pytest.Config.ArgsSource.ARGS
+        selected = bool(self.config.getoption("keyword", "") or self.config.getoption("markexpr", ""))
+        if missing and not (explicit or selected or state.partial):
+            lines = [f"{claim.path}: claim '{claim.id}': reading '{name}' has no check" for claim, name in missing]
+            raise pytest.UsageError("attention-claims: readings without checks:\n  " + "\n  ".join(lines))
+        if missing:
+            state.partial = True
+        self._start_deciding()
+
+    def _start_deciding(self) -> None:
+        """Mark the run as deciding claims and replace the report by an in-progress one."""
+        self.state.active = True
+        if self.state.report_dir is not None:
+            from .report import write_in_progress
+
+            write_in_progress(self.state, self.config)
+
+    def _missing(self) -> list:
+        covered = {(c, r) for c, r, _ in self.state.collected}
+        return [
+            (claim, r.name)
+            for claim in self.state.catalog
+            for r in claim.readings
+            if (claim.id, r.name) not in covered
+        ]
+
+    # -- xdist controller --------------------------------------------------------------
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        out = getattr(node, "workeroutput", {}) or {}
+        self.state.collected.update(tuple(x) for x in out.get(PREFIX + "collected", []))
+        if out.get(PREFIX + "partial"):
+            self.state.partial = True
+
+    # -- results -----------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        props = dict(p for p in report.user_properties if isinstance(p, (tuple, list)) and len(p) == 2)
+        props = _props(report)
         kind = props.get(PREFIX + "trust")
-        if kind is not None and not _is_worker(self.config):
-            if report.when == "call" or (report.when == "setup" and report.failed):
-                self.state.planted.setdefault(kind, []).append(bool(report.passed))
-        cid = props.get(PREFIX + "claim")
-        if cid is None or _is_worker(self.config):
-            return
-        res = self.state.results.setdefault(
-            report.nodeid, CheckResult(report.nodeid, cid, props.get(PREFIX + "reading", ""))
-        )
-        if report.when == "call":
-            res.examples = int(props.get(PREFIX + "examples", 0))
-            res.evidence = props.get(PREFIX + "evidence", "")
-            res.figures = json.loads(props.get(PREFIX + "figures", "[]"))
-            if PREFIX + "counterexample" in props:
-                res.outcome = "counterexample"
-                res.counterexample = json.loads(props[PREFIX + "counterexample"])
-            elif report.passed:
-                res.outcome = "passed"
-            elif report.skipped:
-                res.outcome = "skipped"
-                res.skip_reason = _skip_reason(report)
-            else:
-                res.outcome = "error"
-                res.error = props.get(PREFIX + "error", "the check raised an exception")
-        elif report.failed:
-            res.outcome = "error"
-            last = str(report.longreprtext).strip().splitlines()
-            res.error = f"error in {report.when}: {last[-1] if last else ''}"
-        elif report.skipped and report.when == "setup":
-            res.outcome = "skipped"
-            res.skip_reason = _skip_reason(report)
+        if kind is not None and (report.when == "call" or (report.when == "setup" and report.failed)):
+            self.state.planted.setdefault(kind, []).append(bool(report.passed))
+        targets = json.loads(props.get(PREFIX + "targets", "[]"))
+        if targets and not self.state.active:
+            # Under xdist the controller collects nothing itself: the first result of a claim check
+            # says that this run decides claims (a run of tests/ alone never touches the report).
+            self._start_deciding()
+        for cid, reading in targets:
+            res = self.state.results.setdefault((report.nodeid, cid, reading), CheckResult(report.nodeid, cid, reading))
+            _update_result(res, report, props)
 
     # -- the end -----------------------------------------------------------------------
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.state
-        if _is_worker(self.config):
-            return
         if state.planted and state.report_dir is not None:
             self._record_planted()
         broken = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)

@@ -269,3 +269,55 @@ def test_deferred_certificate_that_does_not_confirm_is_an_error(planted):
     assert run.result.ret != 0
     c = run.claim("c")
     assert c["verdict"] == "undecided" and "did not confirm" in c["errors"][0]
+
+
+TWO_MARKERS = '''
+import pytest
+from attention_claims.testkit import refute
+
+@pytest.mark.claim("c", reading="exact")
+@pytest.mark.claim("d", reading="other")
+def test_both(claim_log):
+    claim_log.example(x=3.0)
+    {body}
+'''
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+def test_one_check_decides_several_claims(planted, xdist):
+    records = {"c.toml": record_toml("c", expected="false"),
+               "d.toml": record_toml("d", expected="false", readings=(("other", True),))}
+    src = TWO_MARKERS.format(body='refute("shared failure", example={"N": 3}, certified=True)')
+    run = planted(records, {"test_both.py": src}, args=["-n", "2"] if xdist else [], subprocess=xdist)
+    assert run.result.ret == 0, run.result.stdout.str()
+    for cid, reading in (("c", "exact"), ("d", "other")):
+        c = run.claim(cid)
+        assert c["verdict"] == "false", c
+        (r,) = c["readings"]
+        assert r["name"] == reading and r["checks"] == ["test_both.py::test_both"]
+        assert r["counterexample"]["message"] == "shared failure" and r["examples"] == 1
+    run.result.assert_outcomes(xfailed=1)
+
+
+def test_a_shared_check_fails_the_run_when_one_of_its_claims_expects_true(planted):
+    records = {"c.toml": record_toml("c", expected="false"),
+               "d.toml": record_toml("d", expected="true", readings=(("other", True),))}
+    src = TWO_MARKERS.format(body='refute("shared failure", certified=True)')
+    run = planted(records, {"test_both.py": src})
+    run.result.assert_outcomes(failed=1)
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED
+    assert run.claim("c")["agrees"] is True and run.claim("d")["agrees"] is False
+
+
+def test_claim_marker_without_reading_is_a_usage_error(planted):
+    src = "import pytest\n\n@pytest.mark.claim('c')\ndef test_x():\n    pass\n"
+    run = planted({"c.toml": record_toml("c")}, {"test_x.py": src})
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR
+    run.result.stderr.fnmatch_lines(["*@pytest.mark.claim('c', reading=NAME) needs reading=*"])
+
+
+def test_controller_and_worker_are_different_classes(pytester):
+    from attention_claims.framework.plugin import ClaimsController, ClaimsWorker
+
+    assert not issubclass(ClaimsWorker, ClaimsController) and not issubclass(ClaimsController, ClaimsWorker)
+    assert not hasattr(ClaimsWorker, "pytest_sessionfinish") and not hasattr(ClaimsWorker, "pytest_terminal_summary")
