@@ -1,13 +1,23 @@
 """Input validation, dtype and device resolution shared by every concept.
+
+One family of validators, one message per fault, every message starting with the argument's name:
+
+- :func:`as_array`: array-like or tensor -> float64 NumPy array (``ndim``, ``integer``, ``square``
+  options); every NumPy-level input of :mod:`attention_claims.maths` goes through it;
+- :func:`as_tensor`: the same checks for torch inputs, keeping the tensor's dtype and device
+  unless told otherwise;
+- :func:`as_int`: a Python integer in a range (:func:`positive_int` is its common case);
+- :func:`resolve_dtype`, :func:`cuda_available`: dtype names and the CUDA device.
+
+Every fault raises :class:`AttentionInputError` (a ``ValueError``).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
-
-pass
-
 
 DTYPES = {
     "float64": torch.float64,
@@ -21,13 +31,50 @@ class AttentionInputError(ValueError):
     """Bad input to a builder: wrong shape, empty, NaN or Inf. The message names the argument."""
 
 
-def as_tensor(x, name: str, *, dtype: torch.dtype | None = None, device: str | torch.device | None = None,
-              ndim: int = 2) -> torch.Tensor:
-    """Validate and convert ``x`` to a torch tensor.
+def _check(name: str, shape: tuple[int, ...], finite: bool, ndim: int | None) -> None:
+    """The checks :func:`as_array` and :func:`as_tensor` share, in this order (messages are part
+    of the interface: tests match them)."""
+    if ndim is not None and len(shape) != ndim:
+        raise AttentionInputError(f"{name}: expected {ndim} dimensions, got shape {shape}")
+    if math.prod(shape) == 0:
+        raise AttentionInputError(f"{name}: empty array of shape {shape}")
+    if not finite:
+        raise AttentionInputError(f"{name}: contains NaN or Inf")
+
+
+def as_array(x, name: str, *, ndim: int | None = 2, integer: bool = False, square: bool = False) -> np.ndarray:
+    """``x`` (array-like or torch tensor, any device) as a validated float64 NumPy array.
+
+    Checks, in order: numeric, ``ndim`` dimensions (``None``: any), non-empty, finite, then with
+    ``integer`` every entry an integer (the array stays float64: exact for ``|x| <= 2^53``), with
+    ``square`` a square matrix. float64 is exact for every float32/bfloat16/float16 value, so no
+    information is lost on the way.
 
     Raises:
-        AttentionInputError: if ``x`` does not have ``ndim`` dimensions, is empty, or holds
-            NaN or Inf (named by ``name``).
+        AttentionInputError: a check fails (named by ``name``).
+    """
+    if isinstance(x, torch.Tensor):
+        x = x.detach().to("cpu", torch.float64).numpy()
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise AttentionInputError(f"{name}: not a numeric array ({exc})") from None
+    _check(name, a.shape, bool(np.isfinite(a).all()), ndim)
+    if integer and not np.all(a == np.round(a)):
+        raise AttentionInputError(f"{name}: entries must be integers")
+    if square and (a.ndim != 2 or a.shape[0] != a.shape[1]):
+        raise AttentionInputError(f"{name}: expected a square matrix, got shape {a.shape}")
+    return a
+
+
+def as_tensor(x, name: str, *, dtype: torch.dtype | None = None, device: str | torch.device | None = None,
+              ndim: int = 2) -> torch.Tensor:
+    """Validate and convert ``x`` to a torch tensor: the checks of :func:`as_array` (numeric,
+    ``ndim`` dimensions, non-empty, finite) on the tensor as given (a tensor keeps its dtype and
+    device; other input becomes float64), then moved to ``device`` and cast to ``dtype``.
+
+    Raises:
+        AttentionInputError: a check fails (named by ``name``).
     """
     if isinstance(x, torch.Tensor):
         t = x
@@ -36,12 +83,7 @@ def as_tensor(x, name: str, *, dtype: torch.dtype | None = None, device: str | t
             t = torch.as_tensor(np.asarray(x, dtype=np.float64))
         except (TypeError, ValueError) as exc:
             raise AttentionInputError(f"{name}: not a numeric array ({exc})") from None
-    if t.ndim != ndim:
-        raise AttentionInputError(f"{name}: expected {ndim} dimensions, got shape {tuple(t.shape)}")
-    if t.numel() == 0:
-        raise AttentionInputError(f"{name}: empty array of shape {tuple(t.shape)}")
-    if not torch.isfinite(t).all():
-        raise AttentionInputError(f"{name}: contains NaN or Inf")
+    _check(name, tuple(t.shape), bool(torch.isfinite(t).all()), ndim)
     if device is not None:
         t = t.to(device)
     if dtype is not None:
@@ -49,21 +91,29 @@ def as_tensor(x, name: str, *, dtype: torch.dtype | None = None, device: str | t
     return t
 
 
-def as_float64_array(x, name: str, ndim: int = 2) -> np.ndarray:
-    """``x`` (array-like or torch tensor, any device) as a float64 NumPy array of ``ndim`` dimensions.
+def as_int(v, name: str, *, lo: int = 1, hi: int | None = None) -> int:
+    """``v`` (a Python or NumPy integer, not a bool) as an ``int`` in ``[lo, hi]`` (``hi=None``: no
+    upper bound).
 
     Raises:
-        AttentionInputError: if ``x`` does not have ``ndim`` dimensions, is empty, or holds NaN or
-            Inf (named by ``name``).
+        AttentionInputError: ``v`` is not an integer or lies outside the range.
     """
-    if isinstance(x, torch.Tensor):
-        x = x.detach().to("cpu", torch.float64).numpy()
-    a = np.asarray(x, dtype=np.float64)
-    if a.ndim != ndim or a.size == 0:
-        raise AttentionInputError(f"{name}: expected a non-empty {ndim}-D array, got shape {a.shape}")
-    if not np.isfinite(a).all():
-        raise AttentionInputError(f"{name}: contains NaN or Inf")
-    return a
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
+        if hi is not None:
+            want = f"an integer in [{lo}, {hi}]"
+        else:
+            want = {1: "a positive integer", 0: "a non-negative integer"}.get(lo, f"an integer >= {lo}")
+        raise AttentionInputError(f"{name}: must be {want}, got {v!r}")
+    return int(v)
+
+
+def positive_int(v, name: str) -> int:
+    """``as_int(v, name)``: an integer ``>= 1``.
+
+    Raises:
+        AttentionInputError: ``v`` is not a positive integer.
+    """
+    return as_int(v, name)
 
 
 def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
@@ -83,31 +133,3 @@ def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
 def cuda_available() -> bool:
     """Whether a CUDA device can run the CUDA readings here."""
     return torch.cuda.is_available()
-
-
-def finite_array(x, name: str, ndim: int | None = None) -> np.ndarray:
-    if isinstance(x, torch.Tensor):
-        x = x.detach().to("cpu", torch.float64).numpy()
-    a = np.asarray(x, dtype=np.float64)
-    if ndim is not None and a.ndim != ndim:
-        raise AttentionInputError(f"{name}: expected {ndim} dimensions, got shape {a.shape}")
-    if a.size == 0:
-        raise AttentionInputError(f"{name}: empty array")
-    if not np.isfinite(a).all():
-        raise AttentionInputError(f"{name}: contains NaN or Inf")
-    return a
-
-
-def finite_matrix(x, name: str) -> np.ndarray:
-    a = np.asarray(x, dtype=np.float64)
-    if a.ndim != 2 or a.size == 0:
-        raise AttentionInputError(f"{name}: expected a non-empty 2-D array, got shape {a.shape}")
-    if not np.isfinite(a).all():
-        raise AttentionInputError(f"{name}: contains NaN or Inf")
-    return a
-
-
-def positive_int(v, name: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise AttentionInputError(f"{name}: must be a positive integer, got {v!r}")
-    return int(v)

@@ -1,5 +1,16 @@
 """Attention builders: logits, masks, softmax and linear attention, in float (torch) and in
 exact/high-precision arithmetic (mpmath, python-flint arb, rationals) side by side.
+
+Shapes: queries ``Q (N, d)``, keys ``K (M, d)``, values ``V (M, d_v)``; an attention matrix is
+``(N, M)`` with rows that sum to 1 (softmax) and is dimensionless. Softmax attention is
+``softmax(mask(Q K^T * scale))`` (Vaswani et al. 2017 eq. (1); 003 定义 11.24), linear attention
+``phi(Q) phi(K)^T`` row-normalised (Katharopoulos et al. 2020 eq. (4)-(6)). The arithmetics:
+
+- torch, in a chosen dtype and device (:func:`softmax_attention`, :func:`masked_softmax_attention`,
+  :func:`linear_attention`, :func:`attention_layer`): what a model computes;
+- mpmath at a number of digits (:func:`mp_softmax`, :func:`mp_attention`, :func:`mp_softmax_entry`);
+- python-flint arb, certified (:func:`arb_logits`, :func:`arb_softmax_attention`);
+- exact, for integer logits at a transcendental scale (:func:`exact_attention_rows`).
 """
 
 from __future__ import annotations
@@ -12,7 +23,8 @@ import numpy as np
 import torch
 from flint import arb, arb_mat
 
-from .arrays import AttentionInputError, as_float64_array, as_tensor, finite_matrix, positive_int, resolve_dtype
+from .arrays import AttentionInputError, as_array, as_int, as_tensor, positive_int, resolve_dtype
+from .exact import mp_matrix
 
 
 def logits(Q, K, *, scale: float | None = None, dtype="float64", device=None) -> torch.Tensor:
@@ -39,9 +51,8 @@ def causal_mask(N: int, M: int | None = None, *, device=None) -> torch.Tensor:
     Raises:
         AttentionInputError: if ``N`` or ``M`` is not a positive integer.
     """
-    M = N if M is None else M
-    if not (isinstance(N, int) and isinstance(M, int) and N > 0 and M > 0):
-        raise AttentionInputError(f"causal_mask: N and M must be positive integers, got {N!r}, {M!r}")
+    N = positive_int(N, "N")
+    M = N if M is None else positive_int(M, "M")
     return torch.ones(N, M, dtype=torch.bool, device=device).tril()
 
 
@@ -133,14 +144,11 @@ def attention_mask(kind: str, N: int, *, prefix: int = 0, window: int = 1, devic
     Raises:
         AttentionInputError: unknown kind, ``N < 1``, ``prefix`` outside ``[0, N]`` or ``window < 0``.
     """
-    if not (isinstance(N, int) and N > 0):
-        raise AttentionInputError(f"attention_mask: N must be a positive integer, got {N!r}")
+    N = positive_int(N, "N")
     if kind not in MASK_KINDS:
-        raise AttentionInputError(f"attention_mask: unknown kind {kind!r} (one of {', '.join(MASK_KINDS)})")
-    if not (isinstance(prefix, int) and 0 <= prefix <= N):
-        raise AttentionInputError(f"attention_mask: prefix must be an integer in [0, {N}], got {prefix!r}")
-    if not (isinstance(window, int) and window >= 0):
-        raise AttentionInputError(f"attention_mask: window must be a non-negative integer, got {window!r}")
+        raise AttentionInputError(f"mask: unknown kind {kind!r} (one of {', '.join(MASK_KINDS)})")
+    prefix = as_int(prefix, "prefix", lo=0, hi=N)
+    window = as_int(window, "window", lo=0)
     i = torch.arange(N, device=device).unsqueeze(1)
     j = torch.arange(N, device=device).unsqueeze(0)
     if kind == "bidirectional":
@@ -156,6 +164,30 @@ def attention_mask(kind: str, N: int, *, prefix: int = 0, window: int = 1, devic
     return ((i - j) >= 0) & ((i - j) <= window)
 
 
+def resolve_mask(mask: torch.Tensor | np.ndarray | str | None, N: int, M: int, *, device=None) -> torch.Tensor:
+    """The boolean ``(N, M)`` mask (``True``: query ``i`` may attend to key ``j``) that ``mask``
+    stands for: ``None`` is bidirectional, a string is a kind of :func:`attention_mask` (square
+    only), an array or tensor is taken as it is. On ``device`` (default: the tensor's own, or CPU).
+
+    Raises:
+        AttentionInputError: a kind with ``N != M``, a mask whose shape is not ``(N, M)``, or a
+            row with no allowed key (softmax undefined).
+    """
+    if mask is None:
+        return torch.ones(N, M, dtype=torch.bool, device=device)
+    if isinstance(mask, str):
+        if N != M:
+            raise AttentionInputError(f"mask {mask!r} needs square logits, got shape {(N, M)}")
+        return attention_mask(mask, N, device=device)
+    keep = torch.as_tensor(np.asarray(mask, dtype=bool) if not isinstance(mask, torch.Tensor) else mask)
+    keep = keep.to(dtype=torch.bool, device=device if device is not None else keep.device)
+    if tuple(keep.shape) != (N, M):
+        raise AttentionInputError(f"mask: shape {tuple(keep.shape)} differs from the logits' {(N, M)}")
+    if not bool(keep.any(dim=-1).all()):
+        raise AttentionInputError("mask: some query row may attend to no key (softmax undefined)")
+    return keep
+
+
 def masked_softmax_attention(Q, K, mask: torch.Tensor | str | None = None, *, scale: float | None = None,
                              dtype="float64", device=None) -> torch.Tensor:
     """``softmax(mask(Q K^T * scale))``, shape ``(N, M)``, computed in ``dtype`` (``torch.softmax``).
@@ -165,21 +197,13 @@ def masked_softmax_attention(Q, K, mask: torch.Tensor | str | None = None, *, sc
     eq. (1); the masks as in :func:`attention_mask`.
 
     Raises:
-        AttentionInputError: bad input, or a mask whose shape differs from the logits' or that
-            leaves a row with no allowed key.
+        AttentionInputError: bad input, or a bad mask (see :func:`resolve_mask`).
     """
     z = logits(Q, K, scale=scale, dtype=dtype, device=device)
     if mask is None:
         return torch.softmax(z, dim=-1)
-    if isinstance(mask, str):
-        if z.shape[0] != z.shape[1]:
-            raise AttentionInputError(f"mask {mask!r} needs square logits, got shape {tuple(z.shape)}")
-        mask = attention_mask(mask, z.shape[0], device=z.device)
-    if tuple(mask.shape) != tuple(z.shape):
-        raise AttentionInputError(f"mask: shape {tuple(mask.shape)} differs from the logits' {tuple(z.shape)}")
-    if not bool(mask.any(dim=-1).all()):
-        raise AttentionInputError("mask: some query row may attend to no key (softmax undefined)")
-    return torch.softmax(z.masked_fill(~mask.to(z.device), float("-inf")), dim=-1)
+    keep = resolve_mask(mask, z.shape[0], z.shape[1], device=z.device)
+    return torch.softmax(z.masked_fill(~keep, float("-inf")), dim=-1)
 
 
 def attention_layer(X, Wq, Wk, Wv, *, mask: torch.Tensor | str | None = None, dtype="float64",
@@ -202,35 +226,52 @@ def attention_layer(X, Wq, Wk, Wv, *, mask: torch.Tensor | str | None = None, dt
     return A @ (x @ wv)
 
 
+def mp_softmax(z) -> list[mpmath.mpf]:
+    """``softmax(z)`` of one row of logits ``z (M,)`` (mpmath numbers, or floats taken exactly) at
+    the current mpmath precision: ``e^(z_j - max z) / sum_l e^(z_l - max z)`` (the maximum is
+    subtracted so that no term overflows). Vaswani et al. 2017 eq. (1).
+    """
+    zs = [mpmath.mpf(v) for v in z]
+    mx = max(zs)
+    e = [mpmath.exp(x - mx) for x in zs]
+    tot = mpmath.fsum(e)
+    return [x / tot for x in e]
+
+
+def mp_softmax_matrix(Qm: mpmath.matrix, Km: mpmath.matrix, scale) -> mpmath.matrix:
+    """``softmax(Qm Km^T * scale)`` ``(N, M)`` for mpmath matrices ``Qm (N, d)``, ``Km (M, d)`` at the
+    current mpmath precision; each logit is an ``fsum`` of the ``d`` products (Vaswani et al. 2017
+    eq. (1), no mask).
+    """
+    N, M = Qm.rows, Km.rows
+    A = mpmath.matrix(N, M)
+    for i in range(N):
+        z = [mpmath.fsum(Qm[i, c] * Km[j, c] for c in range(Qm.cols)) * scale for j in range(M)]
+        for j, p in enumerate(mp_softmax(z)):
+            A[i, j] = p
+    return A
+
+
 def mp_attention(Q, K, V=None, *, scale=None, dps: int = 40) -> mpmath.matrix:
     """``softmax(Q K^T * scale)`` (or times ``V``) in mpmath at ``dps`` digits, from the exact
     values of the float64 inputs; ``scale`` defaults to ``1/sqrt(d)`` (003 定义 11.24) and may be
-    an mpmath number. Returns an ``(N, N)`` (or ``(N, d_v)``) ``mpmath.matrix``.
+    an mpmath number. Returns an ``(N, M)`` (or ``(N, d_v)``) ``mpmath.matrix``.
 
     Raises:
         AttentionInputError: bad shapes or non-finite input.
     """
-    q, kk = as_float64_array(Q, "Q"), as_float64_array(K, "K")
+    q, kk = as_array(Q, "Q"), as_array(K, "K")
     if q.shape[1] != kk.shape[1]:
         raise AttentionInputError(f"Q, K: head dimensions differ ({q.shape[1]} vs {kk.shape[1]})")
-    v = None if V is None else as_float64_array(V, "V")
+    v = None if V is None else as_array(V, "V")
     if v is not None and v.shape[0] != kk.shape[0]:
         raise AttentionInputError(f"V: expected {kk.shape[0]} rows, got {v.shape[0]}")
     with mpmath.workdps(dps):
         s = 1 / mpmath.sqrt(q.shape[1]) if scale is None else mpmath.mpf(scale)
-        N, M = q.shape[0], kk.shape[0]
-        A = mpmath.matrix(N, M)
-        for i in range(N):
-            z = [mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(b)) for a, b in zip(q[i], kk[j], strict=True))
-                 * s for j in range(M)]
-            mx = max(z)
-            e = [mpmath.exp(x - mx) for x in z]
-            tot = mpmath.fsum(e)
-            for j in range(M):
-                A[i, j] = e[j] / tot
+        A = mp_softmax_matrix(mp_matrix(q, "Q"), mp_matrix(kk, "K"), s)
         if v is None:
             return A
-        return A * mpmath.matrix(v.tolist())
+        return A * mp_matrix(v, "V")
 
 
 def gaussian_logits(d: int, N: int, seed: int, *, scaled: bool = True) -> tuple[np.ndarray, float]:
@@ -274,9 +315,12 @@ def feature_linear_attention(fQ: torch.Tensor, fK: torch.Tensor, V: torch.Tensor
 def arb_logits(Q, K, scale: str | float = "sqrt_d") -> list[list[arb]]:
     """Certified enclosures of ``Q K^T * scale`` (``scale="sqrt_d"`` means ``1/sqrt(d)``).
 
-    Returns a nested list ``(N, M)`` of arb balls. Source: 003 定义 11.24.
+    Returns a nested list ``(N, M)`` of arb balls (current flint precision). Source: 003 定义 11.24.
+
+    Raises:
+        AttentionInputError: bad shapes or non-finite input.
     """
-    q, k = finite_matrix(Q, "Q"), finite_matrix(K, "K")
+    q, k = as_array(Q, "Q"), as_array(K, "K")
     if q.shape[1] != k.shape[1]:
         raise AttentionInputError(f"Q, K: head dimensions differ ({q.shape[1]} vs {k.shape[1]})")
     d = q.shape[1]
@@ -301,6 +345,9 @@ def arb_softmax_attention(Q, K, *, causal: bool = False, scale: str | float = "s
     Each row is ``exp(z_ij - m_i) / sum_j exp(z_ij - m_i)`` over the allowed keys (``j <= i``
     when ``causal``), masked entries exactly 0. Uses the current flint precision.
     Source: Vaswani et al. 2017 eq. (1); 003 定义 11.24; 002 "低秩问题" for the mask.
+
+    Raises:
+        AttentionInputError: as :func:`arb_logits`.
     """
     z = arb_logits(Q, K, scale)
     n, m = len(z), len(z[0])
@@ -316,12 +363,10 @@ def arb_softmax_attention(Q, K, *, causal: bool = False, scale: str | float = "s
 
 
 def mp_softmax_entry(z_row, j: int, dps: int = 50) -> mpmath.mpf:
-    """``softmax(z_row)_j`` in mpmath at ``dps`` decimal digits (exact float inputs)."""
+    """``softmax(z_row)_j`` (:func:`mp_softmax`) in mpmath at ``dps`` decimal digits, from the exact
+    values of the float logits ``z_row (M,)``."""
     with mpmath.workdps(dps):
-        zs = [mpmath.mpf(float(v)) for v in z_row]
-        m = max(zs)
-        tot = mpmath.fsum(mpmath.exp(v - m) for v in zs)
-        return mpmath.exp(zs[j] - m) / tot
+        return mp_softmax([float(v) for v in z_row])[j]
 
 
 def exact_attention_rows(M_int, V_int, mask: torch.Tensor | str | None = None) -> list:
@@ -332,20 +377,16 @@ def exact_attention_rows(M_int, V_int, mask: torch.Tensor | str | None = None) -
     ``t`` iff they are equal as rational functions (see :func:`rational_rows_equal`).
 
     Raises:
-        AttentionInputError: non-integer input, mismatched shapes, or an empty mask row.
+        AttentionInputError: ``M`` or ``V`` not a non-empty finite 2-D integer array, mismatched
+            shapes, or a bad mask (see :func:`resolve_mask`).
     """
     from flint import fmpz_poly
 
-    m = np.asarray(M_int, dtype=np.float64)
-    v = np.asarray(V_int, dtype=np.float64)
-    if (m.ndim != 2 or v.ndim != 2 or m.shape[1] != v.shape[0] or not np.all(m == np.round(m))
-            or not np.all(v == np.round(v))):
-        raise AttentionInputError("exact_attention_rows: need integer M (N, L) and V (L, dv)")
+    m, v = as_array(M_int, "M", integer=True), as_array(V_int, "V", integer=True)
+    if m.shape[1] != v.shape[0]:
+        raise AttentionInputError(f"M, V: M {m.shape} has {m.shape[1]} keys, V {v.shape} has {v.shape[0]} rows")
     N, L = m.shape
-    keep = (np.ones((N, L), dtype=bool) if mask is None else
-            attention_mask(mask, N).numpy() if isinstance(mask, str) else np.asarray(mask, dtype=bool))
-    if keep.shape != (N, L) or not keep.any(axis=1).all():
-        raise AttentionInputError("exact_attention_rows: mask has the wrong shape or an empty row")
+    keep = resolve_mask(mask, N, L).cpu().numpy()
     rows = []
     for i in range(N):
         js = [j for j in range(L) if keep[i, j]]

@@ -1,4 +1,9 @@
 """Cost of attention: multiplication counts, FLOPs by torch's meta device, peak memory of chunked schedules.
+
+Units: flops count one multiply and one add of an ``(m, n) @ (n, p)`` product as ``2 m n p``
+(the convention of ``torch.utils.flop_counter``); operation counts are scalar operations; memory is
+a number of intermediate values (not bytes). Sizes: ``N`` tokens, head dimension ``d``, Linformer's
+``k`` projected rows, ``m`` features of a linear-attention feature map.
 """
 
 from __future__ import annotations
@@ -8,7 +13,7 @@ import math
 import numpy as np
 import torch
 
-from .arrays import AttentionInputError, as_float64_array, positive_int
+from .arrays import AttentionInputError, as_array, positive_int
 
 COUNT_METHODS = ("standard", "linformer", "doc-linformer", "linear")
 
@@ -124,7 +129,7 @@ def chunked_attention(Q, K, V, chunk: int = 1) -> tuple[np.ndarray, int]:
     Raises:
         AttentionInputError: bad shapes, non-finite input, or ``chunk`` not a positive integer.
     """
-    q, kk, v = as_float64_array(Q, "Q"), as_float64_array(K, "K"), as_float64_array(V, "V")
+    q, kk, v = as_array(Q, "Q"), as_array(K, "K"), as_array(V, "V")
     chunk = positive_int(chunk, "chunk")
     if q.shape[1] != kk.shape[1] or kk.shape[0] != v.shape[0]:
         raise AttentionInputError(f"chunked_attention: shapes Q {q.shape}, K {kk.shape}, V {v.shape}")

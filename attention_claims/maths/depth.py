@@ -20,11 +20,9 @@ import math
 import mpmath
 import numpy as np
 
-from .arrays import AttentionInputError
-
-
-def _mp_matrix(a: np.ndarray) -> mpmath.matrix:
-    return mpmath.matrix([[mpmath.mpf(float(v)) for v in row] for row in a])
+from .arrays import AttentionInputError, as_array, as_int
+from .attention import mp_softmax_matrix
+from .exact import mp_matrix
 
 
 def relative_residual(X) -> mpmath.mpf:
@@ -32,12 +30,12 @@ def relative_residual(X) -> mpmath.mpf:
     for an mpmath or NumPy ``(N, D)`` matrix; 0 for a rank-1 matrix of identical rows.
 
     Raises:
-        AttentionInputError: empty or all-zero input.
+        AttentionInputError: empty, non-finite or all-zero input.
     """
-    M = X if isinstance(X, mpmath.matrix) else _mp_matrix(np.asarray(X, dtype=np.float64))
+    M = X if isinstance(X, mpmath.matrix) else mp_matrix(X, "X")
     N, D = M.rows, M.cols
     if N == 0 or D == 0:
-        raise AttentionInputError("relative_residual: empty matrix")
+        raise AttentionInputError("X: empty matrix")
     mean = [mpmath.fsum(M[i, j] for i in range(N)) / N for j in range(D)]
     num = mpmath.fsum((M[i, j] - mean[j]) ** 2 for i in range(N) for j in range(D))
     den = mpmath.fsum(M[i, j] ** 2 for i in range(N) for j in range(D))
@@ -62,31 +60,20 @@ def attention_stack_residuals(X0, weights, *, skip: bool = False, mlps=None, dps
             X along the way (for instance an MLP that switches every ReLU unit off: the relative
             residual of a zero matrix is undefined).
     """
-    x0 = np.asarray(X0, dtype=np.float64)
-    if x0.ndim != 2 or x0.size == 0 or not np.isfinite(x0).all():
-        raise AttentionInputError("attention_stack_residuals: X0 must be a finite non-empty 2-D array")
+    x0 = as_array(X0, "X0")
     if mlps is not None and len(mlps) != len(weights):
         raise AttentionInputError(f"attention_stack_residuals: {len(mlps)} MLPs for {len(weights)} layers")
     with mpmath.workdps(dps):
-        X = _mp_matrix(x0)
+        X = mp_matrix(x0, "X0")
         out = [relative_residual(X)]
         for layer, (Wq, Wk, Wv) in enumerate(weights):
-            wq, wk, wv = (np.asarray(w, dtype=np.float64) for w in (Wq, Wk, Wv))
+            wq, wk, wv = as_array(Wq, "Wq"), as_array(Wk, "Wk"), as_array(Wv, "Wv")
             if not (wq.shape[0] == wk.shape[0] == wv.shape[0] == x0.shape[1] == wv.shape[1]
-                    and wq.shape[1] == wk.shape[1]) or not all(np.isfinite(w).all() for w in (wq, wk, wv)):
-                raise AttentionInputError("attention_stack_residuals: weight shapes do not fit X or are not finite")
-            Qm, Km = X * _mp_matrix(wq), X * _mp_matrix(wk)
-            s = 1 / mpmath.sqrt(wq.shape[1])
-            N = X.rows
-            P = mpmath.matrix(N, N)
-            for i in range(N):
-                z = [mpmath.fsum(Qm[i, c] * Km[j, c] for c in range(Qm.cols)) * s for j in range(N)]
-                mx = max(z)
-                e = [mpmath.exp(v - mx) for v in z]
-                tot = mpmath.fsum(e)
-                for j in range(N):
-                    P[i, j] = e[j] / tot
-            Y = P * X * _mp_matrix(wv)
+                    and wq.shape[1] == wk.shape[1]):
+                raise AttentionInputError(f"attention_stack_residuals: weight shapes Wq {wq.shape}, Wk {wk.shape}, "
+                                          f"Wv {wv.shape} do not fit X {x0.shape}")
+            P = mp_softmax_matrix(X * mp_matrix(wq), X * mp_matrix(wk), 1 / mpmath.sqrt(wq.shape[1]))
+            Y = P * X * mp_matrix(wv)
             X = X + Y if skip else Y
             if mlps is not None:
                 Y = _relu_mlp(X, *mlps[layer], D=x0.shape[1])
@@ -97,16 +84,16 @@ def attention_stack_residuals(X0, weights, *, skip: bool = False, mlps=None, dps
 
 def _relu_mlp(X: mpmath.matrix, W1, W2, *, D: int) -> mpmath.matrix:
     """``relu(X W1) W2`` row by row, at the current precision (``W1``: ``(D, h)``, ``W2``: ``(h, D)``)."""
-    w1, w2 = np.asarray(W1, dtype=np.float64), np.asarray(W2, dtype=np.float64)
-    if not (w1.ndim == w2.ndim == 2 and w1.shape[0] == D == w2.shape[1] and w1.shape[1] == w2.shape[0]
-            and np.isfinite(w1).all() and np.isfinite(w2).all()):
-        raise AttentionInputError("attention_stack_residuals: MLP weight shapes do not fit X or are not finite")
-    H = X * _mp_matrix(w1)
+    w1, w2 = as_array(W1, "W1"), as_array(W2, "W2")
+    if not (w1.shape[0] == D == w2.shape[1] and w1.shape[1] == w2.shape[0]):
+        raise AttentionInputError(f"attention_stack_residuals: MLP weight shapes W1 {w1.shape}, W2 {w2.shape} "
+                                  f"do not fit X (D = {D})")
+    H = X * mp_matrix(w1)
     for i in range(H.rows):
         for j in range(H.cols):
             if H[i, j] < 0:
                 H[i, j] = mpmath.mpf(0)
-    return H * _mp_matrix(w2)
+    return H * mp_matrix(w2)
 
 
 def convergence_orders(residuals, *, below: float = 1e-3) -> list[float]:
@@ -132,8 +119,9 @@ def random_stack(rng: np.random.Generator, L: int, D: int, dk: int, scale: float
     Raises:
         AttentionInputError: non-positive sizes or scale.
     """
-    if min(L, D, dk) < 1 or not (scale > 0 and math.isfinite(scale)):
-        raise AttentionInputError("random_stack: L, D, dk must be >= 1 and scale > 0")
+    L, D, dk = as_int(L, "L"), as_int(D, "D"), as_int(dk, "dk")
+    if not (scale > 0 and math.isfinite(scale)):
+        raise AttentionInputError(f"scale: must be finite and > 0, got {scale!r}")
     g = lambda *s: rng.standard_normal(s) * scale / math.sqrt(D)  # noqa: E731
     return [(g(D, dk), g(D, dk), g(D, D)) for _ in range(L)]
 
@@ -149,9 +137,10 @@ def relu_mlp(rng: np.random.Generator, D: int, *, lipschitz: float, hidden: int 
     Raises:
         AttentionInputError: ``D`` or ``hidden`` below 1, or ``lipschitz`` not finite and positive.
     """
-    h = 4 * D if hidden is None else hidden
-    if min(D, h) < 1 or not (lipschitz > 0 and math.isfinite(lipschitz)):
-        raise AttentionInputError("relu_mlp: D and hidden must be >= 1 and lipschitz finite and > 0")
+    D = as_int(D, "D")
+    h = 4 * D if hidden is None else as_int(hidden, "hidden")
+    if not (lipschitz > 0 and math.isfinite(lipschitz)):
+        raise AttentionInputError(f"lipschitz: must be finite and > 0, got {lipschitz!r}")
     target = math.sqrt(lipschitz) * (1 - 2.0**-40)
     W1, W2 = rng.standard_normal((D, h)), rng.standard_normal((h, D))
     return W1 * (target / np.linalg.norm(W1, 2)), W2 * (target / np.linalg.norm(W2, 2))

@@ -1,4 +1,15 @@
-"""Exact and certified arithmetic primitives: python-flint arb precision, certified signs, IEEE thresholds.
+"""Exact and certified arithmetic primitives: python-flint arb precision, certified signs, exact
+conversions of float64 data, IEEE thresholds.
+
+Every float64 is a dyadic rational ``m 2^e``, so a stored float64 array has an exact value. The
+conversions of that value into each exact or high-precision arithmetic live here, once each:
+
+- :func:`to_fmpq` (one number) and :func:`fmpq_matrix` (an array) -> python-flint ``fmpq``/``fmpq_mat``;
+- :func:`fmpz_matrix` -> ``fmpz_mat`` for integer-valued arrays;
+- :func:`to_fraction` -> :class:`fractions.Fraction` (from an ``fmpq`` or a float), and
+  :func:`as_fractions` for a vector of mixed ints, floats and fractions;
+- :func:`mp_matrix` -> ``mpmath.matrix`` (exact at any working precision of 53 bits or more);
+- :func:`arb_matrix` -> ``arb_mat`` (balls of radius 0).
 """
 
 from __future__ import annotations
@@ -6,10 +17,13 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterator
+from fractions import Fraction
 
-from flint import arb, arb_mat, ctx
+import mpmath
+import numpy as np
+from flint import arb, arb_mat, ctx, fmpq, fmpq_mat, fmpz_mat
 
-from .arrays import as_float64_array, finite_matrix
+from .arrays import AttentionInputError, as_array
 
 #: smallest positive subnormal of each dtype, as a power of two exponent
 SMALLEST_SUBNORMAL_LOG2 = {"float64": -1074, "float32": -149, "bfloat16": -133, "float16": -24}
@@ -34,12 +48,6 @@ def precision(bits: int) -> Iterator[None]:
         ctx.prec = old
 
 
-def arb_matrix(x) -> arb_mat:
-    """Exact conversion of a float64 ``(n, m)`` array to an arb matrix (radius 0)."""
-    a = finite_matrix(x, "matrix")
-    return arb_mat(a.shape[0], a.shape[1], [arb(float(v)) for v in a.ravel()])
-
-
 def certified_sign(x: arb) -> int:
     """``+1``/``-1`` if the ball excludes 0 on that side, ``0`` if it contains 0."""
     if x > 0:
@@ -58,8 +66,84 @@ def underflow_log_threshold(dtype: str) -> float:
     return (SMALLEST_SUBNORMAL_LOG2[dtype] - 1) * math.log(2)
 
 
-def fmpq_matrix(x):
-    from flint import fmpq, fmpq_mat
+# -- exact conversions of float64 values ---------------------------------------------------------
 
-    a = as_float64_array(x, "matrix")
-    return fmpq_mat(a.shape[0], a.shape[1], [fmpq(*float(v).as_integer_ratio()) for v in a.ravel()])
+def to_fmpq(v) -> fmpq:
+    """The exact rational value of the float ``v`` (``float(v).as_integer_ratio()``) as an ``fmpq``.
+
+    Raises:
+        OverflowError, ValueError: ``v`` is infinite or NaN (validate arrays with
+            :func:`attention_claims.maths.as_array` first).
+    """
+    return fmpq(*float(v).as_integer_ratio())
+
+
+def to_fraction(v) -> Fraction:
+    """An ``fmpq`` (or a float, exactly) as a :class:`fractions.Fraction`."""
+    if isinstance(v, fmpq):
+        return Fraction(int(v.p), int(v.q))
+    return Fraction(v)
+
+
+def fmpq_matrix(x, name: str = "matrix") -> fmpq_mat:
+    """The exact rational value of a float64 ``(n, m)`` array as a python-flint ``fmpq_mat`` (a
+    vector must be shaped ``(n, 1)`` or ``(1, n)``).
+
+    Raises:
+        AttentionInputError: ``x`` is not a non-empty finite 2-D array.
+    """
+    a = as_array(x, name)
+    return fmpq_mat(a.shape[0], a.shape[1], [to_fmpq(v) for v in a.ravel()])
+
+
+def fmpz_matrix(x, name: str = "matrix") -> fmpz_mat:
+    """An integer-valued ``(n, m)`` array as a python-flint ``fmpz_mat`` (exact).
+
+    Raises:
+        AttentionInputError: ``x`` is not a non-empty finite 2-D array of integers.
+    """
+    a = as_array(x, name, integer=True)
+    return fmpz_mat(a.shape[0], a.shape[1], [int(v) for v in a.ravel()])
+
+
+def arb_matrix(x, name: str = "matrix") -> arb_mat:
+    """Exact conversion of a float64 ``(n, m)`` array to an arb matrix (radius 0).
+
+    Raises:
+        AttentionInputError: ``x`` is not a non-empty finite 2-D array.
+    """
+    a = as_array(x, name)
+    return arb_mat(a.shape[0], a.shape[1], [arb(float(v)) for v in a.ravel()])
+
+
+def mp_matrix(x, name: str = "matrix") -> mpmath.matrix:
+    """The exact value of a float64 ``(n, m)`` array as an ``mpmath.matrix`` (exact while the
+    working precision is at least 53 bits, i.e. ``mp.dps >= 16``).
+
+    Raises:
+        AttentionInputError: ``x`` is not a non-empty finite 2-D array.
+    """
+    a = as_array(x, name)
+    return mpmath.matrix([[mpmath.mpf(float(v)) for v in row] for row in a])
+
+
+def as_fractions(a, name: str = "a") -> list[Fraction]:
+    """A 1-D sequence of ``Fraction``s, ints and floats as exact ``Fraction``s (floats exactly).
+
+    Raises:
+        AttentionInputError: an entry is not finite, or ``a`` is empty.
+    """
+    out = []
+    for v in a:
+        if isinstance(v, Fraction):
+            out.append(v)
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out.append(Fraction(v))
+        else:
+            f = float(v)
+            if not np.isfinite(f):
+                raise AttentionInputError(f"{name}: entry {v!r} is not finite")
+            out.append(Fraction(f))
+    if not out:
+        raise AttentionInputError(f"{name}: empty vector")
+    return out

@@ -25,34 +25,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arrays import AttentionInputError
+from .arrays import AttentionInputError, as_array, as_int
+from .rank import exact_det, exact_rank
 
 
 def _int_matrix(x, name: str, *, square: bool = False) -> np.ndarray:
-    a = np.asarray(x)
-    if a.ndim != 2 or a.size == 0:
-        raise AttentionInputError(f"{name}: expected a non-empty 2-D array, got shape {a.shape}")
-    f = a.astype(np.float64)
-    if not np.isfinite(f).all() or not np.all(f == np.round(f)) or np.abs(f).max() >= 2**31:
-        raise AttentionInputError(f"{name}: entries must be integers below 2^31 in size")
-    if square and a.shape[0] != a.shape[1]:
-        raise AttentionInputError(f"{name}: expected a square matrix, got shape {a.shape}")
-    return f.astype(np.int64)
-
-
-def _rank(rows: list[list[int]], ncols: int) -> int:
-    from flint import fmpz_mat
-
-    if not rows:
-        return 0
-    return fmpz_mat(len(rows), ncols, [int(v) for r in rows for v in r]).rank()
-
-
-def _det(block: np.ndarray) -> int:
-    from flint import fmpz_mat
-
-    n = block.shape[0]
-    return int(fmpz_mat(n, n, [int(v) for v in block.ravel()]).det())
+    """:func:`attention_claims.maths.as_array` with integer entries, bounded so that the int64
+    products formed here (Jacobians, ``Q K^T``) stay exact, as an int64 array."""
+    a = as_array(x, name, integer=True, square=square)
+    if np.abs(a).max() >= 2**31:
+        raise AttentionInputError(f"{name}: entries must be below 2^31 in size (int64 products stay exact)")
+    return a.astype(np.int64)
 
 
 # -- row redundancy -------------------------------------------------------------------------------
@@ -70,15 +53,13 @@ def row_redundancy(M) -> tuple[list[int], list[int]]:
             greedy choice; a bug if it happens).
     """
     a = _int_matrix(M, "M")
-    m = a.shape[1]
     kept: list[int] = []
     for i in range(a.shape[0]):
-        if _rank([a[j].tolist() for j in kept + [i]], m) == len(kept) + 1:
+        if exact_rank(a[kept + [i]]) == len(kept) + 1:
             kept.append(i)
-    base = [a[j].tolist() for j in kept]
     redundant = [i for i in range(a.shape[0]) if i not in kept]
     for i in redundant:
-        if _rank(base + [a[i].tolist()], m) != len(kept):
+        if exact_rank(a[kept + [i]]) != len(kept):
             raise ArithmeticError(f"row_redundancy: row {i} is not in the span of rows {kept}")
     return kept, redundant
 
@@ -149,19 +130,12 @@ def factorisation_dimension_bounds(A, B) -> tuple[int, int]:
     G = gauge_directions(A, B)
     if G.size and np.any(J @ G.T != 0):
         raise ArithmeticError("factorisation_dimension_bounds: a gauge direction is not in the kernel")
-    lower = _rank(J.tolist(), J.shape[1]) if J.shape[1] else 0
-    kernel = _rank(G.tolist(), G.shape[1]) if G.size else 0
+    lower = exact_rank(J) if J.shape[1] else 0
+    kernel = exact_rank(G) if G.size else 0
     return lower, J.shape[1] - kernel
 
 
 # -- causal softmax patterns reachable with head dimension d ---------------------------------------
-
-def _check_pattern(M) -> np.ndarray:
-    a = _int_matrix(M, "M", square=True)
-    if a.shape[0] < 1:
-        raise AttentionInputError("M: need N >= 1")
-    return a
-
 
 def causal_log_ratios(M) -> np.ndarray:
     """Integer log-ratios ``L_ij = log(P_ij / P_i0) = M_ij - M_i0`` of the pattern with exponents
@@ -170,7 +144,7 @@ def causal_log_ratios(M) -> np.ndarray:
     Raises:
         AttentionInputError: ``M`` not a square integer matrix.
     """
-    a = _check_pattern(M)
+    a = _int_matrix(M, "M", square=True)
     L = a - a[:, :1]
     return np.tril(L)
 
@@ -188,8 +162,7 @@ def causal_realisation(M, d: int) -> tuple[np.ndarray, np.ndarray]:
     """
     L = causal_log_ratios(M)
     N = L.shape[0]
-    if not (isinstance(d, (int, np.integer)) and d >= max(1, N - 1)):
-        raise AttentionInputError(f"causal_realisation: need an integer d >= max(1, N - 1) = {max(1, N - 1)}, got {d!r}")
+    d = as_int(d, "d", lo=max(1, N - 1))
     Q = np.zeros((N, d), dtype=np.int64)
     K = np.zeros((N, d), dtype=np.int64)
     Q[:, :N - 1] = L[:, 1:]
@@ -230,8 +203,8 @@ def inexpressible_causal_pattern(N: int, d: int) -> tuple[np.ndarray, list[int],
         AttentionInputError: ``d < 1`` or ``N < d + 2`` (for ``N <= d + 1`` every pattern is
             reachable: :func:`causal_realisation`).
     """
-    if not (isinstance(d, (int, np.integer)) and isinstance(N, (int, np.integer)) and d >= 1 and N >= d + 2):
-        raise AttentionInputError(f"inexpressible_causal_pattern: need integers d >= 1 and N >= d + 2, got N={N!r}, d={d!r}")
+    d = as_int(d, "d")
+    N = as_int(N, "N", lo=d + 2)
     M = np.zeros((N, N), dtype=np.int64)
     if N >= 2 * d + 2:
         rows, cols = list(range(d + 1, 2 * d + 2)), list(range(1, d + 2))
@@ -269,7 +242,7 @@ def certify_inexpressible(M, d: int, rows: list[int], cols: list[int]) -> int | 
         raise AttentionInputError("certify_inexpressible: indices outside 0..N-1, or column 0 (the reference key)")
     block = L[np.ix_(rows, cols)]
     if max(cols) <= min(rows):
-        det = _det(block)
+        det = int(exact_det(block))
         return det if det != 0 else None
     if list(rows) == list(cols) and not np.any(np.tril(block, -1)):
         det = int(np.prod([int(v) for v in np.diag(block)]))

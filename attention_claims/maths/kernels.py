@@ -1,5 +1,12 @@
 """Kernels and feature maps: random features (Performer), Taylor features, the exponential kernel,
 kernelised (linear) attention, with certified references.
+
+A feature map ``phi: R^d -> R^m`` turns the kernel ``k(q, k) = phi(q) . phi(k)`` into linear
+attention (Katharopoulos et al. 2020 eq. (4)-(6)). Here: the softmax kernel ``e^(q.k)`` through
+positive and trigonometric random features (Choromanski et al. 2021) and through its Taylor
+(monomial) features (kexue.fm/archives/8601; 003 §11.3.7), 003 核函数一's feature map, and
+certified (arb), exact (rational) and quadrature (mpmath) references for each. Inputs are rows
+``X (N, d)``; features are ``(N, m)``; everything is dimensionless.
 """
 
 from __future__ import annotations
@@ -12,9 +19,10 @@ import mpmath
 import numpy as np
 import torch
 
-from .arrays import AttentionInputError, as_float64_array, as_tensor, resolve_dtype
-from .attention import feature_map
+from .arrays import AttentionInputError, as_array, as_int, as_tensor, positive_int, resolve_dtype
+from .attention import arb_logits, feature_map
 from .boundaries import bisect_predicate
+from .exact import to_fmpq, to_fraction
 
 
 def arb_feature(name: str, x):
@@ -51,7 +59,7 @@ def arb_kernel_diagonal(name: str, Q, K) -> list:
     """
     from flint import arb
 
-    q, k = as_float64_array(Q, "Q"), as_float64_array(K, "K")
+    q, k = as_array(Q, "Q"), as_array(K, "K")
     if q.shape != k.shape:
         raise AttentionInputError(f"Q, K: shapes differ {q.shape} vs {k.shape}")
     out = []
@@ -70,7 +78,7 @@ def positive_random_features(X, omega) -> np.ndarray:
     Raises:
         AttentionInputError: bad shapes or non-finite input.
     """
-    x, w = as_float64_array(X, "X"), as_float64_array(omega, "omega")
+    x, w = as_array(X, "X"), as_array(omega, "omega")
     if x.shape[1] != w.shape[1]:
         raise AttentionInputError(f"X, omega: dimensions differ ({x.shape[1]} vs {w.shape[1]})")
     return np.exp(x @ w.T - 0.5 * np.sum(x * x, axis=1, keepdims=True)) / math.sqrt(w.shape[0])
@@ -83,7 +91,7 @@ def trig_random_features(X, omega) -> np.ndarray:
     Raises:
         AttentionInputError: bad shapes or non-finite input.
     """
-    x, w = as_float64_array(X, "X"), as_float64_array(omega, "omega")
+    x, w = as_array(X, "X"), as_array(omega, "omega")
     if x.shape[1] != w.shape[1]:
         raise AttentionInputError(f"X, omega: dimensions differ ({x.shape[1]} vs {w.shape[1]})")
     p = x @ w.T
@@ -116,7 +124,7 @@ def prf_moments_quadrature(x, y, dps: int = 40) -> tuple[mpmath.mpf, mpmath.mpf]
     Raises:
         AttentionInputError: shapes differ or non-finite input.
     """
-    xa, ya = as_float64_array(x, "x", 1), as_float64_array(y, "y", 1)
+    xa, ya = as_array(x, "x", ndim=1), as_array(y, "y", ndim=1)
     if xa.shape != ya.shape:
         raise AttentionInputError(f"x, y: shapes differ {xa.shape} vs {ya.shape}")
     with mpmath.workdps(dps + 10):
@@ -153,7 +161,7 @@ def mp_doc_exp_log_extremes(X, dps: int = 40) -> tuple[mpmath.mpf, mpmath.mpf]:
     Raises:
         AttentionInputError: bad shape or non-finite input.
     """
-    x = as_float64_array(X, "X")
+    x = as_array(X, "X")
     d = x.shape[1]
     with mpmath.workdps(dps):
         best_f, best_e = -mpmath.inf, -mpmath.inf
@@ -175,8 +183,7 @@ def doc_exp_overflow_norm_sq(d: int, dtype: str = "float32", device: str = "cpu"
     Raises:
         AttentionInputError: ``d`` not a positive integer or an unknown dtype.
     """
-    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-        raise AttentionInputError(f"d: must be a positive integer, got {d!r}")
+    d = positive_int(d, "d")
     hi = 4.0 * d * math.log(torch.finfo(resolve_dtype(dtype)).max)
 
     def fails(direction):
@@ -224,7 +231,7 @@ def normalised_prf_attention(Q, K, V, omega) -> tuple[np.ndarray, np.ndarray]:
     Raises:
         AttentionInputError: bad shapes, non-finite input, ``m < 2``.
     """
-    q, k, v, w = as_float64_array(Q, "Q"), as_float64_array(K, "K"), as_float64_array(V, "V"), as_float64_array(omega, "omega")
+    q, k, v, w = as_array(Q, "Q"), as_array(K, "K"), as_array(V, "V"), as_array(omega, "omega")
     if q.shape[1] != k.shape[1] or k.shape[0] != v.shape[0] or w.shape[1] != q.shape[1] or w.shape[0] < 2:
         raise AttentionInputError(f"normalised_prf_attention: shapes Q {q.shape}, K {k.shape}, V {v.shape}, "
                                   f"omega {w.shape} (m >= 2 features)")
@@ -250,21 +257,20 @@ def monomial_feature_dots(q, k, degree: int) -> list[Fraction]:
     Raises:
         AttentionInputError: shapes differ, non-finite input, negative degree.
     """
-    a, b = as_float64_array(q, "q", 1), as_float64_array(k, "k", 1)
+    a, b = as_array(q, "q", ndim=1), as_array(k, "k", ndim=1)
     if a.shape != b.shape:
         raise AttentionInputError(f"q {a.shape} and k {b.shape} differ in shape")
-    if isinstance(degree, bool) or not isinstance(degree, int) or degree < 0:
-        raise AttentionInputError(f"degree: must be a non-negative integer, got {degree!r}")
+    degree = as_int(degree, "degree", lo=0)
     from flint import fmpq
 
     out = [fmpq(1)] + [fmpq(0)] * degree
     for u, v in zip(a, b, strict=True):
-        p = fmpq(*float(u).as_integer_ratio()) * fmpq(*float(v).as_integer_ratio())
+        p = to_fmpq(u) * to_fmpq(v)
         series = [fmpq(1)]
         for n in range(1, degree + 1):
             series.append(series[-1] * p / n)
         out = [sum((out[i] * series[n - i] for i in range(n + 1)), fmpq(0)) for n in range(degree + 1)]
-    return [Fraction(int(c.p), int(c.q)) for c in out]
+    return [to_fraction(c) for c in out]
 
 
 def lognormal_feature_moments(mu, sigma: float) -> tuple[np.ndarray, np.ndarray]:
@@ -273,11 +279,11 @@ def lognormal_feature_moments(mu, sigma: float) -> tuple[np.ndarray, np.ndarray]
     ``Cov = diag(e^{2 mu_i + sigma^2} (e^{sigma^2} - 1))`` (the log-normal moments).
 
     Raises:
-        AttentionInputError: ``sigma < 0`` or non-finite ``mu``.
+        AttentionInputError: ``mu`` not a non-empty finite 1-D array, or ``sigma`` not finite and ``>= 0``.
     """
-    m = np.asarray(mu, dtype=np.float64)
-    if m.ndim != 1 or not np.isfinite(m).all() or not (sigma >= 0):
-        raise AttentionInputError("mu must be a finite 1-D array and sigma >= 0")
+    m = as_array(mu, "mu", ndim=1)
+    if not (0 <= sigma < float("inf")):
+        raise AttentionInputError(f"sigma: must be finite and >= 0, got {sigma!r}")
     mean = np.exp(m + sigma**2 / 2)
     return mean, np.diag(np.exp(2 * m + sigma**2) * np.expm1(sigma**2))
 
@@ -292,9 +298,8 @@ def taylor_features(x: torch.Tensor, degree: int) -> torch.Tensor:
         AttentionInputError: ``x`` not 2-D, or ``degree`` not in ``[0, 12]``, or too many features.
     """
     if x.ndim != 2:
-        raise AttentionInputError(f"x: expected (N, m), got shape {tuple(x.shape)}")
-    if not (isinstance(degree, int) and 0 <= degree <= 12):
-        raise AttentionInputError(f"degree must be an integer in [0, 12], got {degree!r}")
+        raise AttentionInputError(f"x: expected 2 dimensions, got shape {tuple(x.shape)}")
+    degree = as_int(degree, "degree", lo=0, hi=12)
     n, m = x.shape
     if sum(m**k for k in range(degree + 1)) > 2_000_000:
         raise AttentionInputError("taylor_features: too many features")
@@ -308,11 +313,13 @@ def taylor_features(x: torch.Tensor, degree: int) -> torch.Tensor:
 
 def arb_exp_kernel(X):
     """Certified enclosure of ``exp(X X^T)`` (``(N, N)`` python-flint ``arb_mat``; unscaled
-    logits), the unnormalised standard attention matrix with ``Q = K = X``, from float64 ``X (N, m)``.
+    logits), the unnormalised standard attention matrix with ``Q = K = X``, from float64 ``X (N, m)``,
+    at the current flint precision.
+
+    Raises:
+        AttentionInputError: ``X`` not a non-empty finite 2-D array.
     """
     from flint import arb_mat
-
-    from .attention import arb_logits
 
     z = arb_logits(X, X, scale=1.0)
     n = len(z)

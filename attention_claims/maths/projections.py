@@ -1,5 +1,9 @@
 """Random projections: Johnson-Lindenstrauss (Dasgupta-Gupta), Linformer's context mapping and
 the textbook's version of it.
+
+A projection ``P (k, d)`` maps ``R^d -> R^k``; Linformer projects the ``N`` keys and values to
+``k`` rows with ``E, F (k, N)`` (Wang et al. 2020 eq. (7)); 003 定义 11.26 and 定理 11.26 state the
+textbook's version. Probabilities and distortions are dimensionless.
 """
 
 from __future__ import annotations
@@ -11,8 +15,8 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from .arrays import AttentionInputError, as_float64_array, positive_int
-from .exact import fmpq_matrix
+from .arrays import AttentionInputError, as_array, positive_int
+from .exact import fmpq_matrix, to_fraction
 
 
 def chi2_two_sided_tail(k: int, eps, dps: int = 40) -> mpmath.mpf:
@@ -23,10 +27,9 @@ def chi2_two_sided_tail(k: int, eps, dps: int = 40) -> mpmath.mpf:
     Raises:
         AttentionInputError: ``k < 1`` or ``eps`` outside ``(0, 1)``.
     """
-    if not (isinstance(k, int) and k >= 1):
-        raise AttentionInputError(f"chi2_two_sided_tail: k must be a positive integer, got {k!r}")
+    k = positive_int(k, "k")
     if not (0 < float(eps) < 1):
-        raise AttentionInputError(f"chi2_two_sided_tail: eps must be in (0, 1), got {eps!r}")
+        raise AttentionInputError(f"eps: must be in (0, 1), got {eps!r}")
     with mpmath.workdps(dps + 10):
         e = mpmath.mpf(eps)
         half = mpmath.mpf(k) / 2
@@ -43,7 +46,7 @@ def linformer_mixing(Q, K, E, F) -> tuple[np.ndarray, np.ndarray]:
     Raises:
         AttentionInputError: bad shapes or non-finite input.
     """
-    q, kk, e, f = as_float64_array(Q, "Q"), as_float64_array(K, "K"), as_float64_array(E, "E"), as_float64_array(F, "F")
+    q, kk, e, f = as_array(Q, "Q"), as_array(K, "K"), as_array(E, "E"), as_array(F, "F")
     if q.shape != kk.shape or e.shape != f.shape or e.shape[1] != q.shape[0]:
         raise AttentionInputError(f"linformer_mixing: shapes Q {q.shape}, K {kk.shape}, E {e.shape}, F {f.shape}")
     z = q @ (e @ kk).T / math.sqrt(q.shape[1])
@@ -60,7 +63,7 @@ def doc_linformer(Q, K, V, k) -> np.ndarray:
     Raises:
         AttentionInputError: bad shapes, non-finite input or ``k <= 0``.
     """
-    q, kk, v = as_float64_array(Q, "Q"), as_float64_array(K, "K"), as_float64_array(V, "V")
+    q, kk, v = as_array(Q, "Q"), as_array(K, "K"), as_array(V, "V")
     if q.shape[1] != kk.shape[1] or kk.shape[0] != v.shape[0]:
         raise AttentionInputError(f"doc_linformer: shapes Q {q.shape}, K {kk.shape}, V {v.shape}")
     if not (isinstance(k, (int, float, Fraction)) and k > 0):
@@ -110,8 +113,6 @@ def rademacher_gram_mean(k: int, d: int, variance: Fraction) -> list[list[Fracti
     return [[variance * int(v) / count for v in row] for row in total]
 
 
-
-
 def identity_gap_lower_bound(P) -> tuple[Fraction, int]:
     """A certified lower bound on ``|P^T P - I_d|_2`` (spectral norm) for a float64 ``P (k, d)``,
     from the exact rational value of every entry (003 定理 11.26's proof claims
@@ -127,18 +128,18 @@ def identity_gap_lower_bound(P) -> tuple[Fraction, int]:
     Raises:
         AttentionInputError: ``P`` not a non-empty finite 2-D array.
     """
-    p = as_float64_array(P, "P")
+    p = as_array(P, "P")
     d = p.shape[1]
-    Pq = fmpq_matrix(p)
+    Pq = fmpq_matrix(p, "P")
     G = Pq.transpose() * Pq
     rank = G.rank()
     bound = Fraction(1) if rank < d else Fraction(0)
     _, vecs = np.linalg.eigh(p.T @ p)
     for v in (vecs[:, -1], vecs[:, 0]):
-        vq = fmpq_matrix(v.reshape(-1, 1))
+        vq = fmpq_matrix(v.reshape(-1, 1), "v")
         vv = (vq.transpose() * vq)[0, 0]
         if vv == 0:
             continue
         rq = (vq.transpose() * G * vq)[0, 0] / vv - 1
-        bound = max(bound, abs(Fraction(int(rq.p), int(rq.q))))
+        bound = max(bound, abs(to_fraction(rq)))
     return bound, rank

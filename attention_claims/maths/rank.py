@@ -1,16 +1,32 @@
 """Rank of attention matrices: numerical (SVD with a tolerance), exact (rational and
 Laurent-polynomial arithmetic) and certified (arb determinants of a pivoted minor).
+
+Which to use:
+
+- a float64 matrix as stored: :func:`exact_rank` (its exact rational value) or
+  :func:`certified_singular_value_count` (how many singular values exceed a tolerance, exactly);
+  :func:`numerical_rank` is the float64 SVD count NumPy's ``matrix_rank`` gives;
+- a product ``Q K^T``: :func:`exact_product_rank`;
+- softmax of integer logits at a transcendental scale: :func:`exact_softmax_rank`,
+  :func:`exact_exp_sum_rank`, :func:`softmax_log_ratio_rank` (ranks over ``Q(t)``,
+  :func:`poly_matrix_rank`);
+- a real matrix known only through arb enclosures: :func:`certified_rank_at_least`.
+
+Ranks and determinants are dimensionless counts and exact numbers; inputs are validated with
+:func:`attention_claims.maths.as_array` and converted with :mod:`attention_claims.maths.exact`.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import torch
-from flint import arb, arb_mat, fmpq, fmpq_mat, fmpz_mat
+from flint import arb, arb_mat, fmpq, fmpq_mat
 
-from .arrays import AttentionInputError, finite_array, finite_matrix
-from .attention import attention_mask
-from .exact import certified_sign, fmpq_matrix, precision
+from .arrays import AttentionInputError, as_array
+from .attention import resolve_mask
+from .exact import certified_sign, fmpq_matrix, fmpz_matrix, precision, to_fmpq, to_fraction
 
 
 def default_rank_tolerance(sigma: np.ndarray, shape: tuple[int, int], eps: float) -> float:
@@ -24,9 +40,12 @@ def numerical_rank(A, *, eps: float | None = None, tol: float | None = None) -> 
     """Numerical rank: the number of singular values above ``tol``.
 
     ``tol`` defaults to :func:`default_rank_tolerance` with ``eps`` (default: float64's).
-    Returns ``(rank, tol)``. This is *not* the exact rank; see :mod:`attention_claims.maths`.
+    Returns ``(rank, tol)``. This is *not* the exact rank (see :func:`exact_rank`).
+
+    Raises:
+        AttentionInputError: ``A`` is not a non-empty finite 2-D array.
     """
-    a = finite_array(A, "A", 2)
+    a = as_array(A, "A")
     s = np.linalg.svd(a, compute_uv=False)
     if tol is None:
         tol = default_rank_tolerance(s, a.shape, np.finfo(np.float64).eps if eps is None else eps)
@@ -99,20 +118,12 @@ def exact_softmax_rank(M_int, mask: torch.Tensor | str | None = None) -> int:
     :func:`poly_matrix_rank`. Sources: softmax as in Vaswani et al. 2017 eq. (1).
 
     Raises:
-        AttentionInputError: non-integer or non-finite entries, or a row with no allowed key.
+        AttentionInputError: ``M`` not a non-empty finite 2-D integer array, or a bad mask (see
+            :func:`attention_claims.maths.resolve_mask`).
     """
-    a = np.asarray(M_int.numpy() if isinstance(M_int, torch.Tensor) else M_int, dtype=np.float64)
-    if a.ndim != 2 or a.size == 0 or not np.isfinite(a).all() or not np.all(a == np.round(a)):
-        raise AttentionInputError("exact_softmax_rank: M must be a non-empty 2-D array of integers")
+    a = as_array(M_int, "M", integer=True)
     N, L = a.shape
-    if mask is None:
-        keep = np.ones((N, L), dtype=bool)
-    elif isinstance(mask, str):
-        keep = attention_mask(mask, N).numpy()
-    else:
-        keep = np.asarray(mask.cpu().numpy() if isinstance(mask, torch.Tensor) else mask, dtype=bool)
-    if keep.shape != (N, L) or not keep.any(axis=1).all():
-        raise AttentionInputError("exact_softmax_rank: mask has the wrong shape or an empty row")
+    keep = resolve_mask(mask, N, L).cpu().numpy()
     exps = [[[int(a[i, j])] if keep[i, j] else [] for j in range(L)] for i in range(N)]
     return poly_matrix_rank(_laurent_rows(exps))
 
@@ -141,15 +152,12 @@ def softmax_log_ratio_rank(M_int) -> int:
     (its first column is 0). Used for the low-rank bottleneck (Bhojanapalli et al. 2020, Thm 1).
 
     Raises:
-        AttentionInputError: non-integer input or fewer than 2 columns.
+        AttentionInputError: ``M`` not a non-empty finite 2-D integer array, or fewer than 2 columns.
     """
-    a = np.asarray(M_int, dtype=np.float64)
-    if a.ndim != 2 or a.shape[1] < 2 or not np.all(a == np.round(a)):
-        raise AttentionInputError("softmax_log_ratio_rank: need an integer (N, L >= 2) matrix")
-    from flint import fmpz_mat
-
-    D = a[:, 1:] - a[:, :1]
-    return fmpz_mat(D.shape[0], D.shape[1], [int(v) for v in D.ravel()]).rank()
+    a = as_array(M_int, "M", integer=True)
+    if a.shape[1] < 2:
+        raise AttentionInputError(f"M: need at least 2 columns (keys), got shape {a.shape}")
+    return exact_rank(a[:, 1:] - a[:, :1])
 
 
 def certified_singular_value_count(A, tol: float) -> int | None:
@@ -161,16 +169,14 @@ def certified_singular_value_count(A, tol: float) -> int | None:
     done in exact rational arithmetic (python-flint ``fmpq``) from the exact dyadic values.
 
     Raises:
-        AttentionInputError: non-finite or empty input, or ``tol < 0``.
+        AttentionInputError: ``A`` not a non-empty finite 2-D array, or ``tol`` not finite and ``>= 0``.
     """
-    from flint import fmpq
-
-    a = np.asarray(A, dtype=np.float64)
-    if a.ndim != 2 or a.size == 0 or not np.isfinite(a).all() or not (tol >= 0):
-        raise AttentionInputError("certified_singular_value_count: need a finite 2-D array and tol >= 0")
+    a = as_array(A, "A")
+    if not (0 <= tol < float("inf")):
+        raise AttentionInputError(f"tol: must be finite and >= 0, got {tol!r}")
     n = a.shape[1]
-    cols = [[fmpq(*float(v).as_integer_ratio()) for v in a[:, j]] for j in range(n)]
-    t2 = fmpq(*float(tol).as_integer_ratio()) ** 2
+    cols = [[to_fmpq(v) for v in a[:, j]] for j in range(n)]
+    t2 = to_fmpq(tol) ** 2
     G = [[sum((x * y for x, y in zip(cols[i], cols[j], strict=True)), fmpq(0)) - (t2 if i == j else 0)
           for j in range(n)] for i in range(n)]
     positive = 0
@@ -239,28 +245,46 @@ def certified_rank_at_least(A_builder, A_float: np.ndarray, k: int, **kw) -> tup
     return ok, {"rows": rows, "cols": cols, "det": str(det), "bits": bits}
 
 
+def _flint_matrix(a: np.ndarray):
+    """A validated float64 array exactly as an ``fmpz_mat`` when its entries are integers below
+    ``2^62`` (fraction-free elimination is faster), else as an ``fmpq_mat``."""
+    if np.all(a == np.round(a)) and np.all(np.abs(a) < 2**62):
+        return fmpz_matrix(a)
+    return fmpq_matrix(a)
+
+
 def exact_rank(M) -> int:
-    """Exact rank of an integer or rational matrix (python-flint ``fmpz_mat``/``fmpq_mat``).
+    """Exact rank of an integer or rational ``(n, m)`` matrix (python-flint ``fmpz_mat``/``fmpq_mat``).
 
     Float64 input is converted exactly to rationals (every float64 is a dyadic rational).
 
     Raises:
-        AttentionInputError: for an empty or non-finite array.
+        AttentionInputError: ``M`` is not a non-empty finite 2-D array.
     """
-    a = finite_matrix(M, "matrix")
-    if np.all(a == np.round(a)) and np.all(np.abs(a) < 2**62):
-        return fmpz_mat(a.shape[0], a.shape[1], [int(v) for v in a.ravel()]).rank()
-    vals = [fmpq(*float(v).as_integer_ratio()) for v in a.ravel()]
-    return fmpq_mat(a.shape[0], a.shape[1], vals).rank()
+    return _flint_matrix(as_array(M, "matrix")).rank()
+
+
+def exact_det(M) -> Fraction:
+    """Exact determinant of a square integer or float64 ``(n, n)`` matrix (its exact rational
+    value; an integer matrix gives an integral ``Fraction``).
+
+    Raises:
+        AttentionInputError: ``M`` is not a non-empty finite square 2-D array.
+    """
+    return to_fraction(fmpq(_flint_matrix(as_array(M, "matrix", square=True)).det()))
 
 
 def exact_product_rank(Q, K) -> int:
-    """Exact rank of ``Q K^T`` for float64 (or integer) ``Q (N,d)``, ``K (M,d)``."""
-    q, k = finite_matrix(Q, "Q"), finite_matrix(K, "K")
-    to_q = lambda a: fmpq_mat(a.shape[0], a.shape[1], [fmpq(*float(v).as_integer_ratio()) for v in a.ravel()])  # noqa: E731
-    return (to_q(q) * to_q(k).transpose()).rank()
+    """Exact rank of ``Q K^T`` for float64 (or integer) ``Q (N, d)``, ``K (M, d)``, from their exact
+    rational values.
 
-
+    Raises:
+        AttentionInputError: ``Q`` or ``K`` not a non-empty finite 2-D array, or head dimensions differ.
+    """
+    q, k = fmpq_matrix(Q, "Q"), fmpq_matrix(K, "K")
+    if q.ncols() != k.ncols():
+        raise AttentionInputError(f"Q, K: head dimensions differ ({q.ncols()} vs {k.ncols()})")
+    return (q * k.transpose()).rank()
 
 
 def cr_factorization(W):
@@ -273,9 +297,7 @@ def cr_factorization(W):
     Raises:
         AttentionInputError: empty or non-finite input.
     """
-    from flint import fmpq_mat
-
-    w = fmpq_matrix(W)
+    w = fmpq_matrix(W, "W")
     rref, r = w.rref()
     m, n = w.nrows(), w.ncols()
     pivots = [next(j for j in range(n) if rref[i, j] != 0) for i in range(r)]

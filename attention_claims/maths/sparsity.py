@@ -4,6 +4,7 @@ Monte Carlo and quadrature references, Hurley-Rickard criteria, entropy and conc
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable
@@ -14,10 +15,8 @@ import numpy as np
 import torch
 from flint import arb, fmpq
 
-from .arrays import AttentionInputError, as_float64_array, finite_array
-from .exact import precision
-
-pass
+from .arrays import AttentionInputError, as_array, as_int, positive_int
+from .exact import as_fractions, precision
 
 
 def sparsity(x) -> float:
@@ -30,7 +29,7 @@ def sparsity(x) -> float:
     Raises:
         AttentionInputError: empty, non-finite, or all-zero input (S undefined).
     """
-    a = finite_array(x, "x")
+    a = as_array(x, "x", ndim=None)
     l2 = np.sqrt(np.mean(a**2, axis=-1))
     if np.any(l2 == 0):
         raise AttentionInputError("x: all-zero vector, sparsity S is undefined (0/0)")
@@ -42,7 +41,6 @@ DPS = 40  # decimal digits for references
 
 def _at_dps(fn):
     """Evaluate ``fn`` at ``DPS`` digits (or at the caller's higher ``mpmath.mp.dps``)."""
-    import functools
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -53,6 +51,7 @@ def _at_dps(fn):
 
 
 def _mp(x) -> mpmath.mpf:
+    """``x`` as an mpmath number at the current precision, checked finite."""
     v = mpmath.mpf(x)
     if not mpmath.isfinite(v):
         raise AttentionInputError(f"argument {x!r} is not finite")
@@ -163,8 +162,7 @@ def s_decay(lam, n: int) -> mpmath.mpf:
         AttentionInputError: ``n < 1`` or ``lam`` outside ``(0, 1)``.
     """
     lam = _mp(lam)
-    if not (isinstance(n, int) and n >= 1):
-        raise AttentionInputError(f"n must be a positive integer, got {n!r}")
+    n = positive_int(n, "n")
     if not (0 < lam < 1):
         raise AttentionInputError(f"lam must be in (0, 1) for the closed form (0/0 at 1), got {lam}")
     ln = lam**n
@@ -179,8 +177,7 @@ def s_decay_bound(lam, n: int) -> mpmath.mpf:
         AttentionInputError: as :func:`s_decay`.
     """
     lam = _mp(lam)
-    if not (isinstance(n, int) and n >= 1):
-        raise AttentionInputError(f"n must be a positive integer, got {n!r}")
+    n = positive_int(n, "n")
     if not (0 < lam < 1):
         raise AttentionInputError(f"lam must be in (0, 1), got {lam}")
     return mpmath.sqrt((1 + lam) / (n * (1 - lam) * (1 + lam**n)))
@@ -308,8 +305,7 @@ def relu_moment(k: int, c) -> mpmath.mpf:
     Raises:
         AttentionInputError: ``k`` not an integer in ``[0, 12]`` or ``c`` not finite.
     """
-    if not (isinstance(k, int) and 0 <= k <= 12):
-        raise AttentionInputError(f"k must be an integer in [0, 12], got {k!r}")
+    k = as_int(k, "k", lo=0, hi=12)
     with mpmath.workdps(max(DPS, mpmath.mp.dps)):
         c = _mp(c)
         guard = int(3 * k * mpmath.log10(1 + abs(c))) + 10 if c < 0 else 10
@@ -348,24 +344,6 @@ def s_identity_moments(c) -> mpmath.mpf:
     return (c * (2 * mpmath.ncdf(c) - 1) + 2 * mpmath.npdf(c)) / mpmath.sqrt(1 + c * c)
 
 
-def _fractions(a) -> list:
-
-    out = []
-    for v in a:
-        if isinstance(v, Fraction):
-            out.append(v)
-        elif isinstance(v, int) and not isinstance(v, bool):
-            out.append(Fraction(v))
-        else:
-            f = float(v)
-            if not np.isfinite(f):
-                raise AttentionInputError(f"a: entry {v!r} is not finite")
-            out.append(Fraction(f))
-    if not out:
-        raise AttentionInputError("a: empty vector")
-    return out
-
-
 def s_squared_exact(a):
     """``S(a)^2 = (mean|a|)^2 / mean(a^2) = ||a||_1^2 / (n ||a||_2^2)`` as a ``Fraction``, exactly
     (004 eq. (1)); floats are converted exactly. ``a``: 1-D sequence of length ``n``.
@@ -385,7 +363,7 @@ def s_squared_exact(a):
         if l2i == 0:
             raise AttentionInputError("a: all-zero vector, S undefined (0/0)")
         return Fraction(l1i * l1i, len(ints) * l2i)
-    x = _fractions(a)
+    x = as_fractions(a)
     l1 = sum(abs(v) for v in x)
     l2sq = sum(v * v for v in x)
     if l2sq == 0:
@@ -400,7 +378,7 @@ def population_moments(keys):
     Raises:
         AttentionInputError: empty or ragged ``keys``.
     """
-    rows = [_fractions(r) for r in keys]
+    rows = [as_fractions(r, "keys") for r in keys]
     if not rows:
         raise AttentionInputError("keys: no rows")
     d = len(rows[0])
@@ -421,10 +399,8 @@ def product_design(values, d: int) -> list:
     Raises:
         AttentionInputError: empty ``values`` or ``d`` not in ``[1, 6]``.
     """
-
-    vals = _fractions(values)
-    if not (isinstance(d, int) and 1 <= d <= 6):
-        raise AttentionInputError(f"d must be an integer in [1, 6], got {d!r}")
+    vals = as_fractions(values, "values")
+    d = as_int(d, "d", lo=1, hi=6)
     return [list(t) for t in itertools.product(vals, repeat=d)]
 
 
@@ -434,7 +410,7 @@ def robin_hood(x, i: int, j: int, alpha):
     Raises:
         AttentionInputError: indices or ``alpha`` outside that range.
     """
-    x = _fractions(x)
+    x = as_fractions(x, "x")
     if not (0 <= i < len(x) and 0 <= j < len(x) and i != j and 0 < alpha < (x[i] - x[j]) / 2):
         raise AttentionInputError("robin_hood: need i != j in range and 0 < alpha < (x_i - x_j)/2")
     y = list(x)
@@ -447,23 +423,23 @@ def rising_tide(x, alpha):
     """D3: add ``alpha > 0`` to every entry."""
     if not alpha > 0:
         raise AttentionInputError(f"rising_tide: alpha must be > 0, got {alpha!r}")
-    return [v + alpha for v in _fractions(x)]
+    return [v + alpha for v in as_fractions(x, "x")]
 
 
 def cloning(x):
     """D4: the concatenation ``x || x``."""
-    x = _fractions(x)
+    x = as_fractions(x, "x")
     return x + x
 
 
 def babies(x):
     """P2: append one zero."""
-    return _fractions(x) + [0]
+    return as_fractions(x, "x") + [0]
 
 
 def bill_gates(x, i: int, beta):
     """P1: add ``beta >= 0`` to entry ``i``."""
-    x = list(_fractions(x))
+    x = as_fractions(x, "x")
     if not (0 <= i < len(x)) or beta < 0:
         raise AttentionInputError("bill_gates: need 0 <= i < n and beta >= 0")
     x[i] += beta
@@ -477,9 +453,7 @@ def entropy_arb(p):
     Raises:
         AttentionInputError: negative entries or a sum other than 1.
     """
-    from flint import arb
-
-    x = _fractions(p)
+    x = as_fractions(p, "p")
     if any(v < 0 for v in x) or sum(x) != 1:
         raise AttentionInputError("p: not a probability vector (entries >= 0 summing to exactly 1)")
     h = arb(0)
@@ -497,7 +471,7 @@ def gini_index(x):
     Raises:
         AttentionInputError: negative entries or all zeros.
     """
-    c = sorted(_fractions(x))
+    c = sorted(as_fractions(x, "x"))
     n = len(c)
     tot = sum(c)
     if any(v < 0 for v in c) or tot == 0:
@@ -533,7 +507,7 @@ def participation_ratio(x) -> float:
     Raises:
         AttentionInputError: empty or non-finite ``x``.
     """
-    a = as_float64_array(x, "x", 1)
+    a = as_array(x, "x", ndim=1)
     w = np.exp(a - a.max())
     return float(w.sum() ** 2 / np.sum(w * w))
 
@@ -546,11 +520,7 @@ def arb_softmax_stats(x, prec: int = 128):
     Raises:
         AttentionInputError: empty or non-finite ``x``.
     """
-    from flint import arb
-
-    from .exact import precision
-
-    a = as_float64_array(x, "x", 1)
+    a = as_array(x, "x", ndim=1)
     m = float(a.max())
     with precision(prec):
         w = [(arb(float(v)) - arb(m)).exp() for v in a]
@@ -566,11 +536,7 @@ def arb_partition_ratio(x, s2: float, prec: int = 128):
     Raises:
         AttentionInputError: empty or non-finite ``x``, or ``s2 < 0``.
     """
-    from flint import arb
-
-    from .exact import precision
-
-    a = as_float64_array(x, "x", 1)
+    a = as_array(x, "x", ndim=1)
     if not s2 >= 0:
         raise AttentionInputError(f"s2: must be >= 0, got {s2!r}")
     with precision(prec):
@@ -592,9 +558,7 @@ def certified_softmax_max_below(x, bound: float, *, prec: int = 128, chunk: int 
     Raises:
         AttentionInputError: ``x`` empty, not 1-D or not finite, or ``bound`` not positive.
     """
-    a = np.asarray(x, dtype=np.float64)
-    if a.ndim != 1 or a.size == 0 or not np.isfinite(a).all():
-        raise AttentionInputError(f"x: need a non-empty finite 1-D array, got shape {a.shape}")
+    a = as_array(x, "x", ndim=1)
     if not bound > 0:
         raise AttentionInputError(f"bound: must be positive, got {bound!r}")
     order = np.argsort(a)[::-1]
@@ -660,8 +624,6 @@ def sampled_sparsity(kind: str, beta: float, gamma: float, *, n: int, d: int = 4
     cov = np.cov(np.stack([x1, x2]))
     g = np.array([1 / np.sqrt(m2), -m1 / (2 * m2 ** 1.5)])
     return m1 / np.sqrt(m2), float(np.sqrt(g @ cov @ g / n)), int(np.count_nonzero(a))
-
-
 
 
 def sparsity_curves(kind: str, betas, gammas) -> dict[float, np.ndarray]:

@@ -1,5 +1,21 @@
 """Singular-value spectra: singular values, energy, effective rank, power-law fits and low-rank
 approximation (Eckart-Young), in float64, mpmath and exact rationals side by side.
+
+Singular values ``sigma (n,)`` are non-negative and dimensionless (as the matrices are); the energy
+of the top ``k`` is ``sum_{i<=k} sigma_i^2`` (descending order).
+
+Effective rank (003 定义 11.25): for ``0 < tau < 1``,
+
+    ``r_tau = min{k : sum_{i<=k} sigma_i^2 >= tau * sum_i sigma_i^2}``,
+
+the least number of singular directions that carry a fraction ``tau`` of the energy. One criterion,
+three arithmetics, all running the same search (:func:`_first_reaching`):
+
+- :func:`effective_rank`: float64 energies, each cumulative sum correctly rounded (``math.fsum``);
+- :func:`mp_effective_rank`: mpmath singular values, and whether a cumulative ratio came within a
+  margin of ``tau`` (then the precision of ``sigma`` could change the answer);
+- :func:`exact_effective_rank`: exact rational energies, with the inequality supplied by the caller
+  (so a claimed variant of the criterion can be evaluated exactly against the definition).
 """
 
 from __future__ import annotations
@@ -11,8 +27,8 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from .arrays import AttentionInputError, as_float64_array, finite_array, positive_int
-from .exact import fmpq_matrix
+from .arrays import AttentionInputError, as_array, positive_int
+from .exact import fmpq_matrix, mp_matrix, to_fraction
 
 
 def singular_values(A) -> np.ndarray:
@@ -21,7 +37,7 @@ def singular_values(A) -> np.ndarray:
     Raises:
         AttentionInputError: empty, non-2-D or non-finite input.
     """
-    return np.linalg.svd(finite_array(A, "A", 2), compute_uv=False)
+    return np.linalg.svd(as_array(A, "A"), compute_uv=False)
 
 
 def energy_fraction(sigma, k: int) -> float:
@@ -30,7 +46,7 @@ def energy_fraction(sigma, k: int) -> float:
     Raises:
         AttentionInputError: if ``k`` is not in ``[0, len(sigma)]`` or all sigma are 0.
     """
-    s = np.sort(finite_array(sigma, "sigma", 1))[::-1]
+    s = np.sort(as_array(sigma, "sigma", ndim=1))[::-1]
     if not 0 <= k <= s.size:
         raise AttentionInputError(f"k: must be in [0, {s.size}], got {k}")
     tot = float(np.sum(s**2))
@@ -39,33 +55,47 @@ def energy_fraction(sigma, k: int) -> float:
     return float(np.sum(s[:k] ** 2) / tot)
 
 
-def effective_rank(sigma, tau: float) -> int:
-    """``min{k : sum_{i<=k} sigma_i^2 / sum_i sigma_i^2 >= tau}`` (003 定义 11.25).
+def _first_reaching(heads, reached) -> int:
+    """The search of 003 定义 11.25 shared by the three effective ranks: the least ``k >= 1`` with
+    ``reached(heads[k-1])``, where ``heads`` are the cumulative energies ``sum_{i<=k} sigma_i^2`` in
+    the caller's arithmetic; ``len(heads)`` if none qualifies (rounding can leave the last short)."""
+    k = 0
+    for k, head in enumerate(heads, start=1):
+        if reached(head):
+            return k
+    return k
 
-    ``tau`` must lie in (0, 1). The cumulative ratio is computed with ``math.fsum`` so a
-    ratio that equals ``tau`` exactly is not lost to rounding.
+
+def _check_tau(tau, t) -> None:
+    if not (0 < t < 1):
+        raise AttentionInputError(f"tau: must be in (0, 1) (003 定义 11.25), got {tau!r}")
+
+
+def _check_total(total, what: str) -> None:
+    if total == 0:
+        raise AttentionInputError(f"{what} are zero (effective rank undefined)")
+
+
+def effective_rank(sigma, tau: float) -> int:
+    """Effective rank ``r_tau`` (003 定义 11.25; see the module docstring) of float64 singular
+    values ``sigma (n,)`` (sorted here), ``0 < tau < 1``. Each cumulative energy is computed with
+    ``math.fsum`` (correctly rounded) so that a ratio equal to ``tau`` is not lost to rounding.
 
     Raises:
-        AttentionInputError: ``tau`` outside (0, 1), or all singular values zero.
+        AttentionInputError: ``sigma`` not a non-empty finite 1-D array, ``tau`` outside (0, 1),
+            or all singular values zero.
     """
-    if not (0 < tau < 1):
-        raise AttentionInputError(f"tau: must be in (0, 1) (003 定义 11.25), got {tau}")
-    s = np.sort(finite_array(sigma, "sigma", 1))[::-1]
+    _check_tau(tau, tau)
+    s = np.sort(as_array(sigma, "sigma", ndim=1))[::-1]
     e = [float(v) ** 2 for v in s]
     tot = math.fsum(e)
-    if tot == 0:
-        raise AttentionInputError("sigma: all singular values are zero (effective rank undefined)")
-    acc = []
-    for k in range(1, len(e) + 1):
-        acc.append(e[k - 1])
-        if math.fsum(acc) >= tau * tot:
-            return k
-    return len(e)
+    _check_total(tot, "sigma: all singular values")
+    return _first_reaching((math.fsum(e[:k]) for k in range(1, len(e) + 1)), lambda h: h >= tau * tot)
 
 
 def top_fraction_energy(sigma, fraction: float) -> float:
     """Energy captured by the top ``ceil(fraction * n)`` singular values (003 引理 11.34, 表 11.3.1)."""
-    s = finite_array(sigma, "sigma", 1)
+    s = as_array(sigma, "sigma", ndim=1)
     if not (0 < fraction <= 1):
         raise AttentionInputError(f"fraction: must be in (0, 1], got {fraction}")
     return energy_fraction(s, math.ceil(fraction * s.size))
@@ -81,7 +111,7 @@ def power_law_fit(sigma, *, skip_zero: bool = True) -> tuple[float, float, float
         AttentionInputError: fewer than 3 positive singular values, or a zero one with
             ``skip_zero=False``.
     """
-    s = np.sort(finite_array(sigma, "sigma", 1))[::-1]
+    s = np.sort(as_array(sigma, "sigma", ndim=1))[::-1]
     i = np.arange(1, s.size + 1, dtype=np.float64)
     if not skip_zero and np.any(s == 0):
         raise AttentionInputError("sigma: zero singular values have no logarithm; fit with skip_zero=True")
@@ -105,44 +135,37 @@ def mp_singular_values(A, dps: int = 40) -> list:
         AttentionInputError: empty or non-finite input.
     """
     with mpmath.workdps(dps):
-        M = A if isinstance(A, mpmath.matrix) else mpmath.matrix(as_float64_array(A, "A").tolist())
+        M = A if isinstance(A, mpmath.matrix) else mp_matrix(A, "A")
         s = mpmath.svd_r(M, compute_uv=False)
         return sorted((s[i] for i in range(len(s))), reverse=True)
 
 
 def mp_effective_rank(sigma, tau, *, margin: float = 1e-25) -> tuple[int, bool]:
-    """003 定义 11.25's ``min{k : sum_{i<=k} s_i^2 >= tau sum_i s_i^2}`` for mpmath singular values.
+    """Effective rank ``r_tau`` (003 定义 11.25; see the module docstring) of mpmath singular values
+    ``sigma`` (descending, as :func:`mp_singular_values` returns them), at the current mpmath
+    precision, with the criterion written as the ratio ``head / total >= tau``.
 
-    Returns ``(k, decided)``: ``decided`` is false when some cumulative ratio lies within
+    Returns ``(k, decided)``: ``decided`` is false when some cumulative ratio up to ``k`` lies within
     ``margin`` of ``tau`` (the precision of ``sigma`` could then change ``k``).
 
     Raises:
         AttentionInputError: ``tau`` outside (0, 1) or all singular values zero.
     """
     t = mpmath.mpf(tau)
-    if not (0 < t < 1):
-        raise AttentionInputError(f"tau: must be in (0, 1), got {tau!r}")
+    _check_tau(tau, t)
     margin = mpmath.mpf(margin)
     e = [mpmath.mpf(x) ** 2 for x in sigma]
     tot = mpmath.fsum(e)
-    if tot == 0:
-        raise AttentionInputError("sigma: all singular values are zero")
-    acc = mpmath.mpf(0)
-    decided = True
-    for k, x in enumerate(e, start=1):
-        acc += x
-        r = acc / tot
-        if abs(r - t) < margin:
-            decided = False
-        if r >= t:
-            return k, decided
-    return len(e), decided
+    _check_total(tot, "sigma: all singular values")
+    ratios = [h / tot for h in itertools.accumulate(e)]
+    k = _first_reaching(ratios, lambda r: r >= t)
+    return k, all(abs(r - t) >= margin for r in ratios[:k])
 
 
 def exact_effective_rank(energies, tau: Fraction, criterion) -> int:
-    """``min{k : criterion(head_k, total, tau)}`` over exact rational energies ``sigma_i^2``
-    sorted descending (003 定义 11.25 with its inequality given by ``criterion``, a callable of
-    ``head``, ``total`` and ``tau``); ``len(energies)`` if no ``k`` satisfies it.
+    """Effective rank ``r_tau`` (003 定义 11.25; see the module docstring) of exact rational energies
+    ``sigma_i^2`` (descending), with the inequality given by ``criterion(head, total, tau)`` (the
+    definition's is ``head >= tau * total``); ``len(energies)`` if no ``k`` satisfies it.
 
     Raises:
         AttentionInputError: empty, negative or unsorted energies, or all zero.
@@ -151,14 +174,8 @@ def exact_effective_rank(energies, tau: Fraction, criterion) -> int:
     if not e or any(x < 0 for x in e) or any(b > a for a, b in itertools.pairwise(e)):
         raise AttentionInputError("energies: need a non-empty, non-negative, descending list")
     total = sum(e, Fraction(0))
-    if total == 0:
-        raise AttentionInputError("energies: all zero (effective rank undefined)")
-    head = Fraction(0)
-    for k, x in enumerate(e, start=1):
-        head += x
-        if criterion(head, total, tau):
-            return k
-    return len(e)
+    _check_total(total, "energies: all energies")
+    return _first_reaching(itertools.accumulate(e), lambda head: criterion(head, total, tau))
 
 
 def _power_sum(s, a: int, b) -> mpmath.mpf:
@@ -202,7 +219,7 @@ def eckart_young_factors(W, r: int) -> tuple[np.ndarray, np.ndarray, float]:
     Raises:
         AttentionInputError: bad input, or ``r`` not in ``[1, min(m, n)]``.
     """
-    w = as_float64_array(W, "W")
+    w = as_array(W, "W")
     r = positive_int(r, "r")
     if r > min(w.shape):
         raise AttentionInputError(f"r: must be <= min{w.shape} = {min(w.shape)}, got {r}")
@@ -217,14 +234,9 @@ def exact_frobenius_sq(W, B, A) -> Fraction:
     Raises:
         AttentionInputError: shapes that do not chain, empty or non-finite input.
     """
-    w, b, a = fmpq_matrix(W), fmpq_matrix(B), fmpq_matrix(A)
+    w, b, a = fmpq_matrix(W, "W"), fmpq_matrix(B, "B"), fmpq_matrix(A, "A")
     if b.nrows() != w.nrows() or a.ncols() != w.ncols() or b.ncols() != a.nrows():
         raise AttentionInputError(f"exact_frobenius_sq: shapes W {w.nrows()}x{w.ncols()}, B {b.nrows()}x"
                                   f"{b.ncols()}, A {a.nrows()}x{a.ncols()}")
     e = w - b * a
-    tot = Fraction(0)
-    for i in range(e.nrows()):
-        for j in range(e.ncols()):
-            x = e[i, j]
-            tot += Fraction(int(x.p), int(x.q)) ** 2
-    return tot
+    return sum((to_fraction(e[i, j]) ** 2 for i in range(e.nrows()) for j in range(e.ncols())), Fraction(0))

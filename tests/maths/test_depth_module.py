@@ -47,7 +47,7 @@ def test_convergence_orders_of_a_cubic_sequence():
 
 
 def test_bad_input():
-    with pytest.raises(AttentionInputError, match="finite"):
+    with pytest.raises(AttentionInputError, match=r"^X0: contains NaN or Inf$"):
         attention_stack_residuals(np.array([[np.nan]]), [])
     with pytest.raises(AttentionInputError, match="do not fit"):
         attention_stack_residuals(np.ones((2, 2)), [(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 3)))])

@@ -112,7 +112,7 @@ def test_exact_softmax_rank_matches_float_rank_on_random_input():
 def test_exact_softmax_rank_bad_input():
     with pytest.raises(AttentionInputError, match="integers"):
         exact_softmax_rank([[0.5, 1.0]])
-    with pytest.raises(AttentionInputError, match="empty row"):
+    with pytest.raises(AttentionInputError, match="attend to no key"):
         exact_softmax_rank(np.zeros((2, 2)), np.zeros((2, 2), dtype=bool))
 
 
