@@ -481,23 +481,36 @@ def gini_index(x):
 
 
 def s_and_standard_error(a: torch.Tensor) -> tuple[float, float]:
-    """``S = mean|a| / sqrt(mean a^2)`` of a sample ``a (n,)`` and its delta-method standard error
-    (first-order Taylor expansion of the ratio in the two sample means; float64).
+    """``S = mean|a| / sqrt(mean a^2)`` of a sample ``a (n,)`` (004 eq. (1)) and its delta-method
+    standard error (first-order Taylor expansion of the ratio in the two sample means, computed in
+    float64 by :func:`_s_and_se`).
 
     Raises:
         AttentionInputError: fewer than 2 samples, non-finite samples or an all-zero sample.
     """
     if a.ndim != 1 or a.numel() < 2:
         raise AttentionInputError(f"a: need a 1-D sample of size >= 2, got shape {tuple(a.shape)}")
-    x, y = a.abs().double().cpu(), (a.double() ** 2).cpu()
-    if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
+    x = a.detach().to("cpu", torch.float64).numpy()
+    if not np.isfinite(x).all():
         raise AttentionInputError("a: non-finite samples (overflow in the sampled dtype?)")
-    mx, my = x.mean(), y.mean()
-    if my == 0:
+    out = _s_and_se(x)
+    if out is None:
         raise AttentionInputError("a: all-zero sample, S undefined")
-    cov = torch.cov(torch.stack([x, y]))
-    g = torch.tensor([1 / my.sqrt(), -mx / (2 * my**1.5)], dtype=torch.float64)
-    return float(mx / my.sqrt()), float((g @ cov @ g / a.numel()).sqrt())
+    return out
+
+
+def _s_and_se(a: np.ndarray) -> tuple[float, float] | None:
+    """``S = m1 / sqrt(m2)`` of a float64 sample ``a (n,)`` (``m1 = mean|a|``, ``m2 = mean a^2``) and
+    its delta-method standard error ``sqrt(g^T Cov g / n)``, ``g = (1/sqrt(m2), -m1/(2 m2^1.5))``
+    the gradient of ``m1 / sqrt(m2)`` and ``Cov`` the sample covariance of ``(|a_j|, a_j^2)``;
+    ``None`` when ``m2 = 0``."""
+    x1, x2 = np.abs(a), a * a
+    m1, m2 = float(x1.mean()), float(x2.mean())
+    if m2 == 0.0:
+        return None
+    cov = np.cov(np.stack([x1, x2]))
+    g = np.array([1 / np.sqrt(m2), -m1 / (2 * m2 ** 1.5)])
+    return m1 / math.sqrt(m2), float(np.sqrt(g @ cov @ g / a.size))
 
 
 def participation_ratio(x) -> float:
@@ -599,9 +612,9 @@ def sampled_sparsity(kind: str, beta: float, gamma: float, *, n: int, d: int = 4
     ``sigma`` chosen so that ``q . mu = beta`` and ``sigma ||q|| = gamma`` (004 "简化形式": then
     ``S(a) -> `` the curve's value as ``n -> infinity``), in float64.
 
-    Returns ``(S_hat, se, nonzero)``: the estimate, its delta-method standard error
-    (``sqrt(g^T Cov g / n)`` with ``g`` the gradient of ``m1 / sqrt(m2)`` at the sample moments
-    ``m1 = mean|a|``, ``m2 = mean a^2``), and how many ``a_j`` are non-zero.
+    Returns ``(S_hat, se, nonzero)``: the estimate and its delta-method standard error (as
+    :func:`s_and_standard_error`; ``(nan, inf)`` for an all-zero sample), and how many ``a_j`` are
+    non-zero.
 
     Raises:
         AttentionInputError: unknown ``kind``, ``gamma <= 0``, ``n < 2`` or ``d < 1``.
@@ -617,13 +630,10 @@ def sampled_sparsity(kind: str, beta: float, gamma: float, *, n: int, d: int = 4
     sigma = gamma / float(np.linalg.norm(q))
     keys = mu + sigma * rng.standard_normal((n, d))
     a = _F[kind](keys @ q)
-    x1, x2 = np.abs(a), a * a
-    m1, m2 = float(x1.mean()), float(x2.mean())
-    if m2 == 0.0:
+    out = _s_and_se(a)
+    if out is None:
         return float("nan"), float("inf"), 0
-    cov = np.cov(np.stack([x1, x2]))
-    g = np.array([1 / np.sqrt(m2), -m1 / (2 * m2 ** 1.5)])
-    return m1 / np.sqrt(m2), float(np.sqrt(g @ cov @ g / n)), int(np.count_nonzero(a))
+    return *out, int(np.count_nonzero(a))
 
 
 def sparsity_curves(kind: str, betas, gammas) -> dict[float, np.ndarray]:

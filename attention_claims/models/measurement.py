@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..maths.exact import EPS_LOG2
 from ..maths.rank import default_rank_tolerance
 from ..maths.spectrum import effective_rank, power_law_fit, top_fraction_energy
 from .loading import attention
@@ -24,7 +25,8 @@ MEASURE_VERSION = 2
 
 
 
-EPS = {"float32": float(np.finfo(np.float32).eps), "float64": float(np.finfo(np.float64).eps)}
+#: machine epsilon of the dtypes a forward pass runs in (from :data:`attention_claims.maths.EPS_LOG2`)
+EPS = {dt: 2.0 ** EPS_LOG2[dt] for dt in ("float32", "float64")}
 
 
 TOP_FRACTION = 0.1
