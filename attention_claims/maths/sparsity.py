@@ -161,10 +161,7 @@ def s_decay(lam, n: int) -> mpmath.mpf:
     Raises:
         AttentionInputError: ``n < 1`` or ``lam`` outside ``(0, 1)``.
     """
-    lam = _mp(lam)
-    n = positive_int(n, "n")
-    if not (0 < lam < 1):
-        raise AttentionInputError(f"lam must be in (0, 1) for the closed form (0/0 at 1), got {lam}")
+    lam, n = _check_decay(lam, n)
     ln = lam**n
     return mpmath.sqrt((1 - ln) / (n * (1 - lam)) * (1 + lam) / (1 + ln))
 
@@ -176,11 +173,16 @@ def s_decay_bound(lam, n: int) -> mpmath.mpf:
     Raises:
         AttentionInputError: as :func:`s_decay`.
     """
-    lam = _mp(lam)
-    n = positive_int(n, "n")
-    if not (0 < lam < 1):
-        raise AttentionInputError(f"lam must be in (0, 1), got {lam}")
+    lam, n = _check_decay(lam, n)
     return mpmath.sqrt((1 + lam) / (n * (1 - lam) * (1 + lam**n)))
+
+
+def _check_decay(lam, n) -> tuple[mpmath.mpf, int]:
+    """The arguments of 004 "线性衰减"'s formulas: ``0 < lam < 1`` (the closed form is 0/0 at 1), ``n >= 1``."""
+    lam, n = _mp(lam), positive_int(n, "n")
+    if not (0 < lam < 1):
+        raise AttentionInputError(f"lam: must be in (0, 1) (the closed form is 0/0 at 1), got {lam}")
+    return lam, n
 
 
 @_at_dps
