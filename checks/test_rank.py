@@ -1,5 +1,21 @@
-"""Rank claims: causal softmax attention is full rank (002), rank(QK^T) <= d and
-定理 11.23's rank(softmax(QK^T/sqrt d)) <= min(N, d) (003)."""
+"""Rank: exact, certified and numerical ranks of attention matrices and of the products they are built from.
+
+The causal softmax matrix is full rank (002 ``causal-softmax-full-rank``; 004
+``decoder-attention-lower-triangular-full-rank-9889``); rank(QKᵀ) <= d (``rank-qk-at-most-d``,
+002 ``low-rank-factorised-logits``) and 定理 11.23's rank(softmax(QKᵀ/√d)) <= min(N, d) with its
+proof step and 引理 11.36 (``theorem-11-23-softmax-rank-bound``, ``proof-11-23-softmax-keeps-row-dependence``,
+``lemma-11-36-dimension-bottleneck``, ``summary-theoretical-rank-bound-d``); bidirectional attention
+and low rank (``bidirectional-attention-low-rank`` and the study note's ``study-note-encoder-low-rank``,
+``study-note-dominant-singular-values``, ``study-note-repeated-tokens-redundancy``,
+``study-note-row-correlation-low-rank``, ``study-note-rank-definition``,
+``study-note-lower-rank-more-redundant``); ``softmax-raises-rank``; the rank of LoRA's updates
+(``theorem-11-28-lora-delta-attention``, ``table-11-3-3-lora-row``).
+
+Exact ranks of softmax matrices with integer logits use :func:`attention_claims.maths.exact_softmax_rank`
+(rank over Q(t), t = e^{1/sqrt d} transcendental); numerical ranks are certified with
+:func:`attention_claims.maths.certified_singular_value_count` or arb minors. Tolerances are stated
+next to each comparison.
+"""
 
 from __future__ import annotations
 
@@ -9,31 +25,121 @@ import mpmath
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, note, target
+from hypothesis import assume, example, given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from attention_claims.maths import (
+    arb_kernel_diagonal,
     arb_softmax_attention,
+    attention_matrix,
+    causal_logit_gap,
     certified_rank_at_least,
     certified_sign,
+    certified_singular_value_count,
     certify_nonzero_det,
+    cr_factorization,
     default_rank_tolerance,
+    energy_fraction,
     exact_product_rank,
     exact_rank,
+    exact_softmax_rank,
+    factorisation_dimension_bounds,
+    fmpq_matrix,
     logits,
     mp_softmax_entry,
+    numerical_rank,
     numerical_rank_gap_2x2,
+    row_cosines,
+    row_redundancy,
     softmax_attention,
     softmax_diagonal_underflow_gap,
+    softmax_log_ratio_rank,
     underflow_log_threshold,
 )
-from attention_claims.testkit import profiles, qk_pairs, reading_params, refute
+from attention_claims.testkit import (
+    claim_params,
+    gaussian_qk,
+    integer_qk,
+    log_uniform,
+    one_torch_thread,
+    profiles,
+    qk_pairs,
+    reading_params,
+    refute,
+    refute_deferred,
+    require_device,
+    seeded_gaussian_qk,
+)
+
+pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
 
-def _max_gap(z: np.ndarray) -> float:
-    """Largest causal-row logit gap ``max_{j<=i} z_ij - z_ii`` (nats)."""
-    return max(float(np.max(z[i, : i + 1]) - z[i, i]) for i in range(z.shape[0]))
+# -- 003 定理 11.23 -------------------------------------------------------------------------
+@st.composite
+def wide_qk(draw):
+    """``N > d``: the only case where min(N, d) < N bounds anything."""
+    Q, K, scale = draw(qk_pairs(n=(2, 8), d=(1, 4), scale_exp=(-1.0, 1.0)))
+    N, d = Q.shape
+    if d >= N:
+        Q, K = Q[:, : N - 1], K[:, : N - 1]
+    return Q, K, scale
+
+
+@st.composite
+def seeded_int_qk(draw, n=(3, 7), d=(1, 4), bound=3):
+    """Random integer ``Q, K (N, d)`` with ``N > d`` from a drawn seed (generic inputs, cheap to shrink)."""
+    N = draw(st.integers(*n), label="N")
+    dd = draw(st.integers(d[0], min(d[1], N - 1)), label="d")
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="seed"))
+    return rng.integers(-bound, bound + 1, (N, dd)), rng.integers(-bound, bound + 1, (N, dd))
+
+
+@st.composite
+def repeated_tokens(draw):
+    """A sequence of N positions over ``n_distinct`` integer token embeddings (no position encoding)."""
+    n_distinct = draw(st.integers(1, 5), label="distinct tokens")
+    N = draw(st.integers(n_distinct + 1, 9), label="N")
+    D = draw(st.integers(1, 4), label="model dim")
+    ints = st.integers(-3, 3)
+    E = draw(hnp.arrays(np.int64, (n_distinct, D), elements=ints), label="token embeddings")
+    seq = draw(st.lists(st.integers(0, n_distinct - 1), min_size=N, max_size=N), label="token ids")
+    Wq = draw(hnp.arrays(np.int64, (D, D), elements=ints), label="Wq")
+    Wk = draw(hnp.arrays(np.int64, (D, D), elements=ints), label="Wk")
+    return n_distinct, E[seq], Wq, Wk
+
+
+# -- softmax raises rank (170) ---------------------------------------------------------------------
+GENERIC_TRIES = 4
+
+
+def _distinct_integer_rows(rng, N: int, d: int, bound: int = 10) -> np.ndarray:
+    """``(N, d)`` integer matrix with entries in [-bound, bound] and pairwise distinct rows (equal rows are the
+    obvious measure-zero exceptional set of a generic statement), drawn without replacement."""
+    base = 2 * bound + 1
+    idx = rng.choice(base**d, size=N, replace=False)
+    return np.stack([(idx // base**c) % base for c in range(d)], axis=1) - bound
+
+
+@st.composite
+def small_integer_qk(draw):
+    """``(Q * scale, K, scale)`` with small integer ``Q, K`` (N <= 3, d <= 2) and a logit scale 1e-3..1e4:
+    few choices, so a counterexample shrinks quickly."""
+    N, d = draw(st.integers(2, 3), label="N"), draw(st.integers(1, 2), label="d")
+    ints = hnp.arrays(np.float64, (N, d), elements=st.integers(-3, 3).map(float))
+    Q, K = draw(ints, label="Q / scale"), draw(ints, label="K")
+    scale = draw(st.sampled_from([1e-3, 1.0, 10.0, 1e2, 1e3, 1e4]), label="logit scale")
+    return Q * scale, K, scale
+
+
+# -- 045: lower rank, more redundancy, fewer free parameters ----------------------------------------
+@st.composite
+def rank_r_factors(draw, n=(1, 5)):
+    """Integer factors ``A, B (n, r)`` with ``0 <= r <= n`` (seeded: generic, cheap to shrink)."""
+    nn = draw(st.integers(*n), label="n")
+    r = draw(st.integers(0, nn), label="r")
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="seed"))
+    return rng.integers(-4, 5, (nn, r)), rng.integers(-4, 5, (nn, r))
 
 
 @pytest.mark.claim("causal-softmax-full-rank", reading="exact")
@@ -43,10 +149,10 @@ def test_causal_softmax_det_positive_exact(qk, claim_log):
     Q, K, scale = qk
     N, d = Q.shape
     z = logits(Q, K).numpy()
-    target(_max_gap(z), label="largest causal logit gap")
+    target(causal_logit_gap(z), label="largest causal logit gap")
     ok, det, bits = certify_nonzero_det(lambda: arb_softmax_attention(Q, K, causal=True))
     note(f"N={N} d={d} scale={scale:.3e} det={det} ({bits} bits)")
-    claim_log.example(N=N, d=d, logit_scale=scale, logit_gap=_max_gap(z))
+    claim_log.example(N=N, d=d, logit_scale=scale, logit_gap=causal_logit_gap(z))
     if not ok:
         refute(f"det A could not be certified non-zero up to {bits} bits (N={N}, d={d})",
                example={"Q": Q, "K": K}, certified=False)
@@ -68,12 +174,12 @@ def test_causal_softmax_stored_matrix_full_rank(device, dtype, reading, data, cl
     safe = f"safe_logit_gap_{dtype}"
     if safe in claimed:  # a record may claim full rank only up to a logit gap: stay within it
         limit = float(claimed.eval(safe))
-        gap0 = _max_gap(logits(Q, K).numpy())
+        gap0 = causal_logit_gap(logits(Q, K).numpy())
         if gap0 > limit:
             Q = Q * (limit / gap0)
     A = softmax_attention(Q, K, causal=True, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
     z = logits(Q, K).numpy()  # the real logits, float64
-    gap = _max_gap(z)
+    gap = causal_logit_gap(z)
     target(gap, label="largest causal logit gap")
     claim_log.example(N=N, d=d, logit_gap=gap)
     note(f"{device}/{dtype}: N={N} d={d} logit scale={scale:.3e} largest gap={gap:.6g}")
@@ -117,7 +223,7 @@ def test_causal_softmax_numerical_rank_float64(qk, claim_log):
     s = np.linalg.svd(A, compute_uv=False)
     eps = float(np.finfo(np.float64).eps)
     tol = default_rank_tolerance(s, A.shape, eps)
-    gap = _max_gap(logits(Q, K).numpy())
+    gap = causal_logit_gap(logits(Q, K).numpy())
     target(gap, label="largest causal logit gap")
     target(-math.log10(max(s[-1] / s[0], 1e-320)), label="-log10 sigma_min/sigma_max")
     claim_log.example(N=N, d=d, logit_gap=gap)
@@ -140,20 +246,8 @@ def test_causal_softmax_numerical_rank_float64(qk, claim_log):
         )
 
 
-# -- 003: rank(QK^T) <= d -------------------------------------------------------------------
-
-@st.composite
-def integer_qk(draw, n=(1, 10), d=(1, 6), bound=3):
-    N = draw(st.integers(*n), label="N")
-    dd = draw(st.integers(*d), label="d")
-    ints = st.integers(-bound, bound)
-    Q = draw(hnp.arrays(np.int64, (N, dd), elements=ints), label="Q")
-    K = draw(hnp.arrays(np.int64, (N, dd), elements=ints), label="K")
-    return Q, K
-
-
 @pytest.mark.claim("rank-qk-at-most-d", reading="exact")
-@given(qk=integer_qk())
+@given(qk=integer_qk(n=(1, 10), d=(1, 6)))
 def test_rank_qk_at_most_d_exact(qk, claim_log, claimed):
     Q, K = qk
     N, d = Q.shape
@@ -193,18 +287,6 @@ def test_rank_qk_numerical(device, dtype, reading, qk, claim_log, claimed):
                certificate=f"sigma_(bound+1) of the stored matrix at 40 digits = {mpmath.nstr(s_mp[bound], 8)}")
 
 
-# -- 003 定理 11.23 -------------------------------------------------------------------------
-
-@st.composite
-def wide_qk(draw):
-    """``N > d``: the only case where min(N, d) < N bounds anything."""
-    Q, K, scale = draw(qk_pairs(n=(2, 8), d=(1, 4), scale_exp=(-1.0, 1.0)))
-    N, d = Q.shape
-    if d >= N:
-        Q, K = Q[:, : N - 1], K[:, : N - 1]
-    return Q, K, scale
-
-
 @pytest.mark.claim("theorem-11-23-softmax-rank-bound", reading="exact")
 @given(qk=wide_qk())
 def test_theorem_11_23_exact(qk, claim_log, claimed):
@@ -225,3 +307,415 @@ def test_theorem_11_23_exact(qk, claim_log, claimed):
             certificate=f"arb ({info['bits']} bits): the {k}x{k} minor rows {info['rows']} cols {info['cols']} "
                         f"has det {info['det']}, an interval excluding 0",
         )
+
+
+# -- bidirectional attention is (easily) low rank: 002 (040), 000 (020, 050) -------------------------
+@pytest.mark.parametrize("cid", claim_params(["bidirectional-attention-low-rank", "study-note-encoder-low-rank"], "exact-generic"))
+@given(qk=seeded_int_qk())
+@profiles.scaled(0.25)
+def test_bidirectional_exact_rank_generic(cid, qk, claim_log):
+    Q, K = qk
+    N, d = Q.shape
+    r = exact_softmax_rank(Q @ K.T)
+    claim_log.example(N=N, d=d, exact_rank=r)
+    note(f"N={N} d={d} exact rank {r}")
+    if not r < N:
+        refute(f"softmax(QK^T/sqrt d) has exact rank {r} = N for N = {N} > d = {d}: not low rank",
+               example={"N": N, "d": d, "Q": Q, "K": K}, certified=True,
+               certificate="rank over Q(t), t = e^{1/sqrt d} (Bareiss on integer polynomials; "
+                           "Lindemann-Weierstrass makes it the real rank)")
+
+
+@pytest.mark.parametrize("cid", claim_params(["bidirectional-attention-low-rank", "study-note-encoder-low-rank", "study-note-repeated-tokens-redundancy"],
+                                        "exact-repeated-tokens"))
+@given(case=repeated_tokens())
+@profiles.scaled(0.25)
+def test_repeated_tokens_bound_rank(cid, case, claim_log, claimed):
+    n_distinct, X, Wq, Wk = case
+    N = X.shape[0]
+    bound = claimed.eval("repeated_bound", exact=True, n_distinct=n_distinct, N=N)
+    r = exact_softmax_rank((X @ Wq) @ (X @ Wk).T)
+    claim_log.example(N=N, distinct=n_distinct, exact_rank=r)
+    if r > bound:
+        refute(f"{N} positions over {n_distinct} distinct tokens give exact rank {r} > "
+               f"{claimed.text('repeated_bound')} = {bound}",
+               example={"X": X, "Wq": Wq, "Wk": Wk}, certified=True,
+               certificate="rank over Q(t) (exact; Lindemann-Weierstrass)")
+    claim_log.note("Equal tokens without position encoding give equal query and key rows, hence equal "
+                   "attention rows and columns; exact ranks over Q(t).")
+
+
+@pytest.mark.parametrize("cid", claim_params(["bidirectional-attention-low-rank", "study-note-encoder-low-rank", "study-note-dominant-singular-values"], "cpu-float64-numerical-rank"))
+@given(qk=gaussian_qk())
+@profiles.scaled(0.25)
+def test_bidirectional_numerical_rank_below_n(cid, qk, claim_log):
+    Q, K, s = qk
+    N, d = Q.shape
+    A = attention_matrix(Q, K)
+    r, tol = numerical_rank(A)
+    claim_log.example(N=N, d=d, logit_scale=s, numerical_rank=r)
+    target(float(r) / N, label="numerical rank / N")
+    if r >= N:
+        def certify():
+            exact_count = certified_singular_value_count(A, tol)
+            refute(f"numerical rank {r} = N (N = {N}, d = {d}, logit scale {s:.3g}): the float64 matrix is "
+                   f"numerically full rank", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
+                   certified=exact_count == N,
+                   certificate=f"exact inertia of A^T A - tol^2 I (fmpq): {exact_count} singular values > tol = {tol:.3e}")
+
+        refute_deferred(f"numerical rank {r} = N", certify=certify)
+
+
+# -- low-rank factorised logits (130) --------------------------------------------------------------
+@pytest.mark.claim("low-rank-factorised-logits", reading="exact")
+@given(qk=integer_qk(n=(3, 9), d=(1, 6), wide=True))
+def test_low_rank_logits_exact(qk, claim_log, claimed):
+    Q, K = qk
+    N, d = Q.shape
+    bound = claimed.eval("logit_rank_bound", exact=True, N=N, d=d)
+    r = exact_product_rank(Q, K)
+    claim_log.example(N=N, d=d, logit_rank=r)
+    if r > bound:
+        refute(f"exact rank(QK^T) = {r} > {claimed.text('logit_rank_bound')} = {bound}", example={"Q": Q, "K": K},
+               certified=True, certificate="fmpq_mat rank")
+    if d < N - 1:
+        target_logits = np.eye(N, dtype=np.int64)  # P_ij ∝ 2^[i = j]
+        lr = softmax_log_ratio_rank(target_logits)
+        if lr <= d:
+            refute(f"the target P ∝ 2^[i=j] has log-ratio rank {lr} <= d = {d}: reachable", example={"N": N, "d": d},
+                   certified=True, certificate="fmpz_mat rank of the log-ratio matrix / ln 2")
+        claim_log.track("log-ratio rank of the unreachable target", lr)
+    claim_log.note("P = softmax(S) with rank S <= r iff rank(log P_ij - log P_i0) <= r; the target "
+                   "P ∝ 2^[i=j] needs rank N - 1 > d, so no rank-d logits reach it.")
+
+
+@pytest.mark.claim("low-rank-factorised-logits", reading="attention-matrix-rank-le-d")
+@given(qk=seeded_int_qk())
+@profiles.scaled(0.25)
+def test_attention_matrix_rank_le_d(qk, claim_log):
+    Q, K = qk
+    N, d = Q.shape
+    r = exact_softmax_rank(Q @ K.T)
+    claim_log.example(N=N, d=d, exact_rank=r)
+    if r > d:
+        refute(f"softmax(QK^T/sqrt d) has exact rank {r} > d = {d} (N = {N})", example={"Q": Q, "K": K},
+               certified=True, certificate="rank over Q(t) (exact)")
+
+
+@pytest.mark.claim("softmax-raises-rank", reading="generic")
+@given(N=st.integers(2, 8), d=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_softmax_raises_rank_generic(N, d, seed, claim_log):
+    # "Generic" is about almost every (Q, K): the entries of softmax(QK^T/sqrt d) are analytic in (Q, K), so the
+    # set where its rank drops below N is either everything or of measure zero, and one witness of rank N with
+    # rank QK^T = d proves the generic statement for this (N, d). Equal rows (the obvious exceptional set) are not
+    # drawn; any other draw in the exceptional set says nothing about generic inputs and is redrawn; only
+    # GENERIC_TRIES misses in a row refute, uncertified (a proof that the rank drops identically would need
+    # symbolic work).
+    d = min(d, N - 1)
+    rng = np.random.default_rng(seed)
+    misses = []
+    for _ in range(GENERIC_TRIES):
+        Q, K = _distinct_integer_rows(rng, N, d), _distinct_integer_rows(rng, N, d)
+        rs, rm = exact_softmax_rank(Q @ K.T), exact_product_rank(Q, K)
+        if rs == N and rm == d:
+            break
+        misses.append({"Q": Q, "K": K, "rank_softmax": rs, "rank_QK": rm})
+    else:
+        refute(f"no witness for generic (N = {N}, d = {d}) in {GENERIC_TRIES} random integer draws: rank softmax "
+               f"/ rank QK^T were {[(m['rank_softmax'], m['rank_QK']) for m in misses]}",
+               example=misses[0], certified=False)
+    claim_log.example(N=N, d=d, redraws=len(misses))
+    claim_log.track("rank softmax - rank QK^T", rs - rm)
+    claim_log.note("A witness of exact rank N (over Q(e^(1/sqrt d))) with rank QK^T = d proves the generic "
+                   "statement for its (N, d); draws in the measure-zero exceptional set are redrawn and counted.")
+
+
+@pytest.mark.claim("softmax-raises-rank", reading="every-input")
+@given(qk=integer_qk(n=(2, 5), d=(1, 3), bound=2))
+@example(qk=(np.array([[0, 1], [1, 1]]), np.array([[1, 0], [1, 1]])))  # (q1 - q0).k_j = 1 for all j
+@profiles.scaled(0.25)
+def test_softmax_raises_rank_every_input(qk, claim_log):
+    Q, K = qk
+    rs, rm = exact_softmax_rank(Q @ K.T), exact_product_rank(Q, K)
+    claim_log.example(N=Q.shape[0], d=Q.shape[1])
+    if rs < rm:
+        refute(f"rank softmax(QK^T/sqrt d) = {rs} < rank QK^T = {rm}: logit rows differing by a constant give "
+               f"equal attention rows", example={"Q": Q, "K": K}, certified=True,
+               certificate="exact ranks: fmpq for QK^T, over Q(t) for the softmax")
+
+
+@pytest.mark.claim("decoder-attention-lower-triangular-full-rank-9889", reading="exact")
+@given(qk=qk_pairs(n=(1, 6), d=(1, 4)))
+@profiles.scaled(0.25)
+def test_decoder_full_rank_exact(qk, claim_log):
+    Q, K, scale = qk
+    N, d = Q.shape
+    ok, det, bits = certify_nonzero_det(lambda: arb_softmax_attention(Q, K, causal=True))
+    diag = arb_kernel_diagonal("elu+1", Q, K)  # phi(q_i).phi(k_i), phi = elu + 1
+    claim_log.example(N=N, d=d, logit_scale=scale)
+    note(f"N={N} d={d} scale={scale:.3e} det={det}")
+    if not ok:
+        refute(f"det of the causal softmax matrix could not be certified non-zero up to {bits} bits",
+               example={"Q": Q, "K": K}, certified=False)
+    if certified_sign(det) != 1 or any(certified_sign(v) != 1 for v in diag):
+        refute(f"softmax det {det} or an elu+1 diagonal entry is not certified positive (N={N})",
+               example={"Q": Q, "K": K}, certified=True, certificate="arb interval arithmetic")
+    claim_log.note("Softmax: det A certified > 0 (arb); elu+1 linear attention: every diagonal phi(q_i).phi(k_i) "
+                   "certified > 0, so the normalised lower-triangular matrix has det > 0.")
+
+
+@pytest.mark.claim("decoder-attention-lower-triangular-full-rank-9889", reading="relu-features-exact")
+@given(data=st.data(), N=st.integers(1, 5), d=st.integers(1, 3))
+def test_decoder_relu_features_rank(data, N, d, claim_log):
+    ints = hnp.arrays(np.int64, (N, d), elements=st.integers(-3, 3))
+    Q, K = data.draw(ints, label="Q"), data.draw(ints, label="K")
+    U = np.tril(np.maximum(Q, 0) @ np.maximum(K, 0).T)  # causal relu linear attention, before normalisation
+    r = exact_rank(U) if U.any() else 0
+    claim_log.example(N=N, d=d, rank=r)
+    if r < N:
+        i = int(np.flatnonzero(np.diag(U) == 0)[0])
+        refute(f"causal linear attention with relu features: phi(q_{i}).phi(k_{i}) = 0 exactly, so the "
+               f"{N}x{N} lower-triangular matrix has rank {r} < N (row normalisation keeps the rank)",
+               example={"Q": Q, "K": K, "row": i}, certified=True, certificate="exact integer rank (fmpz)")
+
+
+@pytest.mark.parametrize("device,dtype,reading", reading_params("decoder-attention-lower-triangular-full-rank-9889"))
+@given(qk=small_integer_qk())
+def test_decoder_full_rank_float(device, dtype, reading, qk, claim_log):
+    require_device(device)
+    Q, K, scale = qk
+    N, d = Q.shape
+    A = softmax_attention(Q, K, causal=True, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
+    z = (Q @ K.T) / math.sqrt(d)
+    gap = causal_logit_gap(z)
+    target(gap, label="largest causal logit gap")
+    claim_log.example(N=N, d=d, logit_gap=gap)
+    if not np.isfinite(A).all():
+        refute(f"{dtype} on {device}: non-finite attention entries", example={"Q": Q, "K": K}, certified=True,
+               certificate="stored entries read back exactly")
+    rank = exact_rank(A)
+    if rank < N:
+        i = int(np.flatnonzero(np.diag(A) == 0)[0])
+        true_aii = mp_softmax_entry(z[i, : i + 1], i)
+        refute(f"computed in {dtype} on {device}, the {N}x{N} causal softmax matrix has exact rank {rank} < N: "
+               f"A[{i},{i}] = 0 (true value {mpmath.nstr(true_aii, 6)}, logit gap {gap:.6g} nats)",
+               example={"N": N, "d": d, "Q": Q, "K": K, "row": i, "logit_gap": gap}, certified=True,
+               certificate="exact rational rank of the stored entries (python-flint); the true A_ii by 50-digit mpmath",
+               boundary=f"the diagonal underflows at logit gap > {softmax_diagonal_underflow_gap(dtype, device):.6g} "
+                        f"nats ({dtype}, {device}; bisection; IEEE -ln(subnormal_min/2) = "
+                        f"{-underflow_log_threshold(dtype):.6g})")
+
+
+@pytest.mark.claim("study-note-row-correlation-low-rank", reading="exact")
+@given(N=st.integers(2, 5), d=st.integers(1, 3), s=log_uniform(-3, -1), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_correlated_rows_exact_rank(N, d, s, seed, claim_log):
+    Q, K = seeded_gaussian_qk(N, d, s, seed)
+    A = attention_matrix(Q, K)
+    cmin = float(row_cosines(A).min())
+    claim_log.example(N=N, min_row_cosine=cmin)
+    if cmin > 0.99:
+        def certify():
+            ok, info = certified_rank_at_least(lambda: arb_softmax_attention(Q, K), A, N)
+            if ok and N > N // 2:
+                refute(f"every pairwise row cosine is >= {cmin:.12f} > 0.99, yet the exact rank is N = {N} (not <= N/2)",
+                       example={"N": N, "d": d, "scale": s, "Q": Q, "K": K}, certified=True,
+                       certificate=f"arb: the full {N}x{N} determinant is {info['det']}, an interval excluding 0")
+
+        refute_deferred(f"rows with min cosine {cmin:.4f}", certify=certify)
+
+
+@pytest.mark.claim("study-note-row-correlation-low-rank", reading="effective-rank")
+@given(N=st.integers(2, 24), d=st.integers(1, 6), s=log_uniform(-3, 2), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_correlated_rows_energy_bound(N, d, s, seed, claim_log, claimed):
+    Q, K = seeded_gaussian_qk(N, d, s, seed)
+    A = attention_matrix(Q, K)
+    c = float(row_cosines(A)[:, 0].min())  # every row's cosine with row 1
+    top = energy_fraction(np.linalg.svd(A, compute_uv=False), 1)
+    bound = float(claimed.eval("top1_energy_lower", floating=True, c=c))
+    claim_log.example(N=N, min_cosine_with_row_1=c)
+    claim_log.track("top-1 energy - bound", top - bound)
+    target(bound - top, label="bound - top-1 energy")
+    if top < bound - 1e-12:  # float64 SVD: 1e-12 absolute on a fraction in [0, 1]
+        refute(f"top-1 energy {top:.15f} < {claimed.text('top1_energy_lower')} = {bound:.15f} (c = {c:.6f})",
+               example={"N": N, "d": d, "scale": s, "seed": seed}, certified=False, certificate="float64 SVD")
+
+
+# -- 040: rank is the number of independent rows = columns -----------------------------------------
+@pytest.mark.claim("study-note-rank-definition", reading="exact")
+@given(M=st.integers(1, 6).flatmap(lambda r: st.integers(1, 6).flatmap(
+    lambda c: hnp.arrays(np.int64, (r, c), elements=st.integers(-2, 2)))))
+def test_rank_definition(M, claim_log):
+    from flint import fmpz_mat
+
+    def independent(rows):
+        kept = []
+        for row in rows:
+            trial = kept + [list(map(int, row))]
+            if fmpz_mat(len(trial), len(trial[0]), [v for r in trial for v in r]).rank() == len(trial):
+                kept = trial
+        return len(kept)
+
+    r_rows, r_cols = independent(M), independent(M.T)
+    r = fmpz_mat(M.shape[0], M.shape[1], [int(v) for v in M.ravel()]).rank()
+    claim_log.example(rank=r)
+    if not r_rows == r_cols == r:
+        refute(f"independent rows {r_rows}, columns {r_cols}, rank {r}", example={"M": M}, certified=True,
+               certificate="exact integer arithmetic")
+
+
+# -- 100: repeated tokens with position embeddings -------------------------------------------------
+@pytest.mark.claim("study-note-repeated-tokens-redundancy", reading="with-position-embeddings")
+@given(n_distinct=st.integers(1, 3), extra=st.integers(1, 4), D=st.integers(2, 4), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_repeated_tokens_with_positions(n_distinct, extra, D, seed, claim_log, claimed):
+    rng = np.random.default_rng(seed)
+    N = n_distinct + extra
+    E = rng.integers(-3, 4, (n_distinct, D))
+    X = E[rng.integers(0, n_distinct, N)] + rng.integers(-3, 4, (N, D))  # + learned position embeddings
+    Wq, Wk = rng.integers(-3, 4, (D, D)), rng.integers(-3, 4, (D, D))
+    bound = claimed.eval("repeated_bound", exact=True, n_distinct=n_distinct, N=N)
+    r = exact_softmax_rank((X @ Wq) @ (X @ Wk).T)
+    claim_log.example(N=N, distinct=n_distinct, exact_rank=r)
+    if r > bound:
+        refute(f"with position embeddings, {N} positions over {n_distinct} distinct tokens give exact rank {r} > "
+               f"{bound}", example={"X": X, "Wq": Wq, "Wk": Wk}, certified=True, certificate="rank over Q(t) (exact)")
+
+
+@pytest.mark.claim("study-note-lower-rank-more-redundant", reading="row-redundancy")
+@given(AB=rank_r_factors(n=(1, 6)))
+@profiles.scaled(0.25)
+def test_lower_rank_redundant_rows(AB, claim_log, claimed):
+    A, B = AB
+    n = A.shape[0]
+    M = A @ B.T if A.shape[1] else np.zeros((n, n), dtype=np.int64)
+    kept, redundant = row_redundancy(M)
+    r = len(kept)
+    want = claimed.eval("redundant_rows", exact=True, n=n, r=r)
+    fewer = claimed.eval("redundant_rows", exact=True, n=n, r=r + 1) if r < n else None
+    claim_log.example(n=n, rank=r, redundant_rows=len(redundant))
+    if len(redundant) != want or (fewer is not None and not fewer < want):
+        refute(f"an {n} x {n} matrix of exact rank {r} has {len(redundant)} redundant rows {redundant} (each in the "
+               f"span of rows {kept}); the claimed {claimed.text('redundant_rows')} gives {want} (and {fewer} at "
+               f"rank {r + 1})", example={"M": M}, certified=True,
+               certificate="exact ranks over Q (fmpz_mat): greedy independent rows, each other row in their span")
+    claim_log.note("Exact: a maximal independent set has r rows and each of the other n - r rows lies in its span.")
+
+
+@pytest.mark.claim("study-note-lower-rank-more-redundant", reading="parameter-dimension")
+@given(AB=rank_r_factors())
+@profiles.scaled(0.5)
+def test_rank_variety_dimension(AB, claim_log, claimed):
+    A, B = AB
+    n, r = A.shape
+    assume(np.linalg.matrix_rank(A) == r and np.linalg.matrix_rank(B) == r)  # a general point (rare rejections)
+    lo, hi = factorisation_dimension_bounds(A, B) if r else (0, 0)
+    lo1, hi1 = factorisation_dimension_bounds(A[:, :-1], B[:, :-1]) if r > 1 else (0, 0)
+    if lo != hi or lo1 != hi1:  # at full-rank A, B the map is a submersion onto the rank-r matrices
+        raise ArithmeticError(f"dimension bounds did not meet at a general point: [{lo}, {hi}], [{lo1}, {hi1}]")
+    want = claimed.eval("dimension", exact=True, n=n, r=r)
+    below = claimed.eval("dimension", exact=True, n=n, r=r - 1) if r else None
+    claim_log.example(n=n, r=r, dimension_lower=lo, dimension_upper=hi)
+    bad = []
+    if not lo <= want <= hi:
+        bad.append(f"rank <= {r}: dimension in [{lo}, {hi}], claimed {claimed.text('dimension')} = {want}")
+    if r and not lo1 <= below <= hi1:
+        bad.append(f"rank <= {r - 1}: dimension in [{lo1}, {hi1}], claimed {below}")
+    if r and not hi1 < lo:
+        bad.append(f"the dimension does not increase from rank {r - 1} ([{lo1}, {hi1}]) to rank {r} ([{lo}, {hi}])")
+    if bad:
+        refute(f"n = {n}: " + "; ".join(bad), example={"A": A, "B": B}, certified=True,
+               certificate="exact Jacobian rank of (A, B) -> A B^T at this integer point (a lower bound of the "
+                           "dimension) and (n + n) r minus the exact rank of the r^2 kernel directions (A X, -B X^T) "
+                           "(an upper bound); fmpz_mat")
+    claim_log.note("At every drawn point the lower and upper bounds met, certifying the dimension exactly; it rose "
+                   "strictly from rank r - 1 to rank r.")
+
+
+# -- proof step of 定理 11.23 -------------------------------------------------------------------
+@pytest.mark.claim("proof-11-23-softmax-keeps-row-dependence", reading="exact")
+@given(u=st.tuples(st.integers(-3, 3), st.integers(-3, 3)).filter(lambda t: t[0] != t[1]),
+       v=hnp.arrays(np.int64, st.integers(2, 4), elements=st.integers(-3, 3)).filter(lambda a: len(set(a)) > 1))
+def test_softmax_keeps_row_dependence(u, v, claim_log):
+    M = np.outer(np.array(u, dtype=np.float64), v.astype(np.float64))  # rank 1: rows are multiples of v
+    claim_log.example(columns=v.size)
+    A = softmax_attention(M, np.eye(M.shape[1]), scale=1.0).numpy()  # softmax of M itself, row by row
+    ok, info = certified_rank_at_least(lambda: arb_softmax_attention(M, np.eye(M.shape[1]), scale=1.0), A, 2)
+    note(f"M = {M.tolist()} minor det {info['det']}")
+    if ok:
+        refute(f"rows of M = u v^T (u = {list(u)}, v = {v.tolist()}) are dependent (rank M = 1), but softmax(M) "
+               f"has rank 2", example={"M": M}, certified=True,
+               certificate=f"arb 2x2 minor rows {info['rows']} cols {info['cols']}: det {info['det']} excludes 0")
+
+
+# -- 引理 11.36 ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("cid", [
+    pytest.param("lemma-11-36", marks=pytest.mark.claim("lemma-11-36-dimension-bottleneck", reading="exact"),
+                 id="lemma-11-36"),
+    pytest.param("summary", marks=pytest.mark.claim("summary-theoretical-rank-bound-d", reading="exact"),
+                 id="summary-11-3-7"),
+])
+@given(d=st.integers(1, 2), seed=st.integers(0, 2**31 - 1))
+@profiles.scaled(0.25)
+def test_dimension_bottleneck(cid, d, seed, claim_log, claimed):
+    N = 8 * d
+    rng = np.random.default_rng(seed)
+    Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    bound = int(claimed.eval("bound", exact=True, N=N, d=d))
+    claim_log.example(N=N, d=d)
+    if bound + 1 > N:
+        return
+    A = softmax_attention(Q, K).numpy()
+    ok, info = certified_rank_at_least(lambda: arb_softmax_attention(Q, K), A, bound + 1)
+    if ok:
+        refute(f"N = {N} = 8 d, d = {d}: rank softmax(QK^T/sqrt d) >= {bound + 1} > {claimed.text('bound')} = {bound}",
+               example={"N": N, "d": d, "seed": seed}, certified=True,
+               certificate=f"arb minor rows {info['rows']} cols {info['cols']} det {info['det']}")
+
+
+# -- 定理 11.28 -----------------------------------------------------------------------------------
+@pytest.mark.claim("theorem-11-28-lora-delta-attention", reading="rank-one-query-update")
+@given(N=st.integers(5, 8), d=st.integers(2, 4), e=st.integers(0, 10), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.5, explain=False)
+def test_lora_query_update_delta_rank(N, d, e, seed, claim_log, claimed):
+    rng = np.random.default_rng(seed)  # multiples of 1/4 in [-2, 2]
+    Q, K, a, b = (rng.integers(-8, 9, shape) / 4 for shape in ((N, d), (N, d), (N, 1), (1, d)))
+    Q2 = Q + 2.0**-e * (a @ b)  # dyadic: exact, so Q2 - Q is exactly the rank-1 update
+    assert np.array_equal(Q2 - Q, 2.0**-e * (a @ b)), "update not exact"
+    dA = softmax_attention(Q2, K).numpy() - softmax_attention(Q, K).numpy()
+    r_max = claimed.eval("r_max", exact=True, N=N, d=d)
+    claim_log.example(N=N, d=d, update_scale=2.0**-e)
+    claim_log.track("numerical rank of Delta A", int(np.linalg.matrix_rank(dA)))
+    sv = np.linalg.svd(dA, compute_uv=False)
+    for k in sorted({N - 1, math.floor(r_max) + 1}, reverse=True):
+        # rank Delta A <= N - 1 always (its rows sum to 0); a minor is worth certifying only when the float
+        # sigma_k is well above the ~1e-16 absolute error of dA (so arb needs few bits)
+        if k <= r_max or k < 1 or k > N - 1 or sv[k - 1] < 1e-12:
+            continue
+        ok, info = certified_rank_at_least(lambda: arb_softmax_attention(Q2, K) - arb_softmax_attention(Q, K), dA, k,
+                                           max_bits=1024)
+        if ok:
+            refute(f"a rank-1 update Q -> Q + 2^-{e} a b^T (LoRA on W_Q) changes softmax(QK^T/sqrt d) by Delta A of "
+                   f"rank >= {k} > r_max = {claimed.text('r_max')} = {r_max} (N = {N}, d = {d})",
+                   example={"Q": Q, "K": K, "a": a, "b": b, "e": e, "seed": seed}, certified=True,
+                   certificate=f"arb minor rows {info['rows']} cols {info['cols']}: det {info['det']} "
+                               f"({info['bits']} bits)")
+
+
+@pytest.mark.claim("table-11-3-3-lora-row", reading="exact-factorization")
+@given(m=st.integers(1, 8), n=st.integers(1, 8), k=st.integers(1, 8), data=st.data())
+@profiles.scaled(1.0, explain=False)
+def test_lora_exact_factorization(m, n, k, data, claim_log):
+    X = data.draw(hnp.arrays(np.int64, (m, k), elements=st.integers(-3, 3)), label="X")
+    Y = data.draw(hnp.arrays(np.int64, (k, n), elements=st.integers(-3, 3)), label="Y")
+    W = X @ Y
+    r = exact_rank(W)
+    C, R = cr_factorization(W)
+    claim_log.example(m=m, n=n, rank=r)
+    if C.ncols() != r or C * R != fmpq_matrix(W):
+        refute(f"the column-row factorisation of an integer matrix of rank {r} is not W = B A with inner "
+               f"dimension {r}", example={"W": W}, certified=True, certificate="fmpq_mat (exact)")
+
+

@@ -173,6 +173,14 @@ _WHERE = {
     "bisect_predicate": "boundaries",
     "softmax_diagonal_underflow_gap": "boundaries",
     "numerical_rank_gap_2x2": "boundaries",
+    "fraction_to_mpf": "exact",
+    "fraction_to_fmpq": "exact",
+    "decimal_fraction": "exact",
+    "relative_error": "exact",
+    "attention_matrix": "attention",
+    "causal_logit_gap": "attention",
+    "row_cosines": "attention",
+    "mp_matrix_effective_rank": "spectrum",
 }
 
 __all__ = sorted(_WHERE)

@@ -406,3 +406,27 @@ def rational_rows_equal(a, b) -> bool:
     """Whether two rows from :func:`exact_attention_rows` are equal as vectors of rational functions."""
     (na, da), (nb, db) = a, b
     return len(na) == len(nb) and all(x * db == y * da for x, y in zip(na, nb, strict=True))
+
+
+def attention_matrix(Q, K, mask=None) -> np.ndarray:
+    """``softmax(mask(Q K^T / sqrt d))`` in float64 as a NumPy array ``(N, M)``: the stored
+    attention matrix whose rank and spectrum the checks measure (:func:`masked_softmax_attention`,
+    whose inputs, masks and errors it takes)."""
+    return masked_softmax_attention(Q, K, mask).numpy()
+
+
+def causal_logit_gap(z) -> float:
+    """The largest causal-row logit gap ``max_i (max_{j<=i} z_ij - z_ii)`` (nats) of square logits
+    ``z (N, N)``: how far the diagonal of causal softmax attention sits below its row's maximum,
+    the parameter at which a finite dtype loses the causal matrix's full rank (see
+    :mod:`attention_claims.maths.boundaries`)."""
+    z = np.asarray(z, dtype=np.float64)
+    return max(float(np.max(z[i, : i + 1]) - z[i, i]) for i in range(z.shape[0]))
+
+
+def row_cosines(A) -> np.ndarray:
+    """The cosines between the rows of ``A (N, M)``: ``U U^T`` with ``U`` the rows scaled to unit
+    l2 norm, shape ``(N, N)``. A zero row gives NaN."""
+    A = np.asarray(A, dtype=np.float64)
+    U = A / np.linalg.norm(A, axis=1, keepdims=True)
+    return U @ U.T

@@ -147,3 +147,36 @@ def as_fractions(a, name: str = "a") -> list[Fraction]:
     if not out:
         raise AttentionInputError(f"{name}: empty vector")
     return out
+
+
+def fraction_to_mpf(x):
+    """The rational ``x`` (a :class:`fractions.Fraction`) as an ``mpmath.mpf`` at the current
+    working precision (``numerator / denominator``, one rounding)."""
+    import mpmath
+
+    return mpmath.mpf(x.numerator) / x.denominator
+
+
+def fraction_to_fmpq(x):
+    """The rational ``x`` (a :class:`fractions.Fraction`) as a python-flint ``fmpq``, exactly."""
+    from flint import fmpq
+
+    return fmpq(x.numerator, x.denominator)
+
+
+def decimal_fraction(v):
+    """The exact rational a number denotes as written, as a :class:`fractions.Fraction`: a float by
+    its shortest decimal ``repr`` (``0.1`` is ``1/10``, not the dyadic float64 nearest it), an int
+    or a ``Fraction`` as itself."""
+    from fractions import Fraction
+
+    return Fraction(str(v)) if isinstance(v, float) else Fraction(v)
+
+
+def relative_error(a, b):
+    """``|a - b| / |b|`` in the arithmetic of ``a`` and ``b`` (mpmath, ``Fraction``, float).
+
+    Raises:
+        ZeroDivisionError: ``b`` is zero (for ``Fraction`` and float; mpmath returns ``inf``).
+    """
+    return abs(a - b) / abs(b)

@@ -240,3 +240,16 @@ def exact_frobenius_sq(W, B, A) -> Fraction:
                                   f"{b.ncols()}, A {a.nrows()}x{a.ncols()}")
     e = w - b * a
     return sum((to_fraction(e[i, j]) ** 2 for i in range(e.nrows()) for j in range(e.ncols())), Fraction(0))
+
+
+def mp_matrix_effective_rank(A, tau, dps: int = 30) -> int:
+    """003 定义 11.25's effective rank of the float64 matrix ``A`` as stored, at ``dps`` digits:
+    :func:`mp_effective_rank` of :func:`mp_singular_values`, the energies summed at ``dps``
+    digits too, so that it decides what float64 arithmetic may round (used as the reference for
+    :func:`effective_rank`).
+
+    Raises:
+        AttentionInputError: empty or non-finite ``A``, ``tau`` outside (0, 1), or ``A = 0``.
+    """
+    with mpmath.workdps(dps):
+        return mp_effective_rank(mp_singular_values(A, dps), tau)[0]

@@ -2,8 +2,12 @@
 ``hypothesis.strategies`` re-exports its ``_internal`` modules):
 
 - parametrisation over claims and readings (:mod:`.params`): ``record``, ``reading_params``,
-  ``require_device``;
-- Hypothesis strategies (:mod:`.strategies`): ``qk_pairs``, ``log_uniform``, ``shared_argmax_logits``;
+  ``claim_params``, ``claim_reading``, ``require_device``;
+- Hypothesis strategies and argument domains (:mod:`.strategies`): ``qk_pairs``, ``integer_qk``,
+  ``gaussian_qk`` (and its ``seeded_gaussian_qk``, ``search_seeds``), ``integer_arrays``,
+  ``log_uniform``, ``shared_argmax_logits``, ``probability_vector``, ``flat_probability_vector``,
+  ``rationals``, ``SEQUENCE_LENGTHS``;
+- fixtures (:mod:`.fixtures`): ``one_torch_thread``;
 - the refutation API (:mod:`attention_claims.framework.evidence`): ``refute``, ``refute_deferred``,
   ``Counterexample``;
 - Hypothesis settings profiles (:mod:`attention_claims.framework.profiles`): ``profiles.scaled``;
@@ -13,20 +17,46 @@
 from ..framework import profiles
 from ..framework.evidence import Counterexample, refute, refute_deferred
 from .figures import plot_sparsity_figure
-from .params import NO_CUDA, reading_params, record, require_device
-from .strategies import log_uniform, qk_pairs, shared_argmax_logits
+from .fixtures import one_torch_thread
+from .params import NO_CUDA, claim_params, claim_reading, reading_params, record, require_device
+from .strategies import (
+    SEQUENCE_LENGTHS,
+    flat_probability_vector,
+    gaussian_qk,
+    integer_arrays,
+    integer_qk,
+    log_uniform,
+    probability_vector,
+    qk_pairs,
+    rationals,
+    search_seeds,
+    seeded_gaussian_qk,
+    shared_argmax_logits,
+)
 
 __all__ = [
     "NO_CUDA",
+    "SEQUENCE_LENGTHS",
     "Counterexample",
+    "claim_params",
+    "claim_reading",
+    "flat_probability_vector",
+    "gaussian_qk",
+    "integer_arrays",
+    "integer_qk",
     "log_uniform",
+    "one_torch_thread",
     "plot_sparsity_figure",
+    "probability_vector",
     "profiles",
     "qk_pairs",
+    "rationals",
     "reading_params",
     "record",
     "refute",
     "refute_deferred",
     "require_device",
+    "search_seeds",
+    "seeded_gaussian_qk",
     "shared_argmax_logits",
 ]

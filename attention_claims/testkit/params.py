@@ -56,3 +56,17 @@ def require_device(device: str) -> None:
     """Skip the running test when ``device`` is ``cuda`` and no GPU is present."""
     if device == "cuda" and not cuda_available():
         pytest.skip(NO_CUDA)
+
+
+def claim_params(ids, reading: str) -> list:
+    """One ``pytest.param(claim_id)`` per id in ``ids``, each carrying
+    ``@pytest.mark.claim(claim_id, reading=reading)``: one check that decides the same reading of
+    several claims stating the same thing. The test id is the claim id."""
+    return [pytest.param(cid, marks=pytest.mark.claim(cid, reading=reading), id=cid) for cid in ids]
+
+
+def claim_reading(claim_id: str, reading: str):
+    """One ``pytest.param(claim_id, reading)`` carrying its ``claim`` marker, for a check
+    parametrised over (claim, reading) pairs. The test id is ``<claim>:<reading>``."""
+    return pytest.param(claim_id, reading, marks=pytest.mark.claim(claim_id, reading=reading),
+                        id=f"{claim_id}:{reading}")

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from hypothesis import strategies as st
@@ -45,3 +46,77 @@ def shared_argmax_logits(draw, *, n=(2, 8)):
     Z = draw(hnp.arrays(np.float64, (N, N), elements=st.integers(-5, 5).map(float)), label="Z")
     Z[:, 0] = Z.max(axis=1) + draw(st.integers(1, 3), label="margin")
     return Z
+
+
+SEQUENCE_LENGTHS = (2, 10, 100, 10**3, 10**4, 10**5, 10**6)
+"""Sequence lengths N from 2 to a million, one per decade: where asymptotic cost claims are read."""
+
+
+@st.composite
+def integer_qk(draw, n=(2, 8), d=(1, 4), bound=3, wide: bool = False):
+    """Integer ``Q, K (N, d)`` (``int64``, entries in ``[-bound, bound]``); ``wide`` forces ``N > d``."""
+    N = draw(st.integers(*n), label="N")
+    dd = draw(st.integers(d[0], min(d[1], N - 1) if wide else d[1]), label="d")
+    ints = st.integers(-bound, bound)
+    Q = draw(hnp.arrays(np.int64, (N, dd), elements=ints), label="Q")
+    K = draw(hnp.arrays(np.int64, (N, dd), elements=ints), label="K")
+    return Q, K
+
+
+def integer_arrays(shape, lo: int = -3, hi: int = 3) -> st.SearchStrategy[np.ndarray]:
+    """``int64`` arrays of ``shape`` with entries in ``[lo, hi]``."""
+    return hnp.arrays(np.int64, shape, elements=st.integers(lo, hi))
+
+
+def seeded_gaussian_qk(N: int, d: int, scale: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Standard Gaussian ``Q (N, d)`` times ``scale`` and ``K (N, d)``, drawn in that order from
+    ``numpy.random.default_rng(seed)``: the generic inputs of the rank and spectrum checks."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((N, d)) * scale, rng.standard_normal((N, d))
+
+
+@st.composite
+def gaussian_qk(draw, n=(8, 24), ratio=4, scale_exp=(-2.0, 2.0)):
+    """``(Q, K, scale)``: :func:`seeded_gaussian_qk` with ``N >= ratio * d`` ('n >> d') and a drawn
+    logit scale and seed."""
+    N = draw(st.integers(*n), label="N")
+    d = draw(st.integers(1, max(1, N // ratio)), label="d")
+    s = draw(log_uniform(*scale_exp), label="logit scale")
+    seed = draw(st.integers(0, 2**32 - 1), label="seed")
+    Q, K = seeded_gaussian_qk(N, d, s, seed)
+    return Q, K, s
+
+
+def search_seeds(shapes, predicate, seeds=range(64)):
+    """Deterministic search over ``(N, d, logit scale)`` in ``shapes`` and ``seeds`` for Gaussian
+    ``Q, K`` (:func:`seeded_gaussian_qk`) where ``predicate(Q, K)`` holds; returns the first hit
+    ``(N, d, scale, seed, Q, K)`` or ``None``."""
+    for N, d, s in shapes:
+        for seed in seeds:
+            Q, K = seeded_gaussian_qk(N, d, s, seed)
+            if predicate(Q, K):
+                return N, d, s, seed, Q, K
+    return None
+
+
+@st.composite
+def probability_vector(draw, n: int | None = None):
+    """Exact probability vectors (``Fraction``) of length ``n`` (drawn in 1..8 when ``None``):
+    integer weights 0..12, not all zero, normalised."""
+    n = draw(st.integers(1, 8)) if n is None else n
+    w = draw(st.lists(st.integers(0, 12), min_size=n, max_size=n).filter(any))
+    t = sum(w)
+    return [Fraction(v, t) for v in w]
+
+
+@st.composite
+def flat_probability_vector(draw, n: int):
+    """Uniform on k of the n entries (``Fraction``): the vectors at which sparsity and entropy are
+    easiest to compare."""
+    k = draw(st.integers(1, n))
+    return [Fraction(1, k)] * k + [Fraction(0)] * (n - k)
+
+
+def rationals(lo: int, hi: int, den: int = 4) -> st.SearchStrategy[Fraction]:
+    """Rationals ``k/den`` in ``[lo, hi]``."""
+    return st.integers(lo * den, hi * den).map(lambda k: Fraction(k, den))

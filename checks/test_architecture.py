@@ -1,0 +1,830 @@
+"""Architecture: what causal masks, heads and position schemes do to the attention matrix.
+
+Decoder-only vs bidirectional attention (002: ``causal-vs-bidirectional-rank``, ``causal-implicit-position``,
+``kv-cache-reuse-decoder-only``, ``forward-backward-mixed-heads``, ``decoder-only-full-rank-more-expressive``
+with the causal patterns a head of dimension d expresses), the study note's remedies
+(``study-note-multi-head-raises-rank``, ``study-note-sparse-attention-avoids-low-rank``,
+``study-note-rope-position-modelling``, ``study-note-flashattention-perceiver``) and the head-size
+bottleneck of Bhojanapalli et al. 2020 (``bhojanapalli-low-rank-bottleneck``). Rank collapse with depth
+is ``checks/test_depth.py``. Tolerances are stated next to each comparison.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+from hypothesis import example, given, target
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from attention_claims.maths import (
+    arb_matrix,
+    arb_softmax_attention,
+    attention_mask,
+    attention_matrix,
+    bisect_predicate,
+    causal_realisation,
+    certified_rank_at_least,
+    certified_sign,
+    certified_singular_value_count,
+    certify_inexpressible,
+    certify_nonzero_det,
+    effective_rank,
+    exact_attention_rows,
+    exact_product_rank,
+    exact_softmax_rank,
+    inexpressible_causal_pattern,
+    masked_softmax_attention,
+    mp_matrix_effective_rank,
+    numerical_rank,
+    precision,
+    rational_rows_equal,
+    realises,
+)
+from attention_claims.testkit import (
+    gaussian_qk,
+    integer_qk,
+    log_uniform,
+    profiles,
+    qk_pairs,
+    reading_params,
+    refute,
+    refute_deferred,
+    require_device,
+    search_seeds,
+)
+
+
+def _rank_flip_boundary(Q1, K, s, measure) -> str:
+    """Bisection on the logit scale c (Q = c Q1) for where causal < bidirectional starts, between 1e-3 and s."""
+    def fails(c):
+        return measure(attention_matrix(Q1 * c, K, "causal")) < measure(attention_matrix(Q1 * c, K))
+    try:
+        c = bisect_predicate(fails, 1e-3, s, rtol=1e-3)
+    except ValueError:
+        return f"no single flip of the comparison between logit scales 1e-3 and {s:.3g} for this draw"
+    return f"for this draw the comparison reverses at logit scale {c:.4g} (bisection)"
+
+
+# -- implicit position information (080) ----------------------------------------------------------
+@st.composite
+def token_layer(draw, n=(2, 6), distinct_first_two=False):
+    N = draw(st.integers(*n), label="N")
+    D = draw(st.integers(1, 3), label="D")
+    ints = st.integers(-2, 2)
+    X = draw(hnp.arrays(np.int64, (N, D), elements=ints), label="X")
+    Wq = draw(hnp.arrays(np.int64, (D, D), elements=ints), label="Wq")
+    Wk = draw(hnp.arrays(np.int64, (D, D), elements=ints), label="Wk")
+    perm = draw(st.permutations(list(range(N))), label="permutation")
+    return X, Wq, Wk, np.array(perm)
+
+
+def _block_stack(X: torch.Tensor, params, mask) -> torch.Tensor:
+    """Pre-LN Transformer blocks without position encoding: x + Attn(LN x); x + MLP(LN x)."""
+    for Wq, Wk, Wv, W1, W2 in params:
+        h = torch.nn.functional.layer_norm(X, X.shape[-1:])
+        X = X + masked_softmax_attention(h @ Wq, h @ Wk, mask, dtype=X.dtype) @ (h @ Wv)
+        h = torch.nn.functional.layer_norm(X, X.shape[-1:])
+        X = X + torch.relu(h @ W1) @ W2
+    return X
+
+
+def _block_params(rng, D, L=2, dtype=torch.float64):
+    g = lambda *s: torch.tensor(rng.standard_normal(s) / math.sqrt(s[0]), dtype=dtype)  # noqa: E731
+    return [(g(D, D), g(D, D), g(D, D), g(D, 2 * D), g(2 * D, D)) for _ in range(L)]
+
+
+# -- KV cache (090) ---------------------------------------------------------------------------------
+@st.composite
+def growing_sequence(draw):
+    n = draw(st.integers(1, 5), label="n (cached)")
+    m = draw(st.integers(1, 3), label="m (appended)")
+    d = draw(st.integers(1, 3), label="d")
+    ints = st.integers(-2, 2)
+    Q = draw(hnp.arrays(np.int64, (n + m, d), elements=ints), label="Q")
+    K = draw(hnp.arrays(np.int64, (n + m, d), elements=ints), label="K")
+    V = draw(hnp.arrays(np.int64, (n, 2), elements=ints), label="V (cached)")
+    p = draw(st.integers(0, n), label="PrefixLM prefix length")
+    return n, m, Q, K, np.vstack([V, np.full((m, 2), 100)]), p  # appended values far from the cached ones
+
+
+def _changed(before, after, n) -> list[int]:
+    return [i for i in range(n) if not rational_rows_equal(before[i], after[i])]
+
+
+@st.composite
+def seeded_growing_sequence(draw):
+    n, m, d = draw(st.integers(1, 5), label="n"), draw(st.integers(1, 3), label="m"), draw(st.integers(1, 3), label="d")
+    p = draw(st.integers(1, n), label="PrefixLM prefix length (a real, non-empty prefix)")
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="seed"))
+    Q, K = rng.integers(-2, 3, (n + m, d)), rng.integers(-2, 3, (n + m, d))
+    return n, m, Q, K, np.vstack([rng.integers(-2, 3, (n, 2)), np.full((m, 2), 100)]), p
+
+
+# -- 160: multi-head and rank -----------------------------------------------------------------------
+@st.composite
+def multi_head_case(draw):
+    h = draw(st.sampled_from([2, 3]), label="heads")
+    dh = draw(st.integers(1, 2), label="head size")
+    d = h * dh
+    N = d + 1
+    seed = draw(st.integers(0, 2**32 - 1), label="seed")
+    rng = np.random.default_rng(seed)
+    return h, dh, d, N, rng.standard_normal((N, d)), [rng.standard_normal((d, d)) for _ in range(3)]
+
+
+def _heads_output(X, Wq, Wk, Wv, h, dh):
+    """arb matrix of the concatenated head outputs (N x h*dh) and its float64 value."""
+    from flint import arb_mat
+
+    N = X.shape[0]
+    blocks, floats = [], []
+    for a in range(h):
+        sl = slice(a * dh, (a + 1) * dh)
+        Q, K, V = X @ Wq[:, sl], X @ Wk[:, sl], X @ Wv[:, sl]
+        blocks.append(arb_softmax_attention(Q, K) * arb_matrix(V))
+        floats.append(attention_matrix(Q, K) @ V)
+    out = arb_mat(N, h * dh)
+    for a, B in enumerate(blocks):
+        for i in range(N):
+            for j in range(dh):
+                out[i, a * dh + j] = B[i, j]
+    return out, np.hstack(floats)
+
+
+# -- 200: RoPE ------------------------------------------------------------------------------------------
+@functools.cache
+def _rotation(p: int) -> tuple[Fraction, Fraction]:
+    """cos and sin of p * theta with cos theta = 3/5, sin theta = 4/5, exactly."""
+    if p == 0:
+        return Fraction(1), Fraction(0)
+    c, s = _rotation(p - 1)
+    return c * Fraction(3, 5) - s * Fraction(4, 5), s * Fraction(3, 5) + c * Fraction(4, 5)
+
+
+def _rope(X, positions):
+    """Rotate consecutive coordinate pairs of each row by position * theta, cos theta = 3/5 (exact rationals)."""
+    out = []
+    for x, p in zip(X, positions, strict=True):
+        c, s = _rotation(p)
+        row = [Fraction(int(v)) for v in x]
+        for a in range(0, len(row) - 1, 2):
+            row[a], row[a + 1] = c * row[a] - s * row[a + 1], s * row[a] + c * row[a + 1]
+        out.append(row)
+    return out
+
+
+# -- 230: FlashAttention and Perceiver -------------------------------------------------------------
+def _flash_cpu(Q, K, V, causal):
+    q, k, v = (torch.as_tensor(x)[None, None] for x in (Q, K, V))
+    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=causal)[0][0, 0].numpy()
+
+
+def _mp_reference(Q, K, V, causal):
+    with mpmath.workdps(30):
+        N, d = Q.shape
+        out = np.zeros((N, V.shape[1]))
+        for i in range(N):
+            js = range(i + 1) if causal else range(K.shape[0])
+            z = {j: mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(b)) for a, b in zip(Q[i], K[j], strict=True))
+                 / mpmath.sqrt(d) for j in js}
+            m = max(z.values())
+            e = {j: mpmath.exp(v - m) for j, v in z.items()}
+            tot = mpmath.fsum(e.values())
+            for c in range(V.shape[1]):
+                out[i, c] = float(mpmath.fsum(e[j] * mpmath.mpf(float(V[j, c])) for j in js) / tot)
+        return out
+
+
+@st.composite
+def qkv(draw, n=(1, 12), d=(1, 8), dims=None):
+    N = draw(st.integers(*n), label="N")
+    dd = draw(st.sampled_from(dims) if dims else st.integers(*d), label="d")
+    s = draw(log_uniform(-2, 1.5), label="logit scale")
+    seed = draw(st.integers(0, 2**32 - 1), label="seed")
+    causal = draw(st.booleans(), label="causal")
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((N, dd)) * s, rng.standard_normal((N, dd)), rng.standard_normal((N, dd)), causal
+
+
+# -- Bhojanapalli et al. 2020 -----------------------------------------------------------------------
+def _expressible(X: np.ndarray, m: np.ndarray) -> bool:
+    """Whether the column-stochastic P with P_ji ∝ 2^{m_ji} equals Softmax(X^T B X / sqrt d) column-wise for some
+    B (d x d): m in span{X^T E_ab X} + span{1 e_i^T} over Q (exact ranks; X, m integer)."""
+    from flint import fmpz_mat
+
+    d, n = X.shape
+    basis = [(X.T[:, [a]] @ X[[b], :]).ravel() for a in range(d) for b in range(d)]
+    basis += [np.outer(np.ones(n), np.eye(n)[i]).ravel() for i in range(n)]
+    Bm = np.array(basis, dtype=np.int64)
+    rank = lambda A: fmpz_mat(A.shape[0], A.shape[1], [int(v) for v in A.ravel()]).rank()  # noqa: E731
+    return rank(np.vstack([Bm, m.ravel()[None]])) == rank(Bm)
+
+
+# -- causal vs bidirectional (050) ------------------------------------------------------------------
+@pytest.mark.claim("causal-vs-bidirectional-rank", reading="exact")
+@given(qk=integer_qk(n=(2, 8), bound=2))
+@profiles.scaled(0.25)
+def test_causal_vs_bidirectional_exact(qk, claim_log):
+    Q, K = qk
+    N = Q.shape[0]
+    rc, rb = exact_softmax_rank(Q @ K.T, "causal"), exact_softmax_rank(Q @ K.T)
+    claim_log.example(N=N, causal_rank=rc, bidirectional_rank=rb)
+    claim_log.track("rank gap causal - bidirectional", rc - rb)
+    if rc != N or rc < rb:
+        refute(f"exact ranks: causal {rc}, bidirectional {rb}, N = {N}", example={"Q": Q, "K": K},
+               certified=True, certificate="ranks over Q(t) (exact)")
+    claim_log.note("Exact ranks over Q(t); a positive gap occurs with repeated tokens.")
+
+
+@pytest.mark.parametrize("measure_name", [
+    pytest.param("numerical", marks=pytest.mark.claim("causal-vs-bidirectional-rank", reading="cpu-float64-numerical-rank"),
+                 id="cpu-float64-numerical-rank"),
+    pytest.param("effective", marks=pytest.mark.claim("causal-vs-bidirectional-rank", reading="effective-rank"), id="effective-rank"),
+])
+@given(qk=gaussian_qk(n=(3, 12), ratio=2, scale_exp=(-2.0, 3.0)))
+@profiles.scaled(0.25)
+def test_causal_vs_bidirectional_float(measure_name, qk, claim_log):
+    Q, K, s = qk
+    N, d = Q.shape
+    measure = (lambda A: numerical_rank(A)[0]) if measure_name == "numerical" else (
+        lambda A: effective_rank(np.linalg.svd(A, compute_uv=False), 0.9))
+    Ac, Ab = attention_matrix(Q, K, "causal"), attention_matrix(Q, K)
+    rc, rb = measure(Ac), measure(Ab)
+    claim_log.example(N=N, d=d, logit_scale=s)
+    claim_log.track("causal - bidirectional", rc - rb)
+    target(float(rb - rc), label="bidirectional - causal")
+    if rc < rb:
+        def certify():
+            if measure_name == "numerical":
+                cc = certified_singular_value_count(Ac, numerical_rank(Ac)[1])
+                cb = certified_singular_value_count(Ab, numerical_rank(Ab)[1])
+                ok, cert = (cc is not None and cb is not None and cc < cb), f"exact inertia counts {cc} < {cb}"
+            else:
+                cc, cb = mp_matrix_effective_rank(Ac, 0.9), mp_matrix_effective_rank(Ab, 0.9)
+                ok, cert = cc < cb, f"30-digit effective ranks {cc} < {cb}"
+            refute(f"{measure_name} rank: causal {rc} < bidirectional {rb} for the same Q, K (N = {N}, d = {d}, "
+                   f"logit scale {s:.3g})", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
+                   certified=ok, certificate=cert, boundary=_rank_flip_boundary(Q / s, K, s, measure))
+
+        refute_deferred(f"causal {rc} < bidirectional {rb}", certify=certify)
+
+
+@pytest.mark.claim("causal-vs-bidirectional-rank", reading="effective-rank")
+def test_causal_vs_bidirectional_effective_search(claim_log):
+    """A deterministic search (N = 3..4, sharp logits) complementing the Hypothesis property above."""
+    def er(A):
+        return effective_rank(np.linalg.svd(A, compute_uv=False), 0.9)
+
+    hit = search_seeds([(N, 1, s) for N in (3, 4) for s in (10.0, 100.0)],
+                       lambda Q, K: er(attention_matrix(Q, K, "causal")) < er(attention_matrix(Q, K)))
+    claim_log.note("Deterministic search: N in {3, 4}, d = 1, logit scale in {10, 100}, seeds 0..63.")
+    if hit is not None:
+        N, d, s, seed, Q, K = hit
+        cc, cb = mp_matrix_effective_rank(attention_matrix(Q, K, "causal"), 0.9), mp_matrix_effective_rank(attention_matrix(Q, K), 0.9)
+        claim_log.example(N=N, d=d, logit_scale=s)
+        refute(f"effective rank: causal {cc} < bidirectional {cb} for the same Q, K (N = {N}, d = {d}, logit scale "
+               f"{s:g}, seed {seed})", example={"N": N, "d": d, "scale": s, "seed": seed, "Q": Q, "K": K},
+               certified=cc < cb, certificate="30-digit eigenvalues of A^T A (mpmath)",
+               boundary=_rank_flip_boundary(Q / s, K, s, er))
+
+
+@pytest.mark.claim("causal-implicit-position", reading="exact")
+@given(case=token_layer())
+@profiles.scaled(0.25)
+def test_implicit_position_exact(case, claim_log):
+    X, Wq, Wk, perm = case
+    N, D = X.shape
+    V = X * 1 + np.arange(1, D + 1)  # values: an injective affine map of the tokens
+    M = (X @ Wq) @ (X @ Wk).T
+    Xp = X[perm]
+    Mp, Vp = (Xp @ Wq) @ (Xp @ Wk).T, Xp * 1 + np.arange(1, D + 1)
+    bi, bi_p = exact_attention_rows(M, V), exact_attention_rows(Mp, Vp)
+    claim_log.example(N=N)
+    for i in range(N):
+        if not rational_rows_equal(bi_p[i], bi[perm[i]]):
+            refute(f"bidirectional attention is not permutation-equivariant at row {i}", example={
+                "X": X, "Wq": Wq, "Wk": Wk, "perm": perm}, certified=True, certificate="exact rational functions of t")
+    # causal: swap the first two tokens when they differ
+    if N >= 2 and not np.array_equal(X[0], X[1]):
+        swap = np.arange(N)
+        swap[[0, 1]] = [1, 0]
+        Xs = X[swap]
+        c = exact_attention_rows(M, V, "causal")
+        cs = exact_attention_rows((Xs @ Wq) @ (Xs @ Wk).T, Xs * 1 + np.arange(1, D + 1), "causal")
+        if rational_rows_equal(cs[0], c[1]):
+            refute("swapping two distinct tokens left the causal output row 0 unchanged", example={"X": X},
+                   certified=True, certificate="exact rational functions of t")
+        claim_log.track("causal rows changed by a swap", 1)
+    # BOS followed by identical tokens: causal outputs distinct, bidirectional identical
+    bos = np.vstack([X[:1] + 3, np.repeat(X[:1], N, axis=0)])
+    Mb, Vb = (bos @ Wq) @ (bos @ Wk).T, bos * 1 + np.arange(1, D + 1)
+    cb, bb = exact_attention_rows(Mb, Vb, "causal"), exact_attention_rows(Mb, Vb)
+    distinct = all(not rational_rows_equal(cb[i], cb[j]) for i in range(1, N + 1) for j in range(i + 1, N + 1))
+    same = all(rational_rows_equal(bb[1], bb[i]) for i in range(2, N + 1))
+    if not (distinct and same):
+        refute(f"BOS + {N} identical tokens: causal rows pairwise distinct = {distinct}, bidirectional rows "
+               f"identical = {same}", example={"X": bos, "Wq": Wq, "Wk": Wk}, certified=True,
+               certificate="exact rational functions of t")
+    claim_log.note("One layer, integer inputs: outputs compared exactly as rational functions of "
+                   "t = e^{1/sqrt D}; the bidirectional layer commuted with every drawn permutation, "
+                   "a swap of two distinct tokens changed the causal output, and after a BOS token the "
+                   "causal outputs of identical tokens were pairwise distinct (position recoverable).")
+
+
+@pytest.mark.claim("causal-implicit-position", reading="cpu-float64-transformer-block")
+@given(N=st.integers(2, 16), D=st.integers(2, 8), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_implicit_position_blocks(N, D, seed, claim_log):
+    rng = np.random.default_rng(seed)
+    X = torch.tensor(rng.standard_normal((N, D)))
+    params = _block_params(rng, D)
+    perm = torch.tensor(rng.permutation(N))
+    if torch.equal(perm, torch.arange(N)):
+        perm = torch.roll(torch.arange(N), 1)
+    ref = _block_stack(X, params, None)
+    scale = float(ref.abs().max())
+    bi = float((_block_stack(X[perm], params, None) - ref[perm]).abs().max()) / scale
+    ca = float((_block_stack(X[perm], params, "causal") - _block_stack(X, params, "causal")[perm]).abs().max()) / scale
+    claim_log.example(N=N, D=D, bidirectional_rel_diff=bi, causal_rel_diff=ca)
+    # tolerances: 1e-12 relative is ~5000 float64 ulps; 1e-6 is far above rounding
+    if bi > 1e-12 or ca < 1e-6:
+        refute(f"2 blocks, N = {N}: bidirectional permutation defect {bi:.2e} (want <= 1e-12), causal {ca:.2e} "
+               f"(want >= 1e-6)", example={"N": N, "D": D, "seed": seed}, certified=False,
+               certificate="float64 only")
+
+
+@pytest.mark.claim("causal-implicit-position", reading="cpu-float32-bitwise")
+@given(N=st.integers(2, 32), D=st.integers(1, 8), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_implicit_position_float32_bitwise(N, D, seed, claim_log):
+    rng = np.random.default_rng(seed)
+    X = torch.tensor(rng.standard_normal((N, D)), dtype=torch.float32)
+    W = [torch.tensor(rng.standard_normal((D, D)) / math.sqrt(D), dtype=torch.float32) for _ in range(3)]
+    perm = torch.tensor(rng.permutation(N))
+
+    def f(x):
+        return masked_softmax_attention(x @ W[0], x @ W[1], None, dtype="float32") @ (x @ W[2])
+
+    a, b = f(X[perm]), f(X)[perm]
+    claim_log.example(N=N, D=D)
+    if not torch.equal(a, b):
+        ulps = float(((a - b).abs() / b.abs().max()).max()) / float(torch.finfo(torch.float32).eps)
+        refute(f"float32: permuting {N} tokens does not permute the stored outputs bit for bit "
+               f"(largest difference {ulps:.3g} float32 ulps of the largest output)",
+               example={"N": N, "D": D, "seed": seed, "perm": perm}, certified=True,
+               certificate="the stored float32 outputs, read back exactly, differ",
+               boundary=f"the differences are rounding: at most {ulps:.3g} ulps (eps = 2^-23) of the largest "
+                        f"output, from the permuted summation order of the softmax and of A V")
+
+
+@pytest.mark.claim("kv-cache-reuse-decoder-only", reading="exact")
+@given(case=growing_sequence())
+@profiles.scaled(0.25)
+def test_kv_cache_exact(case, claim_log):
+    n, m, Q, K, V, _ = case
+    short, full = (Q[:n] @ K[:n].T, V[:n]), (Q @ K.T, V)
+    causal = _changed(exact_attention_rows(*short, "causal"), exact_attention_rows(*full, "causal"), n)
+    bidir = _changed(exact_attention_rows(*short), exact_attention_rows(*full), n)
+    # multi-turn PrefixLM / encoder: the whole history is the prefix and the new turn joins it
+    pre = _changed(exact_attention_rows(*short, attention_mask("prefix", n, prefix=n)),
+                   exact_attention_rows(*full, attention_mask("prefix", n + m, prefix=n + m)), n)
+    claim_log.example(n=n, m=m)
+    if causal or not bidir or not pre:
+        refute(f"appending {m} tokens to {n}: changed causal rows {causal}, bidirectional {bidir}, "
+               f"PrefixLM (turn joins the prefix) {pre}", example={"Q": Q, "K": K, "V": V}, certified=True,
+               certificate="exact rational functions of t")
+    claim_log.note("Exact: no cached causal row changed; every example changed a bidirectional row and a "
+                   "PrefixLM row when the new turn joined the prefix.")
+
+
+@pytest.mark.claim("kv-cache-reuse-decoder-only", reading="prefixlm-generated-tokens")
+@given(case=seeded_growing_sequence())
+@profiles.scaled(0.25)
+def test_kv_cache_prefixlm_generated(case, claim_log):
+    n, m, Q, K, V, p = case
+    before = exact_attention_rows(Q[:n] @ K[:n].T, V[:n], attention_mask("prefix", n, prefix=p))
+    after = exact_attention_rows(Q @ K.T, V, attention_mask("prefix", n + m, prefix=p))
+    changed = _changed(before, after, n)
+    claim_log.example(n=n, m=m, prefix=p)
+    if not changed:
+        refute(f"PrefixLM with prefix {p}: appending {m} generated tokens after {n} left every earlier output "
+               f"unchanged, so its cache is reusable", example={"n": n, "m": m, "prefix": p, "Q": Q, "K": K},
+               certified=True, certificate="exact rational functions of t: all earlier rows equal")
+
+
+@pytest.mark.claim("kv-cache-reuse-decoder-only", reading="cpu-float64-stack")
+@given(n=st.integers(1, 12), m=st.integers(1, 6), D=st.integers(2, 8), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_kv_cache_stack_float64(n, m, D, seed, claim_log):
+    rng = np.random.default_rng(seed)
+    X = torch.tensor(rng.standard_normal((n + m, D)))
+    params = _block_params(rng, D)
+    a = _block_stack(X, params, "causal")[:n]
+    b = _block_stack(X[:n], params, "causal")
+    rel = float((a - b).abs().max() / b.abs().max())
+    claim_log.example(n=n, m=m, rel_diff=rel)
+    if rel > 1e-12:  # ~5000 float64 ulps
+        refute(f"cached outputs moved by {rel:.2e} (relative) when {m} tokens were appended",
+               example={"n": n, "m": m, "D": D, "seed": seed}, certified=False, certificate="float64 only")
+
+
+@pytest.mark.claim("kv-cache-reuse-decoder-only", reading="cpu-float32-recompute-bitwise")
+@given(n=st.integers(1, 24), m=st.integers(1, 24), D=st.integers(1, 8), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_kv_cache_float32_bitwise(n, m, D, seed, claim_log):
+    rng = np.random.default_rng(seed)
+    X = torch.tensor(rng.standard_normal((n + m, D)), dtype=torch.float32)
+    W = [torch.tensor(rng.standard_normal((D, D)) / math.sqrt(D), dtype=torch.float32) for _ in range(3)]
+
+    def f(x):
+        return masked_softmax_attention(x @ W[0], x @ W[1], "causal", dtype="float32") @ (x @ W[2])
+
+    a, b = f(X)[:n], f(X[:n])
+    claim_log.example(n=n, m=m)
+    if not torch.equal(a, b):
+        ulps = float(((a - b).abs() / b.abs().max()).max()) / float(torch.finfo(torch.float32).eps)
+        refute(f"float32: the first {n} outputs recomputed with {m} more tokens differ from the cached ones "
+               f"(up to {ulps:.3g} ulps of the largest output)", example={"n": n, "m": m, "D": D, "seed": seed},
+               certified=True, certificate="the stored float32 outputs, read back exactly, differ",
+               boundary=f"rounding-level only: at most {ulps:.3g} ulps; the masked weights are exactly 0, but "
+                        f"the reduction order of the longer rows differs")
+
+
+# -- forward/backward mixed heads (180) -----------------------------------------------------------
+@pytest.mark.claim("forward-backward-mixed-heads", reading="exact")
+@given(qk=integer_qk(n=(2, 7), bound=2))
+@profiles.scaled(0.25)
+def test_mixed_heads_exact(qk, claim_log):
+    Q, K = qk
+    N = Q.shape[0]
+    M = Q @ K.T
+    rl, ru = exact_softmax_rank(M, "causal"), exact_softmax_rank(M, "anticausal")
+    cover = bool((attention_mask("causal", N) | attention_mask("anticausal", N)).all())
+    Al, Au = attention_matrix(Q, K, "causal"), attention_matrix(Q, K, "anticausal")
+    prod_positive = bool((Au @ Al > 0).all())  # structural: the (i, j) entry has the positive term k = max(i, j)
+    claim_log.example(N=N, lower_rank=rl, upper_rank=ru)
+    if rl != N or ru != N or not cover or not prod_positive:
+        refute(f"ranks lower {rl}, upper {ru} (N = {N}); masks cover all pairs: {cover}; A_up A_low > 0: "
+               f"{prod_positive}", example={"Q": Q, "K": K}, certified=True, certificate="exact ranks over Q(t)")
+    claim_log.note("Both truncated heads have exact rank N; the union of their masks is every (i, j); "
+                   "A_up A_low is entrywise positive and, as a product of non-singular matrices, of rank N.")
+
+
+@pytest.mark.claim("forward-backward-mixed-heads", reading="head-average-full-rank")
+@given(qk=qk_pairs(n=(2, 5), d=(1, 2), scale_exp=(-1.0, 1.5)))
+@example(qk=(np.array([[0.595], [0.986], [-1.813], [-0.359], [2.174]]),
+             np.array([[1.493], [-1.259], [1.514], [1.346], [0.781]]), 1.0))  # found by a random search
+@profiles.scaled(0.25)
+def test_mixed_heads_average(qk, claim_log):
+    Q, K, s = qk
+    N = Q.shape[0]
+    avg = (attention_matrix(Q, K, "causal") + attention_matrix(Q, K, "anticausal")) / 2
+    det = float(np.linalg.det(avg))
+    target(-det, label="-det")
+    claim_log.example(N=N, logit_scale=s, det=det)
+    if det < 0:
+        def certify():
+            with precision(256):
+                def arb_avg(q):
+                    lo = arb_softmax_attention(q, K, causal=True)
+                    up = arb_softmax_attention(q[::-1], K[::-1], causal=True)  # reversed causal = anticausal
+                    for i in range(N):
+                        for j in range(N):
+                            lo[i, j] = (lo[i, j] + up[N - 1 - i, N - 1 - j]) / 2
+                    return lo
+                d1, d0 = arb_avg(Q).det(), arb_avg(np.zeros_like(Q)).det()
+            ok = certified_sign(d1) == -1 and certified_sign(d0) == 1
+            refute(f"(A_low + A_up)/2 has det {det:.3e} < 0 here and > 0 at Q = 0, so by continuity it is exactly "
+                   f"singular for some t Q, 0 < t < 1 (N = {N})", example={"Q": Q, "K": K}, certified=ok,
+                   certificate=f"arb (256 bits): det at Q = {d1}, at Q = 0: {d0}; det is continuous in Q",
+                   boundary="exists on the segment from 0 to Q (intermediate value theorem)")
+
+        refute_deferred(f"det {det:.3e} < 0", certify=certify)
+
+
+# -- full rank and expressive power (142) ----------------------------------------------------------
+@pytest.mark.claim("decoder-only-full-rank-more-expressive", reading="causal-full-rank")
+@given(qk=qk_pairs(n=(1, 6), d=(1, 3), scale_exp=(-2.0, 1.0)))
+@profiles.scaled(0.125)
+def test_full_rank_causal(qk, claim_log, claimed):
+    Q, K, s = qk
+    N, d = Q.shape
+    ok, det, bits = certify_nonzero_det(lambda: arb_softmax_attention(Q, K, causal=True))
+    want = claimed.eval("causal_rank", exact=True, N=N, d=d)
+    claim_log.example(N=N, d=d, logit_scale=s)
+    if not ok:
+        refute(f"det of the causal matrix not certified non-zero up to {bits} bits (N = {N})", example={"Q": Q, "K": K},
+               certified=False)
+    if certified_sign(det) != 1 or want != N:
+        refute(f"the causal softmax matrix has det {det} (so exact rank {N}); the claimed "
+               f"{claimed.text('causal_rank')} = {want}", example={"Q": Q, "K": K}, certified=True,
+               certificate=f"arb determinant at {bits} bits: {det} (rank N, by shape at most N)")
+    claim_log.note("det A certified > 0 (arb) on every example: exact rank N (the heavy checks are "
+                   "causal-softmax-full-rank's, in test_rank.py).")
+
+
+@pytest.mark.claim("decoder-only-full-rank-more-expressive", reading="causal-expressibility")
+@given(N=st.integers(2, 7), extra=st.integers(0, 2), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25, explain=False)
+def test_causal_expressibility(N, extra, seed, claim_log, claimed):
+    bound = claimed.eval("sufficient_head_dim", exact=True, N=N)
+    d = max(1, math.ceil(bound)) + extra  # every head dimension the reading covers
+    claim_log.example(N=N, d=d)
+    if d >= N - 1:
+        M = np.random.default_rng(seed).integers(-3, 4, (N, N))  # P_ij ∝ e^{M_ij}, j <= i
+        Q, K = causal_realisation(M, d)
+        if not realises(Q, K, M):
+            raise ArithmeticError(f"causal_realisation failed for N = {N}, d = {d}")  # a bug, not a counterexample
+        claim_log.note("Where d >= N - 1, a random pattern P ∝ e^M (|M_ij| <= 3) was realised exactly: k_0 = 0, "
+                       "k_j = e_j, q_i = sqrt(d) (log P_ij/P_i0)_j, integer log-ratios reproduced exactly.")
+        return
+    M, rows, cols, kind = inexpressible_causal_pattern(N, d)
+    det = certify_inexpressible(M, d, rows, cols)
+    what = ("each token attends e times more to itself than to each earlier token (P_ij ∝ e^[i = j], j <= i)"
+            if kind == "diagonal" else "an open set of patterns around P ∝ e^{M} (M a shifted identity)")
+    refute(f"head dimension d = {d} >= {claimed.text('sufficient_head_dim')}, N = {N}: the full-rank causal "
+           f"pattern P with exponents {M.tolist()} ({what}) is not softmax(mask(QK^T/sqrt d)) for any real "
+           f"Q, K in R^(N x d)", example={"N": N, "d": d, "M": M, "rows": rows, "cols": cols},
+           certified=det is not None,
+           certificate=f"exact: C_ab = q_a.(k_b - k_0)/sqrt d on rows {rows}, columns {cols} has rank <= d, so "
+                       f"det C = 0; yet C must equal log(P_ab/P_a0) wherever b <= a, which forces det C = {det} "
+                       f"for every completion (fmpz)",
+           boundary=f"every pattern is reachable iff d >= N - 1 (exact construction); for N >= 2d + 2 = {2 * d + 2} "
+                    f"an open set of patterns is unreachable")
+
+
+@pytest.mark.claim("decoder-only-full-rank-more-expressive", reading="bidirectional-loses-full-rank")
+@given(N=st.integers(2, 6), d=st.integers(1, 5), s=log_uniform(-1.0, 0.5), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25, explain=False)
+def test_bidirectional_loses_full_rank(N, d, s, seed, claim_log, claimed):
+    d = min(d, N - 1)
+    rng = np.random.default_rng(seed)
+    Q, K = rng.standard_normal((N, d)) * s, rng.standard_normal((N, d))
+    bound = claimed.eval("bidirectional_rank_at_most", exact=True, N=N, d=d)
+    ok, det, bits = certify_nonzero_det(lambda: arb_softmax_attention(Q, K))
+    claim_log.example(N=N, d=d, logit_scale=s)
+    if ok and N > bound:
+        refute(f"bidirectional softmax(QK^T/sqrt d) with N = {N} > d = {d} (Gaussian Q, K, logit scale {s:.3g}) "
+               f"has exact rank {N} > {claimed.text('bidirectional_rank_at_most')} = {bound}: switching to "
+               f"bidirectional attention keeps full rank", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
+               certified=True, certificate=f"arb determinant at {bits} bits: {det}, an interval excluding 0")
+
+
+@pytest.mark.parametrize("reading", [
+    pytest.param("vs-single-small-head", marks=pytest.mark.claim("study-note-multi-head-raises-rank", reading="vs-single-small-head"), id="small"),
+    pytest.param("vs-single-full-head", marks=pytest.mark.claim("study-note-multi-head-raises-rank", reading="vs-single-full-head"), id="full"),
+])
+@given(case=multi_head_case())
+@profiles.scaled(0.125)
+def test_multi_head_output_rank(reading, case, claim_log):
+    h, dh, d, N, X, (Wq, Wk, Wv) = case
+    with precision(128):
+        ok_multi, info = certified_rank_at_least(lambda: _heads_output(X, Wq, Wk, Wv, h, dh)[0],
+                                                 _heads_output(X, Wq, Wk, Wv, h, dh)[1], d)
+        ok_single, _ = certified_rank_at_least(lambda: arb_softmax_attention(X @ Wq, X @ Wk) * arb_matrix(X @ Wv),
+                                               attention_matrix(X @ Wq, X @ Wk) @ (X @ Wv), d)
+    claim_log.example(N=N, d=d, heads=h)
+    if not ok_multi:
+        refute(f"could not certify rank {d} for the multi-head output", example={"N": N, "d": d}, certified=False)
+    if reading == "vs-single-full-head" and ok_single:
+        def certify():
+            refute(f"the {h}-head output (N x {d}) and a single head of size {d} both have rank exactly {d} = min(N, d): "
+                   f"multi-head does not raise it", example={"N": N, "d": d, "heads": h}, certified=True,
+                   certificate=f"both rank >= {d} by arb minors (e.g. det {info['det']}); both <= {d} by shape")
+
+        refute_deferred("both ranks are d", certify=certify)
+    claim_log.note("The multi-head output rank min(N, d) was certified on every example (arb minor); a single "
+                   "head of size d/h has output rank <= d/h by shape.")
+
+
+@pytest.mark.claim("study-note-multi-head-raises-rank", reading="per-head-logit-rank")
+@given(h=st.sampled_from([2, 4]), dh=st.integers(1, 2), extra=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_multi_head_logit_rank(h, dh, extra, seed, claim_log):
+    d = h * dh
+    N = d + extra
+    rng = np.random.default_rng(seed)
+    Q, K = rng.integers(-5, 6, (N, d)), rng.integers(-5, 6, (N, d))
+    full = exact_product_rank(Q, K)
+    heads = [exact_product_rank(Q[:, a * dh:(a + 1) * dh], K[:, a * dh:(a + 1) * dh]) for a in range(h)]
+    claim_log.example(N=N, d=d, heads=h)
+    if max(heads) > dh or full != d:
+        refute(f"logit ranks: per head {heads} (head size {dh}), single full head {full} (d = {d})",
+               example={"Q": Q, "K": K}, certified=True, certificate="fmpq_mat ranks")
+
+
+# -- 180: sparse (banded) attention ------------------------------------------------------------------
+@pytest.mark.claim("study-note-sparse-attention-avoids-low-rank", reading="banded-causal-exact")
+@given(C=st.integers(2, 7).flatmap(lambda n: hnp.arrays(np.int64, (n, n), elements=st.integers(-2, 2))),
+       w=st.integers(0, 3))
+@profiles.scaled(0.25)
+def test_banded_causal(C, w, claim_log):
+    N = C.shape[0]
+    r = exact_softmax_rank(C, attention_mask("banded-causal", N, window=w))
+    claim_log.example(N=N, window=w, rank=r)
+    if r < N:
+        refute(f"banded causal attention (w = {w}) has exact rank {r} < {N}", example={"C": C, "w": w},
+               certified=True, certificate="rank over Q(t) (exact)")
+
+
+@pytest.mark.parametrize("generic", [
+    pytest.param(True, marks=pytest.mark.claim("study-note-sparse-attention-avoids-low-rank", reading="banded-bidirectional-generic"), id="generic"),
+    pytest.param(False, marks=pytest.mark.claim("study-note-sparse-attention-avoids-low-rank", reading="banded-bidirectional-every-input"), id="every-input"),
+])
+@given(N=st.integers(2, 7), w=st.integers(1, 3), seed=st.integers(0, 2**32 - 1),
+       C=hnp.arrays(np.int64, (7, 7), elements=st.integers(-1, 1)))
+@example(N=5, w=1, seed=0, C=np.zeros((7, 7), dtype=np.int64))
+@profiles.scaled(0.25)
+def test_banded_bidirectional(generic, N, w, seed, C, claim_log):
+    mask = attention_mask("banded", N, window=w)
+    if not generic:
+        r = exact_softmax_rank(C[:N, :N], mask)
+        claim_log.example(N=N, window=w, rank=r)
+        if r < N:
+            refute(f"banded bidirectional attention (N = {N}, w = {w}) has exact rank {r} < N", example={
+                "logits": C[:N, :N], "w": w}, certified=True, certificate="rank over Q(t) (exact)")
+        return
+    # generic: the masked softmax is analytic in the logits, so one full-rank witness proves rank N for almost
+    # every logit matrix; a draw in the measure-zero exceptional set is redrawn, and only 4 misses in a row
+    # refute (uncertified: a proof that the rank drops identically would be symbolic)
+    rng = np.random.default_rng(seed)
+    ranks = []
+    for _ in range(4):
+        logits = rng.integers(-50, 51, (N, N))
+        ranks.append(exact_softmax_rank(logits, mask))
+        if ranks[-1] == N:
+            break
+    else:
+        refute(f"no full-rank witness for banded bidirectional attention (N = {N}, w = {w}) in 4 random integer "
+               f"logit matrices (ranks {ranks})", example={"logits": logits, "w": w}, certified=False)
+    claim_log.example(N=N, window=w, rank=N, redraws=len(ranks) - 1)
+
+
+@pytest.mark.claim("study-note-rope-position-modelling", reading="raises-logit-rank")
+@given(N=st.integers(3, 6), half=st.integers(1, 2), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_rope_logit_rank(N, half, seed, claim_log, claimed):
+    from flint import fmpq, fmpq_mat
+
+    d = 2 * half
+    rng = np.random.default_rng(seed)
+    Q, K = rng.integers(-3, 4, (N, d)), rng.integers(-3, 4, (N, d))
+    pos = list(range(N))
+    bound = claimed.eval("logit_rank_bound", exact=True, d=d, N=N)
+    fq = np.array([[float(v) for v in row] for row in _rope(Q, pos)])
+    fk = np.array([[float(v) for v in row] for row in _rope(K, pos)])
+
+    def exact_check():
+        Rq, Rk = _rope(Q, pos), _rope(K, pos)
+        M = fmpq_mat(N, N, [fmpq(v.numerator, v.denominator) for qi in Rq for kj in Rk
+                            for v in [sum((a * b for a, b in zip(qi, kj, strict=True)), Fraction(0))]])
+        r = M.rank()
+        claim_log.example(N=N, d=d, rope_logit_rank=r)
+        if not r > bound:
+            refute(f"RoPE logits have exact rank {r} <= d = {d} (N = {N}): the rotation does not raise the rank",
+                   example={"Q": Q, "K": K}, certified=True,
+                   certificate="fmpq_mat rank of the exactly rotated logits (cos = 3/5, sin = 4/5)")
+
+    if np.linalg.matrix_rank(fq @ fk.T) <= bound:
+        refute_deferred("float64 rank of the RoPE logits <= d", certify=exact_check)
+    exact_check()
+
+
+@pytest.mark.claim("study-note-rope-position-modelling", reading="order-sensitivity")
+@given(N=st.integers(2, 6), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_rope_order_sensitivity(N, seed, claim_log):
+    rng = np.random.default_rng(seed)
+    d = 2
+    X = rng.standard_normal((N, d))
+    X[1] = X[0] + 1.0  # two distinct tokens to swap
+    th = 0.7
+
+    def rot(Y):
+        ang = th * np.arange(N)[:, None]
+        c, s = np.cos(ang), np.sin(ang)
+        return np.hstack([c * Y[:, :1] - s * Y[:, 1:], s * Y[:, :1] + c * Y[:, 1:]])
+
+    swap = np.arange(N)
+    swap[[0, 1]] = [1, 0]
+    with precision(128):
+        A = arb_softmax_attention(rot(X), rot(X)) * arb_matrix(X)
+        B = arb_softmax_attention(rot(X[swap]), rot(X[swap])) * arb_matrix(X[swap])
+        diffs = [certified_sign(B[0, c] - A[1, c]) for c in range(d)]
+    claim_log.example(N=N)
+    if not any(diffs):
+        refute("with RoPE, swapping two tokens only swapped their outputs (no certified difference)",
+               example={"X": X}, certified=False)
+    claim_log.note("With RoPE a swap of two distinct tokens changed the swapped token's output (arb-certified "
+                   "difference; the rotation angles are the float64 values, converted exactly).")
+
+
+@pytest.mark.claim("study-note-flashattention-perceiver", reading="flash-changes-attention")
+@given(case=qkv())
+@profiles.scaled(0.25)
+def test_flash_changes_attention(case, claim_log):
+    Q, K, V, causal = case
+    flash = _flash_cpu(Q, K, V, causal)
+    explicit = masked_softmax_attention(Q, K, "causal" if causal else None).numpy() @ V
+    err = float(np.abs(flash - explicit).max() / np.abs(V).max())
+    claim_log.example(N=Q.shape[0], rel_err_vs_float64_explicit=err)
+    if err <= 1e-12:
+        def certify():
+            err = float(np.abs(flash - _mp_reference(Q, K, V, causal)).max() / np.abs(V).max())  # 1e-12 relative to max|V|: float64 rounding, far below any change of the attention matrix
+            refute(f"the flash kernel equals softmax(QK^T/sqrt d) V to {err:.2e} (relative to max |V|; causal = {causal}): "
+                   f"it computes the same attention", example={"Q": Q, "K": K, "V": V, "causal": causal}, certified=True,
+                   certificate="30-digit mpmath reference of softmax(QK^T/sqrt d) V; difference <= 1e-12")
+
+        refute_deferred(f"flash = explicit to {err:.2e}", certify=certify)
+
+
+@pytest.mark.parametrize("device,dtype,reading", reading_params("study-note-flashattention-perceiver"))
+@given(case=qkv(n=(1, 64), dims=[8, 16, 32, 64]))  # head sizes every fused CUDA backend accepts
+@profiles.scaled(0.25)
+def test_flash_matches_reference(device, dtype, reading, case, claim_log):
+    require_device(device)
+    Q, K, V, causal = case
+    dt = getattr(torch, dtype)
+    # the reference is float64 attention of the *same* inputs the kernel sees (rounded to the dtype), so the
+    # comparison measures the kernel, not the rounding of Q, K, V; tolerance: 4 units in the last place of
+    # the dtype (2^-52, 2^-11, 2^-8) relative to max |V|, with float64 at 1e-12
+    q, k, v = (torch.as_tensor(x).to(dtype=dt) for x in (Q, K, V))
+    Qr, Kr, Vr = (x.double().numpy() for x in (q, k, v))
+    ref = masked_softmax_attention(Qr, Kr, "causal" if causal else None).numpy() @ Vr
+    tol = {"float64": 1e-12, "float16": 4 * 2.0**-11, "bfloat16": 4 * 2.0**-8}[dtype]
+    if device == "cpu":
+        out = _flash_cpu(Qr, Kr, Vr, causal)
+    else:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        qc, kc, vc = (x[None, None].to(device) for x in (q, k, v))
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+            out = torch.nn.functional.scaled_dot_product_attention(qc, kc, vc, is_causal=causal)[0, 0].double().cpu().numpy()
+    err = float(np.abs(out - ref).max() / np.abs(Vr).max())
+    target(err, label="relative error")
+    claim_log.example(N=Q.shape[0], d=Q.shape[1], rel_err=err)
+    if err > tol:
+        refute(f"{device}/{dtype}: fused attention differs from float64 attention of the same inputs by {err:.3e} > "
+               f"{tol:.3g} (relative to max |V|)", example={"Q": Q, "K": K, "V": V, "causal": causal},
+               certified=False, certificate="float64 reference")
+
+
+@pytest.mark.claim("study-note-flashattention-perceiver", reading="perceiver-latent-rank")
+@given(M=st.integers(1, 4), extra=st.integers(1, 4), d=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_perceiver_latent_rank(M, extra, d, seed, claim_log):
+    N = M + extra
+    rng = np.random.default_rng(seed)
+    L, X = rng.standard_normal((M, max(d, M))), rng.standard_normal((N, max(d, M)))
+    A = attention_matrix(L, X)
+    with precision(128):
+        ok, info = certified_rank_at_least(lambda: arb_softmax_attention(L, X), A, M)
+    claim_log.example(M=M, N=N)
+    if not ok:
+        refute(f"could not certify rank {M} of the {M} x {N} latent attention", example={"M": M, "N": N},
+               certified=False)
+    claim_log.note("The M x N latent cross-attention has rank exactly M < N (<= M by shape, >= M by an arb minor).")
+
+
+@pytest.mark.claim("bhojanapalli-low-rank-bottleneck", reading="exact")
+@given(n=st.integers(2, 5), data=st.data(), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.5)
+def test_bhojanapalli_representation(n, data, seed, claim_log, claimed):
+    from flint import fmpz_mat
+
+    threshold = int(claimed.eval("threshold", exact=True, n=n))
+    d = data.draw(st.integers(1, n + 1), label="d")
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 4, (d, n))
+    m = rng.integers(-3, 4, (n, n))
+    rank_x = fmpz_mat(d, n, [int(v) for v in X.ravel()]).rank()
+    ok = _expressible(X, m)
+    claim_log.example(n=n, d=d, expressible=int(ok))
+    if d >= threshold and rank_x == n and not ok:
+        refute(f"d = {d} >= {claimed.text('threshold')} = {threshold}, X of full column rank, yet P ∝ 2^m is not "
+               f"expressible", example={"X": X, "m": m}, certified=True, certificate="exact rational ranks")
+    if d < threshold and rank_x == min(d, n) and ok:
+        # the theorem only claims that *some* X, P fail; try a few more P for this X before refuting
+        tries = [rng.integers(-3, 4, (n, n)) for _ in range(10)]
+        if all(_expressible(X, t) for t in tries):
+            refute(f"d = {d} < {claimed.text('threshold')} = {threshold}, but 11 random P were all expressible "
+                   f"for this X", example={"X": X, "m": m}, certified=False,
+                   certificate="exact ranks, but only 11 P tried")
+    # the paper's own example: d = 1, n = 2, X = [1, 0]: the second column of the logits is 0
+    X0 = np.array([[1, 0]])
+    with mpmath.workdps(30):
+        col2 = [mpmath.mpf(1) / 2, mpmath.mpf(1) / 2]  # softmax of a zero column, for every W_q, W_k
+    if n == 2 and abs(col2[0] - mpmath.mpf("0.75")) < mpmath.mpf("1e-25"):
+        refute("the paper's d = 1 example is expressible", example={"X": X0}, certified=True, certificate="exact")
+    claim_log.note("Expressibility decided exactly: m in span{X^T E_ab X} + span{column shifts} (fmpz ranks). The "
+                   "paper's example X = [1, 0] (d = 1, n = 2) forces a zero second logit column, so the second "
+                   "column of P is (1/2, 1/2) for every W_q, W_k, never (0.75, 0.25).")
+
+

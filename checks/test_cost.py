@@ -1,0 +1,191 @@
+"""Cost: multiplication counts, FLOPs and memory of attention and its approximations.
+
+003's introduction (``intro-quadratic-time-and-memory``), 引理 11.38 (``lemma-11-38-linformer-complexity``,
+with ``jl-guarantees-low-rank-approximation`` and ``summary-jl-rigorous-guarantee``'s complexity
+readings) and the cost columns of 表 11.3.2 (``table-11-3-2-standard-attention-row``,
+``table-11-3-2-linformer-row``, ``table-11-3-2-linear-attention-row``). Counts from
+:mod:`attention_claims.maths.cost`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from flint import arb
+from hypothesis import given, target
+from hypothesis import strategies as st
+
+from attention_claims.maths import (
+    arb_matrix,
+    arb_softmax_attention,
+    chunked_attention,
+    decimal_fraction,
+    matmul_count,
+    meta_matmul_flops,
+    mp_attention,
+    op_count,
+    precision,
+    schedule_peak,
+)
+from attention_claims.testkit import (
+    SEQUENCE_LENGTHS,
+    claim_reading,
+    integer_arrays,
+    profiles,
+    qk_pairs,
+    refute,
+)
+
+
+# -- 引理 11.38, 表 11.3.2: exact operation counts -------------------------------------------------
+@st.composite
+def count_sizes(draw):
+    """``(N, d, k)``: N in [2, 10^6], d in [1, 10^4], k in [1, N], extremes drawn explicitly."""
+    N = draw(st.one_of(st.sampled_from([2, 3, 4, 10**6]), st.integers(2, 10**6)), label="N")
+    d = draw(st.one_of(st.sampled_from([1, 2, 10**4]), st.integers(1, 10**4)), label="d")
+    k = draw(st.one_of(st.sampled_from([1, 2, max(1, N // 4), N]), st.integers(1, N)), label="k")
+    return N, d, min(k, N)
+
+
+def _ops(method: str, N: int, d: int, k: int) -> int:
+    """Exact count; its matmul part must equal torch's FlopCounterMode count (else a suite bug)."""
+    kw = {"m": d} if method == "linear" else {"k": k}
+    if matmul_count(method, N, d, **kw) != meta_matmul_flops(method, N, d, **kw):
+        raise RuntimeError(f"{method}: attention_claims.maths.matmul_count disagrees with FlopCounterMode at {N, d, k}")
+    return op_count(method, N, d, **kw)
+
+
+def _bound_check(method, key, N, d, k, claimed, claim_log):
+    ops = _ops(method, N, d, k)
+    c, f = decimal_fraction(claimed.eval("constant", exact=True)), decimal_fraction(claimed.eval(key, exact=True, N=N, d=d, k=k))
+    if f > 0:
+        target(float(Fraction(ops) / f), label=f"ops / {key}")
+        claim_log.track(f"ops / ({claimed.text(key)})", float(Fraction(ops) / f))
+    if ops > c * f:
+        refute(f"{method}: exactly {ops} operations at N = {N}, d = {d}, k = {k}, more than {c} * "
+               f"({claimed.text(key)}) = {c * f}", example={"method": method, "N": N, "d": d, "k": k, "ops": ops},
+               certified=True, certificate="exact integer operation counts (attention_claims.maths.op_count; matmul part "
+                                           "equal to torch FlopCounterMode on meta tensors)")
+
+
+# -- 引言: O(N^2) time and memory ---------------------------------------------------------------
+@pytest.mark.claim("intro-quadratic-time-and-memory", reading="standard-schedule")
+@given(d=st.one_of(st.sampled_from([1, 1000]), st.integers(1, 1000)))
+def test_intro_quadratic_standard_schedule(d, claim_log, claimed):
+    growth = claimed.eval("growth_max", exact=True)
+    assert matmul_count("standard", 64, d) == meta_matmul_flops("standard", 64, d), "hand count != FlopCounterMode"
+    for key, cost in (("time", lambda N: op_count("standard", N, d)), ("memory", lambda N: schedule_peak(N, N))):
+        ratios = [Fraction(cost(N)) / claimed.eval(key, exact=True, N=N, d=d) for N in SEQUENCE_LENGTHS]
+        worst = max(r / ratios[0] for r in ratios)
+        claim_log.track(f"{key} ratio growth N=2..1e6", float(worst))
+        if worst >= growth:
+            i = max(range(len(SEQUENCE_LENGTHS)), key=lambda i: ratios[i] / ratios[0])
+            refute(f"{key}: the exact count over {key}(N) = {claimed.text(key)} grows by {float(worst):.4g} >= "
+                   f"{growth} from N = 2 to N = {SEQUENCE_LENGTHS[i]} (d = {d})",
+                   example={"d": d, "N": SEQUENCE_LENGTHS[i], "count": cost(SEQUENCE_LENGTHS[i])}, certified=True,
+                   certificate="exact integer operation counts (attention_claims.maths.op_count, schedule_peak)")
+    claim_log.example(d=d)
+    claim_log.note("Counts: 4N^2 d + 6N^2 - 2N operations (matmul part equal to FlopCounterMode on meta tensors) "
+                   "and 2N^2 intermediate values (logits and weights).")
+
+
+@pytest.mark.claim("intro-quadratic-time-and-memory", reading="any-exact-schedule-memory")
+@given(N=st.sampled_from([16, 20, 24]), d=st.integers(1, 3), seed=st.integers(0, 63))
+@profiles.scaled(0.25)
+def test_intro_memory_lower_bound(N, d, seed, claim_log, claimed):
+    rng = np.random.default_rng(seed)
+    Q, K, V = rng.uniform(-1, 1, (N, d)), rng.uniform(-1, 1, (N, d)), rng.uniform(-1, 1, (N, 2))
+    out, peak = chunked_attention(Q, K, V, chunk=1)
+    assert peak == schedule_peak(N, 1)
+    floor = claimed.eval("memory", exact=True, N=N) / 8
+    claim_log.example(N=N, peak_over_N2=peak / N**2)
+    if peak < floor:
+        with precision(128):
+            ref = arb_softmax_attention(Q, K) * arb_matrix(V)
+            ok = all(abs(ref[i, c] - arb(float(out[i, c]))) < 1e-12 for i in range(N) for c in range(2))
+        refute(f"row-by-row attention computes softmax(QK^T/sqrt d)V (every entry within 1e-12 of the arb "
+               f"enclosure) with {peak} = 2N intermediate values < memory(N)/8 = {float(floor):.4g} (N = {N})",
+               example={"N": N, "d": d, "seed": seed, "peak": peak}, certified=ok,
+               certificate="arb (128-bit) enclosure of the exact output; the peak is an exact count of array sizes")
+
+
+@pytest.mark.parametrize("cid,reading", [claim_reading("lemma-11-38-linformer-complexity", "linformer-paper"),
+                                         claim_reading("jl-guarantees-low-rank-approximation", "linformer-complexity-reduction"),
+                                         claim_reading("summary-jl-rigorous-guarantee", "linformer-complexity-reduction")])
+@given(size=count_sizes())
+def test_linformer_complexity_reduction(cid, reading, size, claim_log, claimed):
+    N, d, k = size
+    _bound_check("standard", "standard", N, d, k, claimed, claim_log)
+    _bound_check("linformer", "linformer", N, d, k, claimed, claim_log)
+    std = op_count("standard", N, d)
+    lo, hi = 1, N + 1  # smallest k with ops(Linformer) >= ops(standard), N + 1 if none (ops increase in k)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if op_count("linformer", N, d, k=mid) >= std else (mid + 1, hi)
+    claim_log.example(N=N, d=d, k=k)
+    for kk in (k, lo):
+        if kk <= N and op_count("linformer", N, d, k=kk) >= std and claimed.eval("saving_domain", exact=True,
+                                                                                N=N, d=d, k=kk):
+            refute(f"N = {N}, d = {d}, k = {kk} satisfies {claimed.text('saving_domain')}, yet Linformer (eq. (7)) "
+                   f"takes {op_count('linformer', N, d, k=kk)} operations >= {std} for standard attention",
+                   example={"N": N, "d": d, "k": kk}, certified=True, certificate="exact integer operation counts")
+
+
+@pytest.mark.parametrize("cid,reading,method,key", [
+    pytest.param("lemma-11-38-linformer-complexity", "formula-of-definition-11-26", "doc-linformer", "linformer",
+                 marks=pytest.mark.claim("lemma-11-38-linformer-complexity", reading="formula-of-definition-11-26"), id="lemma-11-38-doc"),
+    pytest.param("table-11-3-2-linformer-row", "cost-of-written-formula", "doc-linformer", "cost",
+                 marks=pytest.mark.claim("table-11-3-2-linformer-row", reading="cost-of-written-formula"), id="table-linformer-doc"),
+    pytest.param("table-11-3-2-linformer-row", "cost-of-linformer-paper", "linformer", "cost",
+                 marks=pytest.mark.claim("table-11-3-2-linformer-row", reading="cost-of-linformer-paper"), id="table-linformer-paper"),
+    pytest.param("table-11-3-2-standard-attention-row", "notation-for-definition-11-24", "standard", "cost",
+                 marks=pytest.mark.claim("table-11-3-2-standard-attention-row", reading="notation-for-definition-11-24"), id="table-standard"),
+    pytest.param("table-11-3-2-linear-attention-row", "cost-feature-dim-d", "linear", "cost",
+                 marks=pytest.mark.claim("table-11-3-2-linear-attention-row", reading="cost-feature-dim-d"), id="table-linear"),
+])
+@given(size=count_sizes())
+@profiles.scaled(1.0, explain=False)
+def test_cost_bound(cid, reading, method, key, size, claim_log, claimed):
+    N, d, k = size
+    claim_log.example(N=N, d=d, k=k)
+    _bound_check(method, key, N, d, k, claimed, claim_log)
+
+
+@pytest.mark.claim("table-11-3-2-linear-attention-row", reading="cost-linear-in-n")
+@given(d=st.one_of(st.sampled_from([1, 10**4]), st.integers(1, 10**4)))
+def test_linear_attention_cost_linear_in_n(d, claim_log, claimed):
+    growth = decimal_fraction(claimed.eval("growth_max", exact=True))
+    ratios = [Fraction(_ops("linear", N, d, 1)) / decimal_fraction(claimed.eval("cost", exact=True, N=N, d=d)) for N in SEQUENCE_LENGTHS]
+    hi, lo = max(range(len(SEQUENCE_LENGTHS)), key=ratios.__getitem__), min(range(len(SEQUENCE_LENGTHS)), key=ratios.__getitem__)
+    spread = ratios[hi] / ratios[lo]
+    claim_log.example(d=d)
+    claim_log.track("max / min of ops / cost over N = 2..1e6", float(spread))
+    if spread >= growth:
+        refute(f"linear attention (m = d = {d}): ops / ({claimed.text('cost')}) is {float(ratios[lo]):.6g} at N = "
+               f"{SEQUENCE_LENGTHS[lo]} and {float(ratios[hi]):.6g} at N = {SEQUENCE_LENGTHS[hi]}, a factor {float(spread):.4g} >= {growth}: "
+               f"the cost formula does not grow like the exact count in N", example={"d": d}, certified=True,
+               certificate="exact integer operation counts")
+
+
+# -- 表 11.3.2, the standard row read literally ---------------------------------------------------
+@pytest.mark.claim("table-11-3-2-standard-attention-row", reading="literal-without-scale")
+@given(qk=qk_pairs(n=(1, 3), d=(1, 3), scale_exp=(-1.0, 1.0)), data=st.data())
+@profiles.scaled(0.5, explain=False)
+def test_table_standard_row_literal(qk, data, claim_log, claimed):
+    Q, K, _ = qk
+    N, d = Q.shape
+    V = data.draw(integer_arrays((N, 2)), label="V").astype(np.float64)
+    with mpmath.workdps(40):
+        printed = mp_attention(Q, K, V, scale=claimed.eval("printed_scale", d=mpmath.mpf(d)), dps=40)
+        ref = mp_attention(Q, K, V, dps=40)  # 定义 11.24: softmax(QK^T/sqrt d)V
+        diff = max(abs(printed[i, c] - ref[i, c]) for i in range(N) for c in range(2))
+    claim_log.example(N=N, d=d)
+    if diff > mpmath.mpf(10) ** -25:
+        refute(f"softmax(QK^T * {claimed.text('printed_scale')})V differs from softmax(QK^T/sqrt d)V by "
+               f"{mpmath.nstr(diff, 8)} (N = {N}, d = {d}): the row's error is not 0 as printed",
+               example={"Q": Q, "K": K, "V": V}, certified=True, certificate="40-digit mpmath from the float64 inputs")
+
+
