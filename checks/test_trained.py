@@ -339,7 +339,8 @@ def _write_layer_report(request, meas: models.Measurement) -> None:
     out.write_text(models.report_markdown(meas), encoding="utf-8")
 
 
-@pytest.mark.parametrize(("key", "N"), _params("theorem-11-29-effective-rank-by-depth", "", placeholder=True))
+@pytest.mark.parametrize(("key", "N"), _params("theorem-11-29-effective-rank-by-depth", "", placeholder=True,
+                                                skip_if=lambda s: "fewer than 3 layers, no thirds" if s.layers < 3 else None))
 def test_effective_rank_falls_with_depth(key, N, claim_log, request):
     meas = _measure(key, N)
     _write_layer_report(request, meas)

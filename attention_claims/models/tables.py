@@ -64,7 +64,8 @@ def report_markdown(meas: Measurement, others: list[Measurement] = ()) -> str:
     N = meas.N
     er = np.mean(meas.get("eff_rank_90"))
     en = np.mean(meas.get("energy_top10"))
-    thirds = [float(np.mean(p)) for p in np.array_split(meas.get("eff_rank_90"), 3, axis=0)]
+    thirds = ([float(np.mean(p)) for p in np.array_split(meas.get("eff_rank_90"), 3, axis=0)]
+              if spec.layers >= 3 else [])  # a user model may have fewer than 3 layers
     lines = [
         f"# {spec.title} at N = {N}",
         "",
@@ -102,7 +103,7 @@ def report_markdown(meas: Measurement, others: list[Measurement] = ()) -> str:
         f"{np.nanmedian(meas.get('alpha')):.2f}, {np.nanmean(meas.get('alpha') > 1):.1%} of heads above 1; "
         f"median R² {np.nanmedian(meas.get('alpha_r2')):.2f} |",
         f"| 定理 11.29 | eff-rank high in early, medium in middle, low in late layers | mean eff-rank (τ 0.9) by "
-        f"thirds of the layers: {' / '.join(f'{t:.1f}' for t in thirds)} |",
+        f"thirds of the layers: {' / '.join(f'{t:.1f}' for t in thirds) or 'fewer than 3 layers'} |",
     ]
     if spec.causal:
         lines += [

@@ -28,7 +28,7 @@ def _user_keys(user: Callable[[models.ModelSpec], bool]) -> list[str]:
 
 def model_params(claim: str, prefix: str = "", *, lengths: Iterable[int] = models.LENGTHS,
                  builtin: Iterable[str] | None = None, user: Callable[[models.ModelSpec], bool] = lambda s: True,
-                 placeholder: bool = False) -> list:
+                 placeholder: bool = False, skip_if: Callable[[models.ModelSpec], str | None] = lambda s: None) -> list:
     """One ``pytest.param(key, N)`` per model and length, each with its ``claim`` marker.
 
     ``builtin`` (default: every built-in model) get reading ``<prefix>on-<key>-at-n-<N>`` and
@@ -36,14 +36,18 @@ def model_params(claim: str, prefix: str = "", *, lengths: Iterable[int] = model
     :data:`USER_READING` and id ``<user key>-n<N>``. With ``placeholder`` and no such user model,
     one skipped ``pytest.param(None, None)`` (id ``no-user-model``) keeps :data:`USER_READING`
     covered, as the plugin requires of every reading of a record (put it on one check per claim).
+    ``skip_if(spec)`` returns a reason to skip a user model's cases (e.g. too few layers), or ``None``.
     """
     lengths = tuple(lengths)
     keys = tuple(models.MODELS) if builtin is None else tuple(builtin)
     out = [pytest.param(m, N, marks=pytest.mark.claim(claim, reading=f"{prefix}on-{m}-at-n-{N}"), id=f"{m}-n{N}")
            for m in keys for N in lengths]
     users = _user_keys(user)
-    out += [pytest.param(m, N, marks=pytest.mark.claim(claim, reading=USER_READING), id=f"{m}-n{N}")
-            for m in users for N in lengths]
+    for m in users:
+        reason = skip_if(models.get_spec(m))
+        marks = [pytest.mark.claim(claim, reading=USER_READING)] + ([pytest.mark.skip(reason=f"{m}: {reason}")]
+                                                                   if reason else [])
+        out += [pytest.param(m, N, marks=marks, id=f"{m}-n{N}") for N in lengths]
     if placeholder and not users:
         out.append(pytest.param(None, None, marks=[pytest.mark.claim(claim, reading=USER_READING),
                                                    pytest.mark.skip(reason=NO_USER_MODEL)], id="no-user-model"))

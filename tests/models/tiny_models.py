@@ -37,9 +37,9 @@ def tiny_tokenizer(encoder: bool):
     return PreTrainedTokenizerFast(tokenizer_object=tok, **kw)
 
 
-def build(family: str, dest: Path, seed: int = 0) -> Path:
+def build(family: str, dest: Path, seed: int = 0, layers: int = 2) -> Path:
     """Save a tiny ``family`` model ("bert", "gpt2", "llama" with 2 key/value heads for 4 query
-    heads, or "gpt_neo" as an unsupported one) with its tokenizer to ``dest``; returns ``dest``.
+    heads, or "gpt_neo" as an unsupported one; ``layers`` layers, hidden size 32) with its tokenizer to ``dest``; returns ``dest``.
 
     Raises:
         ValueError: an unknown family.
@@ -51,19 +51,19 @@ def build(family: str, dest: Path, seed: int = 0) -> Path:
     tok = tiny_tokenizer(encoder=family == "bert")
     vocab = len(tok)
     if family == "bert":
-        model = tf.BertModel(tf.BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2,
+        model = tf.BertModel(tf.BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=layers,
                                            num_attention_heads=4, intermediate_size=64,
                                            max_position_embeddings=MAX_POSITIONS))
     elif family == "gpt2":
-        model = tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=vocab, n_embd=32, n_layer=2, n_head=4,
-                                                 n_positions=MAX_POSITIONS))
+        model = tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=vocab, n_embd=32, n_layer=layers, n_head=4,
+                                                 n_positions=MAX_POSITIONS, bos_token_id=0, eos_token_id=0))
     elif family == "llama":
-        model = tf.LlamaForCausalLM(tf.LlamaConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2,
+        model = tf.LlamaForCausalLM(tf.LlamaConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=layers,
                                                    num_attention_heads=4, num_key_value_heads=2,
                                                    intermediate_size=64, max_position_embeddings=MAX_POSITIONS))
     elif family == "gpt_neo":
-        model = tf.GPTNeoModel(tf.GPTNeoConfig(vocab_size=vocab, hidden_size=32, num_layers=2, num_heads=4,
-                                               attention_types=[[["global"], 2]], max_position_embeddings=MAX_POSITIONS))
+        model = tf.GPTNeoModel(tf.GPTNeoConfig(vocab_size=vocab, hidden_size=32, num_layers=layers, num_heads=4,
+                                               attention_types=[[["global"], layers]], max_position_embeddings=MAX_POSITIONS))
     else:
         raise ValueError(f"unknown family {family!r}")
     dest.mkdir(parents=True, exist_ok=True)

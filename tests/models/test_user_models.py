@@ -1,0 +1,166 @@
+"""``pytest --claims-model PATH`` (issue 12, "Any model"): attention extraction from tiny randomly
+initialised BERT, GPT-2 and Llama (grouped-query, rotary) models built offline in a temporary
+folder, the error for an unsupported architecture, the verdict rule for user-model readings, and a
+real run of the trained-model checks on a tiny Llama that puts its readings into the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tiny_models
+import torch
+
+from attention_claims.framework.records import Reading, Source
+from attention_claims.framework.verdict import FAILED, HELD, ReadingOutcome, agrees_with_expected, compute_verdict
+from attention_claims.models import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+FAMILIES = ("bert", "gpt2", "llama")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("tiny-models")
+    return {f: tiny_models.build(f, base / f"tiny-{f}") for f in (*FAMILIES, "gpt_neo")}
+
+
+@pytest.fixture
+def registered(tiny, tmp_path, monkeypatch):
+    """Register the tiny models (measurement cache in ``tmp_path``); forget them afterwards."""
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path / "cache"))
+    saved = dict(registry.USER_MODELS), dict(registry.USER_TEXTS), registry.USER_TEXT
+    registry.clear_user_models()
+    yield {f: registry.register_model(tiny[f]) for f in FAMILIES}
+    registry.clear_user_models()
+    registry.USER_MODELS.update(saved[0])
+    registry.USER_TEXTS.update(saved[1])
+    registry.USER_TEXT = saved[2]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_extraction_shapes_rows_and_causality(registered, family, dtype):
+    from attention_claims import models
+
+    spec = registered[family]
+    assert (spec.layers, spec.heads, spec.head_dim, spec.hidden) == (2, 4, 8, 32)
+    assert spec.key == f"user-tiny-{family}" and spec.key in models.model_keys()
+    A = models.attention(spec.key, 64, dtype=dtype)
+    assert A.shape == (2, 4, 64, 64) and A.dtype == getattr(torch, dtype)
+    assert bool((A >= 0).all())
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    assert float((A.sum(-1) - 1).abs().max()) < tol
+    upper = float(torch.triu(A, diagonal=1).abs().max())
+    if family == "bert":
+        assert not spec.causal and upper > 0
+    else:
+        assert spec.causal and upper == 0.0
+
+
+def test_grouped_query_heads(registered):
+    """4 query heads over 2 key/value heads: one matrix per query head, the heads that share a
+    key/value head still differ (their queries do), and transformers' eager float32 path
+    (``repeat_kv``) agrees with the exact float64 hook (``repeat_interleave``)."""
+    from attention_claims import models
+
+    spec = registered["llama"]
+    assert (spec.heads, spec.kv_heads) == (4, 2)
+    A32 = models.attention(spec.key, 32, dtype="float32")
+    A64 = models.attention(spec.key, 32, dtype="float64")
+    assert A32.shape[1] == 4
+    assert float((A32[:, 0] - A32[:, 1]).abs().max()) > 1e-6
+    assert float((A32.double() - A64).abs().max()) < 1e-5
+
+
+def test_measurement_and_table_name_the_model(registered, tmp_path):
+    from attention_claims import models
+
+    spec = registered["gpt2"]
+    text = tmp_path / "my text.txt"
+    text.write_text(models.read_text() * 2, encoding="utf-8")
+    name = registry.register_text(text)
+    assert models.text_for(spec.key) == name and models.text_for("minilm-l6") == models.PRIMARY_TEXT
+    meas = models.measure(spec.key, 128)
+    assert meas.text == name and meas.get("eff_rank_90").shape == (2, 4)
+    md = models.report_markdown(meas)
+    assert spec.key in md and str(spec.path) in md and str(text.resolve()) in md
+
+
+def test_unsupported_architecture_is_a_clear_error(tiny):
+    with pytest.raises(registry.ModelPathError) as err:
+        registry.register_model(tiny["gpt_neo"])
+    msg = str(err.value)
+    assert str(tiny["gpt_neo"].resolve()) in msg and "'gpt_neo'" in msg
+    assert all(f in msg for f in FAMILIES)
+
+
+def test_not_a_model_is_a_clear_error(tmp_path):
+    with pytest.raises(registry.ModelPathError, match="no such file"):
+        registry.register_model(tmp_path / "missing")
+    with pytest.raises(registry.ModelPathError, match="no config.json"):
+        registry.register_model(tmp_path)
+
+
+def _claim(expected: str):
+    from attention_claims.framework.records import Claim
+
+    readings = (Reading("exact", "x", as_stated=True), Reading("on-minilm", "y"),
+                Reading("on-user-model", "z", user_model="separate"))
+    return Claim(id="c", title="t", statement="s", expected=expected, source=Source("d", "s", "q"),
+                 readings=readings, path="c.toml")
+
+
+def test_a_failing_user_model_reading_changes_no_verdict():
+    held = {"exact": ReadingOutcome(HELD), "on-minilm": ReadingOutcome(HELD)}
+    claim = _claim("true")
+    failed = held | {"on-user-model": ReadingOutcome(FAILED, certified=True)}
+    verdict, reason = compute_verdict(claim, failed)
+    assert verdict == "true" and "on-user-model" in reason and "not counted" in reason
+    assert agrees_with_expected(claim, failed)
+    # skipped (no --claims-model): not tried as "could have failed", so a wrong verdict still disagrees
+    assert compute_verdict(claim, held)[0] == "true"
+    assert not agrees_with_expected(_claim("caveat"), held)
+
+
+def _pytest(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_unsupported_model_option_is_a_usage_error(tiny, tmp_path):
+    env = os.environ | {"HF_HUB_OFFLINE": "1"}
+    res = _pytest("--co", "-q", "checks/test_trained.py", "--claims-model", str(tiny["gpt_neo"]),
+                  "--claims-report-dir", str(tmp_path / "reports"), env=env)
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert "gpt_neo" in res.stderr and str(tiny["gpt_neo"].resolve()) in res.stderr
+
+
+def test_claims_model_run_adds_the_model_to_the_report(tmp_path):
+    """``pytest --claims-model <tiny llama> --claims-select ...``: the user model's cases run (only
+    they, ``-k user-``, to keep this fast), its readings and tables name it, and the verdicts stay."""
+    llama = tiny_models.build("llama", tmp_path / "tiny-llama", layers=3)
+    out = tmp_path / "reports"
+    env = os.environ | {"HF_HUB_OFFLINE": "1", "ATTENTION_CLAIMS_CACHE": str(tmp_path / "cache")}
+    select = "table-11-3-1-spectral-features,theorem-11-29-effective-rank-by-depth"
+    res = _pytest("checks/test_trained.py", "--claims-model", str(llama), "--claims-select", select,
+                  "-k", "user-tiny-llama", "--claims-report-dir", str(out), "-q", env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "user-tiny-llama" in res.stdout
+    report = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    by_id = {c["id"]: c for c in report["claims"]}
+    table = by_id["table-11-3-1-spectral-features"]
+    user = next(r for r in table["readings"] if r["name"] == "on-user-model")
+    # a 3-layer model of hidden size 32 has a mean effective rank far below the table's ~150
+    assert user["outcome"] == "failed" and "user-tiny-llama" in json.dumps(user)
+    assert table["agrees"] and "not counted" in table["reason"]
+    depth = next(r for r in by_id["theorem-11-29-effective-rank-by-depth"]["readings"] if r["name"] == "on-user-model")
+    assert depth["outcome"] in ("held", "failed") and "user-tiny-llama" in depth["evidence"]
+    tables = sorted(p.name for p in (out / "trained").glob("user-tiny-llama-n*.md"))
+    assert tables == ["user-tiny-llama-n128.md", "user-tiny-llama-n256.md", "user-tiny-llama-n512.md"]
+    assert str(llama.resolve()) in (out / "trained" / "user-tiny-llama-n512.md").read_text(encoding="utf-8")
