@@ -112,7 +112,7 @@ class State:
     partial: bool = False
     active: bool = False
     errors: list[str] = field(default_factory=list)
-    summary: list = field(default_factory=list)
+    summary: list = field(default_factory=list)  # the ClaimEntry list of the report, once built
     planted: dict = field(default_factory=dict)  # kind -> [passed, ...] of trust_planted tests
     planted_counts: dict | None = None  # this run's planted counts (trust.planted_counts), once computed
     selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
@@ -560,10 +560,10 @@ class ClaimsController(_ClaimsHooks):
                 )
             state.partial = True
         report = build_report(state, self.config, int(exitstatus))
-        state.summary = report["claims"]
+        state.summary = report.claims
         if state.report_dir is not None:
             write_reports(report, state.report_dir)
-        bad = [c for c in report["claims"] if not c["agrees"] or c.get("errors")]
+        bad = [c for c in report.claims if not c.agrees or c.errors]
         if (bad or state.errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -585,14 +585,14 @@ class ClaimsController(_ClaimsHooks):
             return
         tr = terminalreporter
         tr.section("attention-claims verdicts")
-        shown = [c for c in state.summary if c.get("selected", True)]
-        width = max((len(c["id"]) for c in shown), default=10)
+        shown = [c for c in state.summary if c.selected]
+        width = max((len(c.id) for c in shown), default=10)
         for c in shown:
-            flag = "" if c["agrees"] else f"  <-- expected {c['expected']}"
-            tr.write_line(f"{c['id']:<{width}}  {c['verdict']:<9} {c['reason']}{flag}")
+            flag = "" if c.agrees else f"  <-- expected {c.expected}"
+            tr.write_line(f"{c.id:<{width}}  {c.verdict:<9} {c.reason}{flag}")
         counts: dict[str, int] = {}
         for c in shown:
-            counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+            counts[c.verdict] = counts.get(c.verdict, 0) + 1
         not_selected = len(state.summary) - len(shown)
         tail = f" ({not_selected} claims not selected)" if not_selected else ""
         tr.write_line("verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + tail)
@@ -600,10 +600,10 @@ class ClaimsController(_ClaimsHooks):
             tr.write_line(f"attention-claims: {err}", red=True)
         if state.report_dir is not None:
             tr.write_line(f"report: {state.report_dir / 'claims.md'} (also claims.json, claims.html)")
-        bad = [c for c in state.summary if not c["agrees"]]
+        bad = [c for c in state.summary if not c.agrees]
         if bad:
             tr.write_line(
                 f"attention-claims: {len(bad)} verdict(s) disagree with 'expected': "
-                + ", ".join(c["id"] for c in bad),
+                + ", ".join(c.id for c in bad),
                 red=True,
             )

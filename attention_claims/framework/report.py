@@ -1,9 +1,10 @@
-"""The report: ``reports/claims.json`` (schema 1, fixed by ``docs/verdicts.md``),
-``claims.md`` and ``claims.html`` for people.
+"""The report: built once from the plugin's state (:func:`build_report`, a typed
+:class:`~attention_claims.framework.report_model.Report`), written as ``reports/claims.json``
+(schema 1, fixed by ``docs/verdicts.md``; JSON Schema in ``docs/claims.schema.json``),
+``claims.md`` and ``claims.html`` (:func:`write_reports`).
 
 The JSON is the source of truth; the Markdown and HTML are rendered from it, so the three
-never disagree. Claims are grouped by document in the catalog's order, with a
-per-document count of verdicts at the top.
+never disagree. The verdict rules are all in :mod:`attention_claims.framework.verdict`.
 """
 
 from __future__ import annotations
@@ -14,15 +15,26 @@ import json
 import os
 import platform
 import shlex
-import tempfile
 from pathlib import Path
 
 from . import profiles
+from .report_model import (
+    VERDICT_ORDER,
+    ClaimEntry,
+    CounterexampleEntry,
+    Decided,
+    Environment,
+    Figure,
+    Place,
+    ReadingEntry,
+    Report,
+    Run,
+    Trust,
+    document_key,
+)
 from .trust import build_trust, trust_lines
-from .verdict import ReadingOutcome, agrees_with_expected, compute_verdict, reading_outcome
+from .verdict import ReadingOutcome, decide, reading_outcome
 
-SCHEMA = 1
-VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided")
 DOCUMENT_TITLES = {
     "000_ab5bd5ab0e7f4d86.txt": "000 — study note: the low-rank problem of bidirectional attention",
     "001_7b7f411bbe8a3bef.txt": "001 — PaperWeekly repost of kexue.fm/archives/9889",
@@ -32,7 +44,8 @@ DOCUMENT_TITLES = {
 }
 
 
-def _environment(config) -> dict:
+def environment(config) -> Environment:
+    """The versions, devices, Hypothesis profile and xdist workers of this process."""
     try:
         import torch
 
@@ -52,27 +65,23 @@ def _environment(config) -> dict:
     except ImportError:  # pragma: no cover
         flint_version = None
     xdist = getattr(config.option, "numprocesses", None) if config is not None else None
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "torch": torch_version,
-        "hypothesis": hypothesis.__version__,
-        "mpmath": mpmath.__version__,
-        "python_flint": flint_version,
-        "devices": devices,
-        "hypothesis_profile": profiles.current_profile(),
-        "xdist_workers": xdist,
-    }
+    return Environment(python=platform.python_version(), platform=platform.platform(), torch=torch_version,
+                       hypothesis=hypothesis.__version__, mpmath=mpmath.__version__, python_flint=flint_version,
+                       devices=devices, hypothesis_profile=profiles.current_profile(), xdist_workers=xdist)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _reproduce(nodeid: str, profile: str) -> str:
     return f"python -m pytest {shlex.quote(nodeid)} -p no:xdist --hypothesis-profile={profile}"
 
 
-def _figure_entries(checks, report_dir: Path | None) -> list[dict]:
+def _figures(checks, report_dir: Path | None) -> list[Figure]:
     """The images the checks attached (:meth:`attention_claims.framework.evidence.CheckLog.figure`), with paths
     relative to the report folder when they lie inside it, so ``claims.md`` can embed them."""
-    out: list[dict] = []
+    out: list[Figure] = []
     for r in checks:
         for f in r.figures:
             path = Path(f["path"])
@@ -81,27 +90,14 @@ def _figure_entries(checks, report_dir: Path | None) -> list[dict]:
                     path = path.relative_to(Path(report_dir).resolve())
                 except ValueError:
                     pass
-            entry = {"path": path.as_posix(), "caption": f["caption"], "check": r.nodeid}
+            entry = Figure(path=path.as_posix(), caption=f["caption"], check=r.nodeid)
             if entry not in out:
                 out.append(entry)
     return out
 
 
-def _reading_entry(claim, reading, results, profile, report_dir=None) -> tuple[dict, ReadingOutcome, list[str]]:
-    checks = sorted((r for r in results if r.reading == reading.name), key=lambda r: r.nodeid)
-    errors = [f"{r.nodeid}: {r.error}" for r in checks if r.outcome == "error"]
-    ran = [r for r in checks if r.outcome != "error"]
-    outcome = reading_outcome([r.outcome for r in ran])
-    cxs = [r for r in checks if r.outcome == "counterexample"]
-    cx = None
-    certified = False
-    if cxs:
-        first = next((r for r in cxs if r.counterexample.get("certified")), cxs[0])
-        cx = dict(first.counterexample)
-        cx["check"] = first.nodeid
-        cx["reproduce"] = _reproduce(first.nodeid, profile)
-        certified = bool(cx.get("certified"))
-    evidence_parts = []
+def _evidence(checks) -> str:
+    parts = []
     for r in checks:
         name = r.nodeid.split("::", 1)[-1]
         if r.outcome == "skipped":
@@ -115,158 +111,128 @@ def _reading_entry(claim, reading, results, profile, report_dir=None) -> tuple[d
                 text += f" Boundary: {c['boundary']}"
         else:
             text = r.evidence or "passed"
-        evidence_parts.append(text if len(checks) == 1 else f"[{name}] {text}")
-    if not checks:
-        evidence_parts.append("no check collected in this run")
-    entry = {
-        "name": reading.name,
-        "as_stated": reading.as_stated,
-        "statement": reading.statement,
-        "condition": {k: v for k, v in (("dtype", reading.dtype), ("device", reading.device),
-                                         ("condition", reading.condition)) if v},
-        "outcome": outcome,
-        "checks": [r.nodeid for r in checks],
-        "examples": sum(r.examples for r in checks),
-        "evidence": " | ".join(evidence_parts),
-        "counterexample": cx,
-        "certified": certified,
-        "figures": _figure_entries(checks, report_dir),
-    }
+        parts.append(text if len(checks) == 1 else f"[{name}] {text}")
+    return " | ".join(parts) if parts else "no check collected in this run"
+
+
+def _reading_entry(reading, results, profile, report_dir=None) -> tuple[ReadingEntry, ReadingOutcome, list[str]]:
+    checks = sorted((r for r in results if r.reading == reading.name), key=lambda r: r.nodeid)
+    errors = [f"{r.nodeid}: {r.error}" for r in checks if r.outcome == "error"]
+    outcome = reading_outcome([r.outcome for r in checks if r.outcome != "error"])
+    cxs = [r for r in checks if r.outcome == "counterexample"]
+    cx = None
+    if cxs:
+        first = next((r for r in cxs if r.counterexample.get("certified")), cxs[0])
+        cx = CounterexampleEntry.from_json(first.counterexample)
+        cx.check, cx.reproduce = first.nodeid, _reproduce(first.nodeid, profile)
+    certified = bool(cx and cx.certified)
+    entry = ReadingEntry(
+        name=reading.name, as_stated=reading.as_stated, statement=reading.statement,
+        condition={k: v for k, v in (("dtype", reading.dtype), ("device", reading.device),
+                                     ("condition", reading.condition)) if v},
+        outcome=outcome, checks=[r.nodeid for r in checks], examples=sum(r.examples for r in checks),
+        evidence=_evidence(checks), counterexample=cx, certified=certified, figures=_figures(checks, report_dir))
     return entry, ReadingOutcome(outcome, certified), errors
 
 
-def _also_in(claim) -> list[dict]:
-    return [{"document": s.document, "section": s.section, "quote": s.quote} for s in claim.also_in]
+def _reason(verdict: str, reason: str, readings: list[ReadingEntry]) -> str:
+    """The verdict's reason, with the failing reading's boundary or message for false and caveat."""
+    if verdict not in ("caveat", "false"):
+        return reason
+    failing = [r for r in readings if r.outcome == "failed" and (verdict == "caveat" or r.as_stated)]
+    bits = [f"{r.name}: {(r.counterexample.boundary or r.counterexample.message) if r.counterexample else ''}"
+            for r in failing[:1]]
+    return reason + ". " + "; ".join(bits)
 
 
-def _claim_entry(claim, results, profile, report_dir=None) -> dict:
+def _place(s) -> Place:
+    return Place(document=s.document, section=s.section, quote=s.quote)
+
+
+def claim_entry(claim, results, *, profile: str, report_dir=None, selected: bool = True, pending: int = 0,
+                interrupted: bool = False, in_progress: bool = False, decided: Decided | None = None) -> ClaimEntry:
+    """One claim's entry from its checks' results (:class:`attention_claims.framework.plugin.CheckResult`);
+    the verdict comes from :func:`attention_claims.framework.verdict.decide`."""
     readings, outcomes, errors = [], {}, []
-    for reading in claim.readings:
-        entry, ro, errs = _reading_entry(claim, reading, results, profile, report_dir)
-        readings.append(entry)
-        outcomes[reading.name] = ro
-        errors.extend(errs)
-    verdict, reason = compute_verdict(claim, outcomes)
-    if errors:
-        verdict, reason = "undecided", f"a check errored ({len(errors)}); see errors"
-    elif verdict in ("caveat", "false"):
-        failing = [r for r in readings if r["outcome"] == "failed" and (verdict == "caveat" or r["as_stated"])]
-        bits = []
-        for r in failing[:1]:
-            cx = r["counterexample"] or {}
-            bits.append(f"{r['name']}: {cx.get('boundary') or cx.get('message', '')}")
-        reason = reason + ". " + "; ".join(bits)
-    agrees = agrees_with_expected(claim, outcomes) and not errors
-    return {
-        "id": claim.id,
-        "title": claim.title,
-        "verdict": verdict,
-        "expected": claim.expected,
-        "agrees": agrees,
-        "reason": reason,
-        "statement": claim.statement,
-        "formal": claim.formal,
-        "source": {
-            "document": claim.source.document,
-            "section": claim.source.section,
-            "quote": claim.source.quote,
-        },
-        "also_in": _also_in(claim),
-        "unchecked_reason": claim.unchecked_reason,
-        "notes": claim.notes,
-        "record": os.path.relpath(claim.path) if os.path.isabs(claim.path) else claim.path,
-        "readings": readings,
-        "errors": errors,
-    }
+    if selected and not in_progress:
+        for reading in claim.readings:
+            entry, ro, errs = _reading_entry(reading, results, profile, report_dir)
+            readings.append(entry)
+            outcomes[reading.name] = ro
+            errors.extend(errs)
+    d = decide(claim, outcomes, errors=len(errors), pending=pending, interrupted=interrupted, selected=selected,
+               in_progress=in_progress)
+    decided_now = selected and not in_progress and not (interrupted and pending)
+    return ClaimEntry(
+        id=claim.id, title=claim.title, verdict=d.verdict, expected=claim.expected, agrees=d.agrees,
+        reason=_reason(d.verdict, d.reason, readings), statement=claim.statement, formal=claim.formal,
+        source=_place(claim.source), also_in=[_place(s) for s in claim.also_in],
+        unchecked_reason=claim.unchecked_reason, notes=claim.notes,
+        record=os.path.relpath(claim.path) if os.path.isabs(claim.path) else claim.path,
+        readings=readings, errors=errors, selected=selected, decided=decided if decided_now else None)
 
 
-def build_report(state, config, exitstatus: int) -> dict:
-    """Assemble the schema-1 report from the plugin's state (see DESIGN.md "Report")."""
+def _pending(state, cid: str, results) -> int:
+    """How many of the claim's collected checks never reported a result."""
+    done = {r.nodeid for r in results if r.outcome != "skipped" or r.skip_reason}
+    return len({n for c, _r, n in state.collected if c == cid and n not in done})
+
+
+def build_report(state, config, exitstatus: int | None, *, in_progress: bool = False) -> Report:
+    """The report of this run, from the plugin's state (:class:`attention_claims.framework.plugin.State`):
+    the only place where one is built. ``exitstatus`` is pytest's (``None`` while in progress)."""
     profile = profiles.current_profile()
-    results = list(state.results.values())
+    interrupted = in_progress or exitstatus in (2, 3)  # INTERRUPTED, INTERNAL_ERROR
     by_claim: dict[str, list] = {}
-    for r in results:
+    for r in state.results.values():
         by_claim.setdefault(r.claim, []).append(r)
-    claims = [_claim_entry(c, by_claim.get(c.id, []), profile, state.report_dir) for c in state.catalog]
-    if state.selected is not None:
-        for entry in claims:
-            entry["selected"] = entry["id"] in state.selected
-            if not entry["selected"]:
-                entry["verdict"] = "undecided"
-                entry["reason"] = "not selected in this run (--claims-select / --claims-document)"
-                entry["agrees"] = True
-    interrupted = exitstatus in (2, 3)  # INTERRUPTED, INTERNAL_ERROR
-    if interrupted:
-        # A claim whose collected checks did not all report is not decided, whatever ran.
-        done = {r.nodeid for r in results if r.outcome != "skipped" or r.skip_reason}
-        for entry in claims:
-            pending = [n for cid, _r, n in state.collected if cid == entry["id"] and n not in done]
-            if pending and entry["verdict"] != "unchecked":
-                entry["verdict"] = "undecided"
-                entry["reason"] = f"the run was interrupted before {len(pending)} of its checks ran"
-                entry["agrees"] = False
-    return {
-        "schema": SCHEMA,
-        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "environment": _environment(config),
-        "run": {
-            "complete": not interrupted and not state.partial,
-            "partial": state.partial,
-            "interrupted": interrupted,
-            "exitstatus": exitstatus,
-            "errors": list(state.errors),
-        },
-        "counts": _counts(claims),
-        "trust": build_trust(state.report_dir, getattr(state, "planted_counts", None)),
-        "claims": claims,
-    }
-
-
-def _stated_in(c: dict) -> list[str]:
-    """The documents that state claim entry ``c``: its source, then its ``also_in`` documents."""
-    docs = [c["source"]["document"]]
-    for s in c.get("also_in", []):
-        if s["document"] not in docs:
-            docs.append(s["document"])
-    return docs
-
-
-def _counts(claims: list[dict]) -> dict:
-    """Verdict counts: ``total`` counts each claim once; ``by_document`` counts a claim under
-    every document that states it (its source and each ``also_in`` document), so a reader of
-    the repost 001 sees the claims it shares with 004 in 001's row; ``by_source_document``
-    counts each claim under its source document only (its rows sum to ``total``)."""
-    per_doc: dict[str, dict[str, int]] = {}
-    per_source: dict[str, dict[str, int]] = {}
-    total = {v: 0 for v in VERDICT_ORDER}
-    for c in claims:
-        for doc in _stated_in(c):
-            per_doc.setdefault(doc, {v: 0 for v in VERDICT_ORDER})[c["verdict"]] += 1
-        per_source.setdefault(c["source"]["document"], {v: 0 for v in VERDICT_ORDER})[c["verdict"]] += 1
-        total[c["verdict"]] += 1
-    order = sorted(per_doc, key=_document_key)
-    return {"total": total, "by_document": {d: per_doc[d] for d in order},
-            "by_source_document": {d: per_source[d] for d in sorted(per_source, key=_document_key)}}
-
-
-def _document_key(doc: str) -> tuple[int, str]:
-    """Seed documents in file order, then the cited papers."""
-    return (0 if not doc.startswith("arXiv:") else 1, doc)
+    now = _now()
+    decided = Decided(at=now, profile=profile, run="partial" if state.partial else "full")
+    claims = []
+    for c in state.catalog:
+        results = by_claim.get(c.id, [])
+        selected = state.selected is None or c.id in state.selected
+        claims.append(claim_entry(c, results, profile=profile, report_dir=state.report_dir, selected=selected,
+                                  pending=_pending(state, c.id, results) if interrupted else 0,
+                                  interrupted=interrupted, in_progress=in_progress, decided=decided))
+    errors = list(state.errors)
+    if in_progress:
+        errors.append("the run has not finished (in progress, killed or crashed)")
+    run = Run(complete=not interrupted and not state.partial, partial=state.partial, interrupted=interrupted,
+              exitstatus=None if in_progress else exitstatus, errors=errors, in_progress=in_progress)
+    trust = Trust(**build_trust(state.report_dir, state.planted_counts))
+    return Report(generated=now, environment=environment(config), run=run, trust=trust, claims=claims)
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``, so a
+    reader never sees half a file; the file gets the mode a plain ``open`` would give (0666 less the
+    umask: 0644 under the usual 022), not ``mkstemp``'s 0600.
+
+    Raises:
+        OSError: the folder cannot be created or written.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
-def write_reports(report: dict, report_dir: Path) -> None:
-    """Write ``claims.json``, ``claims.md`` and ``claims.html`` atomically."""
-    _atomic_write(report_dir / "claims.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    _atomic_write(report_dir / "claims.md", render_markdown(report))
-    _atomic_write(report_dir / "claims.html", render_html(report))
+def write_reports(report: Report, report_dir: Path) -> None:
+    """Write ``claims.json``, ``claims.md`` and ``claims.html`` atomically, each from ``report.to_json()``.
+
+    Raises:
+        OSError: a file cannot be written.
+    """
+    data = report.to_json()
+    _atomic_write(report_dir / "claims.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    _atomic_write(report_dir / "claims.md", render_markdown(data))
+    _atomic_write(report_dir / "claims.html", render_html(data))
 
 
 def write_in_progress(state, config) -> None:
@@ -274,27 +240,11 @@ def write_in_progress(state, config) -> None:
 
     If the process dies before ``pytest_sessionfinish`` (a crash, a kill), what is left
     says which claims were not decided instead of a stale report that looks complete.
+
+    Raises:
+        OSError: a file cannot be written.
     """
-    report = {
-        "schema": SCHEMA,
-        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "environment": _environment(config),
-        "run": {"complete": False, "partial": state.partial, "interrupted": True, "in_progress": True,
-                "exitstatus": None,
-                "errors": ["the run has not finished (in progress, killed or crashed)"]},
-        "counts": {},
-        "claims": [
-            {"id": c.id, "title": c.title, "verdict": "undecided", "expected": c.expected, "agrees": False,
-             "reason": "not decided: the run did not finish", "statement": c.statement, "formal": c.formal,
-             "source": {"document": c.source.document, "section": c.source.section, "quote": c.source.quote},
-             "also_in": _also_in(c),
-             "unchecked_reason": c.unchecked_reason, "notes": c.notes, "record": c.path,
-             "readings": [], "errors": []}
-            for c in state.catalog
-        ],
-    }
-    report["counts"] = _counts(report["claims"])
-    write_reports(report, state.report_dir)
+    write_reports(build_report(state, config, None, in_progress=True), state.report_dir)
 
 
 # ---------------------------------------------------------------------------- markdown
@@ -319,7 +269,7 @@ def _grouped(report: dict) -> list[tuple[str, list[dict], list[tuple[dict, list[
             places.setdefault(place["document"], []).append(place)
         for doc, ps in places.items():
             also.setdefault(doc, []).append((c, ps))
-    docs = sorted(set(own) | set(also), key=_document_key)
+    docs = sorted(set(own) | set(also), key=document_key)
     return [(d, own.get(d, []), also.get(d, [])) for d in docs]
 
 

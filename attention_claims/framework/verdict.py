@@ -124,3 +124,45 @@ def agrees_with_expected(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> b
         if compute_verdict(claim, trial)[0] == claim.expected:
             return True
     return False
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A claim's verdict in one run, with its reason and whether it agrees with ``expected``."""
+
+    verdict: str
+    reason: str
+    agrees: bool
+
+
+NOT_SELECTED = "not selected in this run (--claims-select / --claims-document / -k / paths) and never decided before"
+IN_PROGRESS = "not decided: the run has not finished (in progress, killed or crashed)"
+
+
+def decide(claim: Claim, outcomes: dict[str, ReadingOutcome], *, errors: int = 0, pending: int = 0,
+           interrupted: bool = False, selected: bool = True, in_progress: bool = False) -> Decision:
+    """The verdict of ``claim`` in a run, every rule of ``docs/verdicts.md`` included:
+
+    - a claim the run was not asked to decide (``selected=False``) is ``undecided``, "not
+      selected", and agrees with ``expected`` (it is no failure of the run);
+    - while the run is in progress (``in_progress=True``) every claim it decides is ``undecided``
+      and does not agree (a report left in that state must not pass for a finished one);
+    - in an interrupted run, a claim with ``pending`` checks that never reported is ``undecided``
+      and does not agree (``unchecked`` claims have no checks and stay ``unchecked``);
+    - a claim with ``errors`` (a check raised something other than a counterexample: a bug of the
+      suite) is ``undecided`` and does not agree;
+    - otherwise :func:`compute_verdict` on the outcomes, and :func:`agrees_with_expected`.
+    """
+    if not selected:
+        return Decision("undecided", NOT_SELECTED, True)
+    if claim.expected == "unchecked" and not claim.readings:
+        verdict, reason = compute_verdict(claim, outcomes)
+        return Decision(verdict, reason, True)
+    if in_progress:
+        return Decision("undecided", IN_PROGRESS, False)
+    if interrupted and pending:
+        return Decision("undecided", f"the run was interrupted before {pending} of its checks ran", False)
+    if errors:
+        return Decision("undecided", f"a check errored ({errors}); see errors", False)
+    verdict, reason = compute_verdict(claim, outcomes)
+    return Decision(verdict, reason, agrees_with_expected(claim, outcomes))

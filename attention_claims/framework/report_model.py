@@ -1,0 +1,250 @@
+"""The report model: typed dataclasses for ``reports/claims.json`` (schema 1 of ``docs/verdicts.md``).
+
+:func:`attention_claims.framework.report.build_report` builds a :class:`Report` from the plugin's
+state, in one place; ``Report.to_json()`` is what ``claims.json`` holds and what the renderers
+(:mod:`attention_claims.framework.render`) read. ``ClaimEntry.from_json`` reads a claim back from a
+previous report, so that a run deciding a subset can keep every other claim's last decision.
+The JSON Schema of ``to_json()`` is ``docs/claims.schema.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA = 1
+VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided")
+
+
+@dataclass
+class Environment:
+    """Where the run happened: versions, devices, the Hypothesis profile, xdist workers."""
+
+    python: str
+    platform: str
+    torch: str | None
+    hypothesis: str
+    mpmath: str
+    python_flint: str | None
+    devices: list[str]
+    hypothesis_profile: str
+    xdist_workers: int | str | None = None
+
+
+@dataclass
+class Run:
+    """What this run was.
+
+    ``complete``: it decided every claim and finished; ``partial``: it decided a subset
+    (``--claims-select``, ``-k``, explicit paths) and the other claims keep their last decision;
+    ``interrupted``: it stopped early (Ctrl-C, a collection error, an internal error);
+    ``in_progress``: the file was written when the run started and the run has not finished
+    (or was killed); ``exitstatus`` is pytest's, ``None`` while in progress; ``updated``: the
+    ``generated`` time of the earlier report whose decisions this partial run kept, if any.
+    """
+
+    complete: bool
+    partial: bool
+    interrupted: bool
+    exitstatus: int | None
+    errors: list[str] = field(default_factory=list)
+    in_progress: bool = False
+    updated: str | None = None
+
+
+@dataclass
+class CounterexampleEntry:
+    """The counterexample shown for a failed reading (the certified one first)."""
+
+    message: str
+    example: Any = field(default_factory=dict)
+    certified: bool = False
+    certificate: str = ""
+    boundary: str | None = None
+    hypothesis: str | None = None
+    reproduce_failure: str | None = None
+    check: str = ""
+    reproduce: str = ""
+
+    @classmethod
+    def from_json(cls, data: dict) -> CounterexampleEntry:
+        """Read one back from ``claims.json`` (unknown keys are dropped).
+
+        Raises:
+            KeyError: ``message`` is missing.
+        """
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**{"message": data["message"], **known})
+
+
+@dataclass
+class Figure:
+    """An image a check drew; ``path`` is relative to the report folder when it lies inside it."""
+
+    path: str
+    caption: str
+    check: str
+
+
+@dataclass
+class ReadingEntry:
+    """One reading of a claim and what its checks found in the run that decided the claim."""
+
+    name: str
+    as_stated: bool
+    statement: str
+    condition: dict[str, str]
+    outcome: str  # held | failed | skipped
+    checks: list[str]
+    examples: int
+    evidence: str
+    counterexample: CounterexampleEntry | None
+    certified: bool
+    figures: list[Figure] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: dict) -> ReadingEntry:
+        """Read one back from ``claims.json``.
+
+        Raises:
+            KeyError, TypeError: the entry does not have the schema's fields.
+        """
+        cx = data.get("counterexample")
+        return cls(name=data["name"], as_stated=bool(data["as_stated"]), statement=data["statement"],
+                   condition=dict(data.get("condition") or {}), outcome=data["outcome"],
+                   checks=list(data.get("checks", [])), examples=int(data.get("examples", 0)),
+                   evidence=data.get("evidence", ""),
+                   counterexample=CounterexampleEntry.from_json(cx) if cx else None,
+                   certified=bool(data.get("certified")),
+                   figures=[Figure(**f) for f in data.get("figures", [])])
+
+
+@dataclass
+class Place:
+    """Where a claim is stated: a document, its section, the verbatim quote."""
+
+    document: str
+    section: str
+    quote: str
+
+
+@dataclass
+class Decided:
+    """When and how a claim's verdict was last computed: ``at`` (ISO 8601, UTC), the Hypothesis
+    ``profile``, and ``run``: ``"full"`` (a run of every claim) or ``"partial"`` (a subset run)."""
+
+    at: str
+    profile: str
+    run: str
+
+
+@dataclass
+class ClaimEntry:
+    """One claim, its verdict and its readings.
+
+    ``selected``: whether this run was asked to decide it; ``decided``: when it was last decided
+    (this run or an earlier one), ``None`` when no run has decided it yet.
+    """
+
+    id: str
+    title: str
+    verdict: str
+    expected: str
+    agrees: bool
+    reason: str
+    statement: str
+    formal: str | None
+    source: Place
+    also_in: list[Place]
+    unchecked_reason: str | None
+    notes: str | None
+    record: str
+    readings: list[ReadingEntry]
+    errors: list[str]
+    selected: bool = True
+    decided: Decided | None = None
+
+    @classmethod
+    def from_json(cls, data: dict) -> ClaimEntry:
+        """Read a claim back from an earlier ``claims.json``.
+
+        Raises:
+            KeyError, TypeError, ValueError: the entry does not have the schema's fields.
+        """
+        decided = data.get("decided")
+        return cls(id=data["id"], title=data["title"], verdict=data["verdict"], expected=data["expected"],
+                   agrees=bool(data["agrees"]), reason=data["reason"], statement=data["statement"],
+                   formal=data.get("formal"), source=Place(**data["source"]),
+                   also_in=[Place(**p) for p in data.get("also_in", [])],
+                   unchecked_reason=data.get("unchecked_reason"), notes=data.get("notes"),
+                   record=data.get("record", ""),
+                   readings=[ReadingEntry.from_json(r) for r in data.get("readings", [])],
+                   errors=list(data.get("errors", [])), selected=bool(data.get("selected", True)),
+                   decided=Decided(**decided) if decided else None)
+
+    @property
+    def documents(self) -> list[str]:
+        """The documents that state the claim: its source, then its ``also_in`` documents."""
+        return list(dict.fromkeys([self.source.document] + [p.document for p in self.also_in]))
+
+
+@dataclass
+class Counts:
+    """Verdict counts: ``total`` counts each claim once; ``by_document`` counts a claim under every
+    document that states it (so the repost 001 shows the 004 claims it restates);
+    ``by_source_document`` counts it under its source document only (its rows sum to ``total``)."""
+
+    total: dict[str, int]
+    by_document: dict[str, dict[str, int]]
+    by_source_document: dict[str, dict[str, int]]
+
+    @classmethod
+    def of(cls, claims: list[ClaimEntry]) -> Counts:
+        """The counts of ``claims``, documents in order (seed files, then cited papers)."""
+        per_doc: dict[str, dict[str, int]] = {}
+        per_source: dict[str, dict[str, int]] = {}
+        total = dict.fromkeys(VERDICT_ORDER, 0)
+        for c in claims:
+            for doc in c.documents:
+                per_doc.setdefault(doc, dict.fromkeys(VERDICT_ORDER, 0))[c.verdict] += 1
+            per_source.setdefault(c.source.document, dict.fromkeys(VERDICT_ORDER, 0))[c.verdict] += 1
+            total[c.verdict] += 1
+        return cls(total=total, by_document={d: per_doc[d] for d in sorted(per_doc, key=document_key)},
+                   by_source_document={d: per_source[d] for d in sorted(per_source, key=document_key)})
+
+
+@dataclass
+class Trust:
+    """The trust section (see :mod:`attention_claims.framework.trust`): planted variants, stability
+    across seeds, mutation testing; each ``None`` when never run."""
+
+    planted: dict | None = None
+    stability: dict | None = None
+    mutation: dict | None = None
+
+
+@dataclass
+class Report:
+    """The whole report: ``to_json()`` is the content of ``claims.json``."""
+
+    generated: str
+    environment: Environment
+    run: Run
+    trust: Trust
+    claims: list[ClaimEntry]
+    schema: int = SCHEMA
+
+    @property
+    def counts(self) -> Counts:
+        return Counts.of(self.claims)
+
+    def to_json(self) -> dict:
+        """The report as plain JSON values, keys in the documented order."""
+        return {"schema": self.schema, "generated": self.generated, "environment": asdict(self.environment),
+                "run": asdict(self.run), "counts": asdict(self.counts), "trust": asdict(self.trust),
+                "claims": [asdict(c) for c in self.claims]}
+
+
+def document_key(doc: str) -> tuple[int, str]:
+    """Sort key of documents: the seed documents in file order, then the cited papers."""
+    return (0 if not doc.startswith("arXiv:") else 1, doc)

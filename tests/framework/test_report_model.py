@@ -1,0 +1,99 @@
+"""The typed report model, the verdict rules it relies on, and the JSON Schema of ``claims.json``
+(``docs/claims.schema.json``) checked against reports the real plugin writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attention_claims.framework.records import Claim, Reading, Source
+from attention_claims.framework.report_model import ClaimEntry, Report
+from attention_claims.framework.verdict import NOT_SELECTED, ReadingOutcome, decide
+from conftest import record_toml
+
+jsonschema = pytest.importorskip("jsonschema")
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs" / "claims.schema.json").read_text(encoding="utf-8"))
+
+CHECKS = {"test_c.py": '''
+import pytest
+from attention_claims.testkit import refute
+
+@pytest.mark.claim("c", reading="exact")
+def test_exact(claim_log):
+    claim_log.example(x=1.0)
+
+@pytest.mark.claim("c", reading="fp16")
+def test_fp16(claim_log):
+    refute("planted failure", example={"N": 2}, certified=True, certificate="planted", boundary="gap 8")
+'''}
+
+
+def _validate(report: dict) -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    jsonschema.Draft202012Validator(SCHEMA).validate(report)
+
+
+EXACT = (Reading("exact", "r", as_stated=True),)
+
+
+def _claim(expected="true", readings=EXACT) -> Claim:
+    return Claim(id="c", title="t", statement="s", expected=expected, source=Source("003_a0ad15dda516ed1d.txt", "x", "q"),
+                 readings=tuple(readings), path="c.toml")
+
+
+def test_a_real_report_satisfies_the_schema(planted):
+    records = {"c.toml": record_toml("c", expected="caveat", readings=(("exact", True), ("fp16", False))),
+               "u.toml": record_toml("u", expected="unchecked", readings=(),
+                                     extra='unchecked_reason = "about training"')}
+    run = planted(records, CHECKS)
+    assert run.result.ret == 0, run.result.stdout.str()
+    report = run.report
+    _validate(report)
+    assert report["claims"][0]["readings"][1]["counterexample"]["boundary"] == "gap 8"
+    assert {c["id"]: c["verdict"] for c in report["claims"]} == {"c": "caveat", "u": "unchecked"}
+
+
+def test_the_repository_report_satisfies_the_schema_when_there_is_a_current_one():
+    path = ROOT / "reports" / "claims.json"
+    if not path.is_file():
+        pytest.skip("no reports/claims.json on this machine (run the checks first)")
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if any("decided" not in c for c in report["claims"]):
+        pytest.skip("reports/claims.json predates the 'decided' field (run the checks to rewrite it)")
+    _validate(report)
+
+
+def test_a_schema_violation_is_caught():
+    with pytest.raises(jsonschema.ValidationError):
+        _validate({"schema": 1, "generated": "now"})
+
+
+def test_claim_entries_round_trip_through_json(planted):
+    run = planted({"c.toml": record_toml("c", expected="caveat", readings=(("exact", True), ("fp16", False)))},
+                  CHECKS)
+    for c in run.report["claims"]:
+        entry = ClaimEntry.from_json(c)
+        again = Report(generated="x", environment=None, run=None, trust=None, claims=[entry])
+        assert again.claims[0].readings[1].counterexample.message == "planted failure"
+        from dataclasses import asdict
+
+        assert asdict(entry) == c
+
+
+def test_verdict_rules_for_errors_interruptions_and_selection():
+    held = {"exact": ReadingOutcome("held")}
+    assert decide(_claim(), held).verdict == "true"
+    d = decide(_claim(), held, selected=False)
+    assert (d.verdict, d.reason, d.agrees) == ("undecided", NOT_SELECTED, True)
+    d = decide(_claim(), held, errors=1)
+    assert d.verdict == "undecided" and "errored" in d.reason and d.agrees is False
+    d = decide(_claim(), held, interrupted=True, pending=2)
+    assert d.verdict == "undecided" and "interrupted before 2" in d.reason and d.agrees is False
+    assert decide(_claim(), held, interrupted=True, pending=0).verdict == "true"
+    d = decide(_claim(), {}, in_progress=True)
+    assert d.verdict == "undecided" and d.agrees is False
+    unchecked = _claim(expected="unchecked", readings=())
+    assert decide(unchecked, {}, interrupted=True, pending=1).verdict == "unchecked"
