@@ -39,6 +39,7 @@ import pytest
 from . import profiles
 from .evidence import CheckLog, Counterexample, resolve_deferred
 from .records import RECORDS_DIR, SOURCES_DIR, Claim, ClaimRecordError, load_catalog
+from .report_model import Report
 
 LOG_KEY = pytest.StashKey[CheckLog]()
 PREFIX = "attention_claims."
@@ -112,9 +113,12 @@ class State:
     partial: bool = False
     active: bool = False
     errors: list[str] = field(default_factory=list)
-    summary: list = field(default_factory=list)  # the ClaimEntry list of the report, once built
+    report: Report | None = None  # the report of this run, once built
     planted: dict = field(default_factory=dict)  # kind -> [passed, ...] of trust_planted tests
     planted_counts: dict | None = None  # this run's planted counts (trust.planted_counts), once computed
+    base: dict = field(default_factory=dict)  # claim id -> ClaimEntry: last decisions of the report found at start
+    base_generated: str | None = None  # the 'generated' time of that report
+    base_loaded: bool = False
     selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
 
 
@@ -478,7 +482,7 @@ class ClaimsController(_ClaimsHooks):
 
     # -- collection -------------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if self.state.collected:
+        if self.state.collected and not self.config.option.collectonly:
             self._activate()
 
     def _activate(self) -> None:
@@ -500,12 +504,22 @@ class ClaimsController(_ClaimsHooks):
         self._start_deciding()
 
     def _start_deciding(self) -> None:
-        """Mark the run as deciding claims and replace the report by an in-progress one."""
+        """Mark the run as deciding claims, keep the last decisions of the report already there,
+        and replace it by an in-progress one (which keeps them too, with their dates)."""
         self.state.active = True
+        self._load_base()
         if self.state.report_dir is not None:
             from .report import write_in_progress
 
             write_in_progress(self.state, self.config)
+
+    def _load_base(self) -> None:
+        state = self.state
+        if not state.base_loaded:
+            from .report import load_base
+
+            state.base, state.base_generated = load_base(state.report_dir, state.catalog)
+            state.base_loaded = True
 
     def _missing(self) -> list:
         covered = {(c, r) for c, r, _ in self.state.collected}
@@ -542,6 +556,8 @@ class ClaimsController(_ClaimsHooks):
     # -- the end -----------------------------------------------------------------------
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.state
+        if self.config.option.collectonly:
+            return  # --collect-only decides nothing and writes nothing
         if state.planted and state.report_dir is not None:
             self._record_planted()
         broken = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
@@ -559,11 +575,12 @@ class ClaimsController(_ClaimsHooks):
                     f"{claim.path}: claim '{claim.id}': reading '{name}' has no check" for claim, name in missing
                 )
             state.partial = True
+        self._load_base()
         report = build_report(state, self.config, int(exitstatus))
-        state.summary = report.claims
+        state.report = report
         if state.report_dir is not None:
             write_reports(report, state.report_dir)
-        bad = [c for c in report.claims if not c.agrees or c.errors]
+        bad = [c for c in report.claims if c.id in report.fresh and (not c.agrees or c.errors)]
         if (bad or state.errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -581,11 +598,12 @@ class ClaimsController(_ClaimsHooks):
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
         state = self.state
-        if not state.summary:
+        if state.report is None:
             return
+        claims = state.report.claims
         tr = terminalreporter
         tr.section("attention-claims verdicts")
-        shown = [c for c in state.summary if c.selected]
+        shown = [c for c in claims if c.id in state.report.fresh]
         width = max((len(c.id) for c in shown), default=10)
         for c in shown:
             flag = "" if c.agrees else f"  <-- expected {c.expected}"
@@ -593,14 +611,14 @@ class ClaimsController(_ClaimsHooks):
         counts: dict[str, int] = {}
         for c in shown:
             counts[c.verdict] = counts.get(c.verdict, 0) + 1
-        not_selected = len(state.summary) - len(shown)
+        not_selected = sum(not c.selected for c in claims)
         tail = f" ({not_selected} claims not selected)" if not_selected else ""
         tr.write_line("verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + tail)
         for err in state.errors:
             tr.write_line(f"attention-claims: {err}", red=True)
         if state.report_dir is not None:
             tr.write_line(f"report: {state.report_dir / 'claims.md'} (also claims.json, claims.html)")
-        bad = [c for c in state.summary if not c.agrees]
+        bad = [c for c in shown if not c.agrees]
         if bad:
             tr.write_line(
                 f"attention-claims: {len(bad)} verdict(s) disagree with 'expected': "

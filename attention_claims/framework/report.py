@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 from . import profiles
@@ -178,30 +179,107 @@ def _pending(state, cid: str, results) -> int:
     return len({n for c, _r, n in state.collected if c == cid and n not in done})
 
 
+def _in_scope(state, claim) -> bool:
+    """Whether this run was asked to decide ``claim``: a claim named by ``--claims-select`` /
+    ``--claims-document``; in a run of every check, every claim; in another subset run (``-k``,
+    explicit paths), a claim with at least one collected check."""
+    if state.selected is not None:
+        return claim.id in state.selected
+    if not state.partial:
+        return True
+    return any(c == claim.id for c, _r, _n in state.collected)
+
+
+def _covered(state, claim) -> bool:
+    """Whether every reading of ``claim`` has a check in this run (a ``-k`` subset may miss some)."""
+    have = {r for c, r, _n in state.collected if c == claim.id}
+    return all(r.name in have for r in claim.readings)
+
+
+def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], str | None]:
+    """The last decision of each claim in the report already in ``report_dir``, and that report's
+    ``generated`` time: what a run that decides a subset keeps for every other claim.
+
+    A claim counts when its entry has a ``decided`` stamp (a report written before the stamp existed
+    counts as decided at its ``generated`` time when it was a complete run); entries of claims no
+    longer in the catalog, or whose readings differ from the record's, are dropped. A missing,
+    unreadable or malformed report gives ``({}, None)``: nothing to keep.
+    """
+    if report_dir is None:
+        return {}, None
+    try:
+        data = json.loads((Path(report_dir) / "claims.json").read_text(encoding="utf-8"))
+        legacy = None
+        if data["run"].get("complete") and all("decided" not in c for c in data["claims"]):
+            legacy = {"at": data["generated"], "profile": data["environment"]["hypothesis_profile"], "run": "full"}
+        readings = {c.id: [r.name for r in c.readings] for c in catalog}
+        base = {}
+        for c in data["claims"]:
+            if legacy is not None:
+                c = dict(c, decided=legacy)
+            if c.get("decided") and c["id"] in readings and [r["name"] for r in c["readings"]] == readings[c["id"]]:
+                base[c["id"]] = ClaimEntry.from_json(c)
+        return base, data.get("generated")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}, None
+
+
+def carried(claim, previous: ClaimEntry, *, selected: bool) -> ClaimEntry:
+    """``previous`` (a claim's last decision, from an earlier report) kept in this run's report: its
+    verdict, readings and ``decided`` stamp unchanged, the record's own fields refreshed, and
+    ``agrees`` recomputed against the record's ``expected`` now."""
+    agrees = previous.agrees
+    if not previous.errors and previous.verdict != "undecided":
+        outcomes = {r.name: ReadingOutcome(r.outcome, r.certified) for r in previous.readings}
+        agrees = decide(claim, outcomes).agrees
+    return replace(previous, title=claim.title, expected=claim.expected, agrees=agrees, statement=claim.statement,
+                   formal=claim.formal, source=_place(claim.source), also_in=[_place(s) for s in claim.also_in],
+                   unchecked_reason=claim.unchecked_reason, notes=claim.notes,
+                   record=os.path.relpath(claim.path) if os.path.isabs(claim.path) else claim.path,
+                   selected=selected)
+
+
 def build_report(state, config, exitstatus: int | None, *, in_progress: bool = False) -> Report:
     """The report of this run, from the plugin's state (:class:`attention_claims.framework.plugin.State`):
-    the only place where one is built. ``exitstatus`` is pytest's (``None`` while in progress)."""
+    the only place where one is built. ``exitstatus`` is pytest's (``None`` while in progress).
+
+    Each claim this run was asked to decide, and ran every reading of, gets this run's decision;
+    every other claim keeps its last decision from ``state.base`` (the report that was there when
+    the run started; see :func:`load_base`), or, when it has none, this run's (``undecided``, "not
+    selected", when the run did not touch it). ``Report.fresh`` names the claims decided now.
+    """
     profile = profiles.current_profile()
     interrupted = in_progress or exitstatus in (2, 3)  # INTERRUPTED, INTERNAL_ERROR
     by_claim: dict[str, list] = {}
     for r in state.results.values():
         by_claim.setdefault(r.claim, []).append(r)
     now = _now()
-    decided = Decided(at=now, profile=profile, run="partial" if state.partial else "full")
-    claims = []
+    partial = state.partial or state.selected is not None
+    decided = Decided(at=now, profile=profile, run="partial" if partial else "full")
+    claims, fresh, kept = [], set(), False
     for c in state.catalog:
         results = by_claim.get(c.id, [])
-        selected = state.selected is None or c.id in state.selected
-        claims.append(claim_entry(c, results, profile=profile, report_dir=state.report_dir, selected=selected,
-                                  pending=_pending(state, c.id, results) if interrupted else 0,
-                                  interrupted=interrupted, in_progress=in_progress, decided=decided))
+        selected = _in_scope(state, c)
+        pending = _pending(state, c.id, results) if interrupted else 0
+        previous = state.base.get(c.id)
+        if previous is not None and (in_progress or not selected or pending or not _covered(state, c)):
+            claims.append(carried(c, previous, selected=selected))
+            kept = True
+            continue
+        entry = claim_entry(c, results, profile=profile, report_dir=state.report_dir, selected=selected,
+                            pending=pending, interrupted=interrupted, in_progress=in_progress, decided=decided)
+        claims.append(entry)
+        if selected and not in_progress:
+            fresh.add(c.id)
     errors = list(state.errors)
     if in_progress:
         errors.append("the run has not finished (in progress, killed or crashed)")
-    run = Run(complete=not interrupted and not state.partial, partial=state.partial, interrupted=interrupted,
-              exitstatus=None if in_progress else exitstatus, errors=errors, in_progress=in_progress)
+    run = Run(complete=not interrupted and not partial, partial=partial, interrupted=interrupted,
+              exitstatus=None if in_progress else exitstatus, errors=errors, in_progress=in_progress,
+              updated=state.base_generated if kept else None)
     trust = Trust(**build_trust(state.report_dir, state.planted_counts))
-    return Report(generated=now, environment=environment(config), run=run, trust=trust, claims=claims)
+    return Report(generated=now, environment=environment(config), run=run, trust=trust, claims=claims,
+                  fresh=frozenset(fresh))
 
 
 def _atomic_write(path: Path, text: str) -> None:

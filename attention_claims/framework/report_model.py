@@ -225,7 +225,8 @@ class Trust:
 
 @dataclass
 class Report:
-    """The whole report: ``to_json()`` is the content of ``claims.json``."""
+    """The whole report: ``to_json()`` is the content of ``claims.json``; ``fresh`` (not written)
+    names the claims this run decided, the others being kept from an earlier report."""
 
     generated: str
     environment: Environment
@@ -233,6 +234,7 @@ class Report:
     trust: Trust
     claims: list[ClaimEntry]
     schema: int = SCHEMA
+    fresh: frozenset[str] = frozenset()  # ids of the claims decided by this run (not written to JSON)
 
     @property
     def counts(self) -> Counts:
