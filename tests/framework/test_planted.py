@@ -4,9 +4,13 @@ each must come out ``false`` with a certified counterexample. Each planted truth
 equivalent rewriting, a weaker true bound) must come out ``true``.
 
 A variant is the shipped record with some ``[claimed]`` values replaced (see
-:mod:`attention_claims.framework.expr`), or with its as-stated reading moved; the check file is the shipped
-one, selected with ``-k``. The ``planted`` Hypothesis profile (derandomized, 30 examples,
-no shrinking) keeps each run short.
+:mod:`attention_claims.framework.expr`), or with its as-stated reading moved. It names its claim and,
+where only some readings should run, those readings; the check files are the shipped ones that
+contain the literal marker ``claim("<id>"`` (or name the id in ``claim_params``, ``claim_reading`` or
+``reading_params``), found by scanning ``checks/``, so moving a check between files cannot break a
+variant. ``--claims-select`` runs only the checks of that claim, and a reading filter (a conftest)
+keeps only the named readings. The ``planted`` Hypothesis profile (derandomized, 30 examples, no
+shrinking) keeps each run short.
 """
 
 from __future__ import annotations
@@ -22,18 +26,30 @@ ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "claims"
 
 
+CHECKS = ROOT / "checks"
+
+
+def check_files(claim: str) -> list[Path]:
+    """The check modules under ``checks/`` that decide ``claim``: those naming it literally in a
+    ``claim("<id>"`` marker, a ``claim_reading``/``reading_params`` call or a ``claim_params`` list."""
+    cid = re.escape(claim)
+    pattern = re.compile(rf'\b(?:claim|claim_reading|reading_params)\(\s*"{cid}"|claim_params\(\s*\[[^\]]*"{cid}"')
+    return sorted(p for p in CHECKS.glob("test_*.py") if pattern.search(p.read_text(encoding="utf-8")))
+
+
 @dataclass(frozen=True)
 class Variant:
     name: str
     claim: str
-    check: str  # checks/<file>
-    select: str  # -k expression
+    readings: tuple[str, ...] = ()  # only these readings' checks run; () = every reading of the claim
     claimed: dict = field(default_factory=dict)
     as_stated: str | None = None  # move the as-stated mark to this reading
 
+    def record_path(self, records: Path = RECORDS) -> Path:
+        return next(p for p in records.rglob("*.toml") if re.search(rf'^id = "{self.claim}"$', p.read_text(), re.M))
+
     def record_text(self, expected: str) -> str:
-        path = next(p for p in RECORDS.rglob("*.toml") if re.search(rf'^id = "{self.claim}"$', p.read_text(), re.M))
-        text = path.read_text(encoding="utf-8")
+        text = self.record_path().read_text(encoding="utf-8")
         text = re.sub(r'^expected = ".*"$', f'expected = "{expected}"', text, count=1, flags=re.M)
         for key, value in self.claimed.items():
             line = f"{key} = {value!r}" if not isinstance(value, str) else f'{key} = "{value}"'
@@ -49,28 +65,29 @@ class Variant:
         return text
 
 
-def V(name, claim, check, select, **kw):
-    return Variant(name, claim, check, select, **kw)
+def V(name, claim, readings=(), **kw):
+    return Variant(name, claim, tuple(readings), **kw)
 
 
-RQK = ("rank-qk-at-most-d", "test_rank.py", "test_rank_qk_at_most_d_exact")
-T1123 = ("theorem-11-23-softmax-rank-bound", "test_rank.py", "test_theorem_11_23_exact")
-EXP = ("sparsity-exp-closed-form", "test_sparsity.py", "test_exp_closed_form_vs_quadrature")
-EVEN = ("sparsity-identity-even-in-beta", "test_sparsity.py", "test_identity_even_in_beta")
-IDCF = ("sparsity-identity-even-in-beta", "test_sparsity.py", "test_identity_closed_form and even")  # as_stated moved
-DCF = ("decay-sparsity-closed-form", "test_sparsity.py", "test_decay_closed_form_exact")
-DVAN = ("decay-sparsity-vanishes", "test_sparsity.py", "test_decay_sparsity_vanishes")
-TAB = ("table-11-3-1-spectral-features", "test_tables.py", "test_max_rank_column")
-CAUSAL = ("causal-softmax-full-rank", "test_rank.py", "test_causal_softmax_stored_matrix_full_rank")
+# (claim, readings): what each family of variants runs
+RQK = ("rank-qk-at-most-d", ("exact",))
+T1123 = ("theorem-11-23-softmax-rank-bound", ("exact",))
+EXP = ("sparsity-exp-closed-form", ("mpmath-reference",))
+EVEN = ("sparsity-identity-even-in-beta", ("mpmath-reference",))
+IDCF = ("sparsity-identity-even-in-beta", ("closed-form",))  # as_stated moved
+DCF = ("decay-sparsity-closed-form", ("exact",))
+DVAN = ("decay-sparsity-vanishes", ("exact",))
+TAB = ("table-11-3-1-spectral-features", ("max-rank-column",))
+CAUSAL = "causal-softmax-full-rank"
 
-L38 = ("lemma-11-38-linformer-complexity", "test_textbook_linformer.py", "test_linformer_complexity_reduction and lemma")
-POL = ("corollary-11-10-inner-products-preserved", "test_textbook_linformer.py", "test_corollary_11_10_additive")
-LORA = ("theorem-11-28-lora-delta-attention", "test_textbook_kernels.py", "test_lora_query_update_delta_rank")
-EY = ("table-11-3-3-lora-row", "test_textbook_kernels.py", "test_lora_eckart_young")
-RED = ("study-note-lower-rank-more-redundant", "test_study_note.py", "test_rank_variety_dimension")
-EXPR = ("decoder-only-full-rank-more-expressive", "test_decoder_only.py", "test_causal_expressibility")
-SNR = ("sparsity-linear-iid-lower-snr", "test_sparsity.py", "test_iid_lower_snr")
-RNN = ("linear-rnn-decay-as-attention", "test_sparsity.py", "test_linear_rnn_unrolls_to_decay_attention")
+L38 = ("lemma-11-38-linformer-complexity", ("linformer-paper",))
+POL = ("corollary-11-10-inner-products-preserved", ("additive-polarization",))
+LORA = ("theorem-11-28-lora-delta-attention", ("rank-one-query-update",))
+EY = ("table-11-3-3-lora-row", ("eckart-young",))
+RED = ("study-note-lower-rank-more-redundant", ("parameter-dimension",))
+EXPR = ("decoder-only-full-rank-more-expressive", ("causal-expressibility",))
+SNR = ("sparsity-linear-iid-lower-snr", ())  # both readings
+RNN = ("linear-rnn-decay-as-attention", ("exact",))
 
 ID_OK = ("(sqrt(2/pi) * gamma * exp(-beta**2 / (2*gamma**2)) + beta * erf(beta / (sqrt(2)*gamma)))"
          " / sqrt(beta**2 + gamma**2)")
@@ -78,7 +95,7 @@ S2_OK = "(1 - lam**n) / (n*(1 - lam)) * (1 + lam) / (1 + lam**n)"
 
 
 def _causal(dtype: str, gap: float) -> Variant:
-    return V(f"causal-{dtype}-safe-gap-{gap}", *CAUSAL[:2], f"{CAUSAL[2]} and cpu-{dtype}",
+    return V(f"causal-{dtype}-safe-gap-{gap}", CAUSAL, (f"cpu-{dtype}",),
              claimed={f"safe_logit_gap_{dtype}": gap}, as_stated=f"cpu-{dtype}")
 
 
@@ -173,7 +190,7 @@ TRUTHS = [
     _causal("bfloat16", 90.0),
     _causal("float32", 103.9),
     _causal("float64", 745.0),
-    V("linformer-cost-n-d-k-plus-d", "lemma-11-38-linformer-complexity", "test_textbook_linformer.py", "lemma-11-38",
+    V("linformer-cost-n-d-k-plus-d", "lemma-11-38-linformer-complexity",  # every reading
       claimed={"linformer": "N * d * (k + d)"}),
     V("lora-delta-rank-le-n-minus-1", *LORA, claimed={"r_max": "N - 1"}),
     V("lora-best-error-total-minus-head", *EY, claimed={"best_error_sq": "total - head"}),
@@ -185,15 +202,38 @@ TRUTHS = [
 ]
 
 
+READING_FILTER = """
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    keep = [i for i in items if any(m.args[0] == {claim!r} and m.kwargs.get("reading") in {readings!r}
+                                    for m in i.iter_markers("claim"))]
+    drop = [i for i in items if i not in keep]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+"""
+
+
 def _run(pytester, variant: Variant, expected: str):
+    # every shipped record (so that the other claims the copied check files name stay known), with the
+    # variant's record replaced; --claims-select then runs only the variant's claim
     rec = pytester.path / "records"
-    rec.mkdir(exist_ok=True)
-    (rec / f"{variant.claim}.toml").write_text(variant.record_text(expected), encoding="utf-8")
-    # a unique module name: the shipped check module may already be imported in this process
-    copy = f"test_planted_{variant.check.removeprefix('test_')}"
-    shutil.copy(ROOT / "checks" / variant.check, pytester.path / copy)
+    shutil.copytree(RECORDS, rec, dirs_exist_ok=True)
+    variant.record_path(rec).write_text(variant.record_text(expected), encoding="utf-8")
+    files = check_files(variant.claim)
+    assert files, f"no check under checks/ names claim {variant.claim!r}"
+    copies = []
+    for path in files:
+        # a unique module name: the shipped check module may already be imported in this process
+        copies.append(f"test_planted_{path.stem.removeprefix('test_')}.py")
+        shutil.copy(path, pytester.path / copies[-1])
+    if variant.readings:
+        pytester.makeconftest(READING_FILTER.format(claim=variant.claim, readings=variant.readings))
     out = pytester.path / "out"
-    result = pytester.runpytest(copy, "-k", variant.select, "--claims-dir", str(rec),
+    result = pytester.runpytest(*copies, "--claims-select", variant.claim, "--claims-dir", str(rec),
                                 "--claims-report-dir", str(out), "-p", "no:cacheprovider",
                                 "--hypothesis-profile=planted")
     import json
@@ -219,6 +259,11 @@ def test_planted_truth_holds(pytester, variant):
     assert claim["verdict"] == "true", (claim["verdict"], claim["reason"],
                                         [r["evidence"] for r in claim["readings"]])
     assert result.ret == 0
+
+
+@pytest.mark.parametrize("claim", sorted({v.claim for v in FALSEHOODS + TRUTHS}))
+def test_variant_claims_have_checks(claim):
+    assert check_files(claim), f"no check under checks/ names claim {claim!r}"
 
 
 def test_enough_variants():
