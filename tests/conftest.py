@@ -19,7 +19,10 @@ import torch  # noqa: F401
 import attention_claims
 
 for _mod in ["numpy.fft", "scipy.linalg", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.integrate",
-             "flint", "mpmath", "hypothesis.extra.numpy", "matplotlib", "torch.nn.functional"]:
+             "flint", "mpmath", "hypothesis.extra.numpy", "matplotlib", "torch.nn.functional",
+             # the report's renderers draw with matplotlib in the plugin's process: a second import of
+             # matplotlib's submodules after a pytester run breaks its isinstance checks
+             "attention_claims.framework.render", "attention_claims.framework.report", "jsonschema"]:
     try:
         importlib.import_module(_mod)
     except ImportError:  # an optional dependency that is not installed
@@ -34,6 +37,16 @@ for _info in pkgutil.iter_modules(attention_claims.__path__):
 from attention_claims.maths import meta_matmul_flops  # noqa: E402
 
 meta_matmul_flops("standard", 2, 1)
+# Draw one plot and render one report now, so that every matplotlib and Jinja2 module the plugin's
+# report writer needs is loaded before pytester snapshots sys.modules.
+from attention_claims.framework.render import render_html, render_markdown  # noqa: E402
+from attention_claims.framework.render.plots import verdict_counts_svg  # noqa: E402
+
+verdict_counts_svg({"warm-up": {"true": 1, "false": 0, "caveat": 0, "unchecked": 0, "undecided": 0}})
+_WARM = {"schema": 1, "generated": "", "environment": {}, "run": {"complete": True}, "counts": {}, "trust": {},
+         "claims": []}
+render_html(_WARM)
+render_markdown(_WARM)
 
 
 def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),), quote: str = "自注意力机制（Self-Attention）是Transformer架构的核心组件",

@@ -579,7 +579,7 @@ class ClaimsController(_ClaimsHooks):
         report = build_report(state, self.config, int(exitstatus))
         state.report = report
         if state.report_dir is not None:
-            write_reports(report, state.report_dir)
+            write_reports(report, state.report_dir, sources_dir=state.sources_dir)
         bad = [c for c in report.claims if c.id in report.fresh and (not c.agrees or c.errors)]
         if (bad or state.errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -10,7 +10,6 @@ never disagree. The verdict rules are all in :mod:`attention_claims.framework.ve
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import json
 import os
 import platform
@@ -19,8 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import profiles
+from .records import SOURCES_DIR
 from .report_model import (
-    VERDICT_ORDER,
     ClaimEntry,
     CounterexampleEntry,
     Decided,
@@ -31,18 +30,9 @@ from .report_model import (
     Report,
     Run,
     Trust,
-    document_key,
 )
-from .trust import build_trust, trust_lines
+from .trust import build_trust
 from .verdict import ReadingOutcome, decide, reading_outcome
-
-DOCUMENT_TITLES = {
-    "000_ab5bd5ab0e7f4d86.txt": "000 — study note: the low-rank problem of bidirectional attention",
-    "001_7b7f411bbe8a3bef.txt": "001 — PaperWeekly repost of kexue.fm/archives/9889",
-    "002_3cda90c9fbb885ae.txt": "002 — kexue.fm/archives/9529 notes and interview answer (Decoder-only)",
-    "003_a0ad15dda516ed1d.txt": "003 — textbook §11.3, the low-rank structure of attention matrices",
-    "004_5f57af8801c437dc.txt": "004 — kexue.fm/archives/9889, can attention really concentrate?",
-}
 
 
 def environment(config) -> Environment:
@@ -301,16 +291,22 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def write_reports(report: Report, report_dir: Path) -> None:
-    """Write ``claims.json``, ``claims.md`` and ``claims.html`` atomically, each from ``report.to_json()``.
+def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURCES_DIR) -> None:
+    """Write ``claims.json``, ``claims.md`` and ``claims.html`` atomically, all three from
+    ``report.to_json()``: the HTML by :func:`~attention_claims.framework.render.render_html` (the source
+    documents in ``sources_dir`` annotated, figures under ``report_dir`` inlined), the Markdown by
+    :func:`~attention_claims.framework.render.render_markdown`.
 
     Raises:
         OSError: a file cannot be written.
     """
+    from .render import load_sources, render_html, render_markdown
+
     data = report.to_json()
     _atomic_write(report_dir / "claims.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     _atomic_write(report_dir / "claims.md", render_markdown(data))
-    _atomic_write(report_dir / "claims.html", render_html(data))
+    sources = load_sources(sources_dir) if Path(sources_dir).is_dir() else {}
+    _atomic_write(report_dir / "claims.html", render_html(data, sources=sources, report_dir=report_dir))
 
 
 def write_in_progress(state, config) -> None:
@@ -322,229 +318,4 @@ def write_in_progress(state, config) -> None:
     Raises:
         OSError: a file cannot be written.
     """
-    write_reports(build_report(state, config, None, in_progress=True), state.report_dir)
-
-
-# ---------------------------------------------------------------------------- markdown
-def _md_escape_cell(text: str) -> str:
-    return (text or "").replace("|", "\\|").replace("\n", " ")
-
-
-def _one_line(text: str, limit: int = 160) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _grouped(report: dict) -> list[tuple[str, list[dict], list[tuple[dict, list[dict]]]]]:
-    """``(document, claims whose source it is, [(claim, its also_in places in it)] stated there
-    too)`` in document order."""
-    own: dict[str, list[dict]] = {}
-    also: dict[str, list[tuple[dict, list[dict]]]] = {}
-    for c in report["claims"]:
-        own.setdefault(c["source"]["document"], []).append(c)
-        places: dict[str, list[dict]] = {}
-        for place in c.get("also_in", []):
-            places.setdefault(place["document"], []).append(place)
-        for doc, ps in places.items():
-            also.setdefault(doc, []).append((c, ps))
-    docs = sorted(set(own) | set(also), key=document_key)
-    return [(d, own.get(d, []), also.get(d, [])) for d in docs]
-
-
-def _run_banner(report: dict) -> str:
-    run = report["run"]
-    if run.get("complete"):
-        return "Run complete."
-    if run.get("exitstatus") is None:
-        return "**This run has not finished (in progress, killed or crashed): no claim below is decided.**"
-    if run.get("interrupted"):
-        return "**This run was interrupted: claims whose checks did not all run are not decided.**"
-    return "**Partial run: only some checks were selected; readings without a check in this run are skipped.**"
-
-
-def render_markdown(report: dict) -> str:
-    """The human report: counts per document, a summary table, then each claim in full."""
-    env = report["environment"]
-    out = ["# attention-claims report", ""]
-    out.append(
-        f"Generated {report['generated']} · Python {env.get('python')} · torch {env.get('torch')} · "
-        f"devices: {', '.join(env.get('devices', []))} · Hypothesis profile `{env.get('hypothesis_profile')}`"
-    )
-    out += ["", _run_banner(report), ""]
-    for err in report["run"].get("errors", []):
-        out.append(f"- run error: {err}")
-    out += ["## Verdicts per document", "", "| document | " + " | ".join(VERDICT_ORDER) + " |",
-            "|---|" + "---|" * len(VERDICT_ORDER)]
-    for doc, counts in report["counts"].get("by_document", {}).items():
-        name = DOCUMENT_TITLES.get(doc, doc)
-        out.append(f"| {_md_escape_cell(name)} | " + " | ".join(str(counts[v]) for v in VERDICT_ORDER) + " |")
-    total = report["counts"].get("total", {})
-    if total:
-        out.append("| **all** | " + " | ".join(f"**{total[v]}**" for v in VERDICT_ORDER) + " |")
-        out += ["", "A claim stated in two documents (the repost 001 restates 004) is counted in the row of each; "
-                "the **all** row counts every claim once."]
-    if report.get("trust"):
-        out += ["", "## Trust", ""] + [f"- {line}" for line in trust_lines(report["trust"])]
-    out += ["", "## Summary", "", "| claim | verdict | reason |", "|---|---|---|"]
-    for c in report["claims"]:
-        flag = "" if c.get("agrees", True) else f" (expected {c['expected']})"
-        out.append(
-            f"| [{c['id']}](#{c['id']}) | **{c['verdict']}**{flag} | {_md_escape_cell(_one_line(c['reason']))} |"
-        )
-    for doc, claims, also in _grouped(report):
-        out += ["", f"## {DOCUMENT_TITLES.get(doc, doc)}", ""]
-        for c in claims:
-            out += _md_claim(c)
-        if also:
-            out += [f"### Also stated in this document ({len(also)}), decided in the section of another", "",
-                    "| claim | verdict | where, and its words here |", "|---|---|---|"]
-            for c, places in also:
-                where = " / ".join(f"{place['section']}: {_one_line(place['quote'], 240)}" for place in places)
-                out.append(f"| [{c['id']}](#{c['id']}) | **{c['verdict']}** | {_md_escape_cell(where)} |")
-            out.append("")
-    return "\n".join(out) + "\n"
-
-
-def _md_claim(c: dict) -> list[str]:
-    out = [f'<a id="{c["id"]}"></a>', f"### {c['id']}: {c['title']}", ""]
-    out.append(f"**Verdict: {c['verdict']}** (expected: {c['expected']}). {c['reason']}")
-    src = c["source"]
-    out += ["", f"Source: `{src['document']}`, {src['section']}", ""]
-    out += ["> " + line for line in src["quote"].splitlines()]
-    for place in c.get("also_in", []):
-        out += ["", f"Also stated in `{place['document']}`, {place['section']}:", ""]
-        out += ["> " + line for line in place["quote"].splitlines()]
-    out += ["", f"Statement: {c['statement']}"]
-    if c.get("formal"):
-        out += ["", f"Formal: ${c['formal']}$"]
-    if c.get("unchecked_reason"):
-        out += ["", f"Not checkable by computation: {c['unchecked_reason']}"]
-    if c.get("notes"):
-        out += ["", f"Notes: {c['notes']}"]
-    for r in c["readings"]:
-        tag = " (as stated)" if r["as_stated"] else ""
-        out += ["", f"- **{r['name']}**{tag}: **{r['outcome']}** — {r['statement']}"]
-        if r["evidence"]:
-            out.append(f"  - evidence ({r['examples']} examples): {r['evidence']}")
-        for fig in r.get("figures", []):
-            out.append(f"  - figure: {fig['caption']}")
-            out += ["", f"    ![{fig['caption']}]({fig['path']})", ""]
-        cx = r.get("counterexample")
-        if cx:
-            cert = "certified" if cx.get("certified") else "NOT certified"
-            out.append(f"  - counterexample ({cert}): {cx.get('message', '')}")
-            if cx.get("example"):
-                out.append(f"    - example: `{json.dumps(cx['example'], ensure_ascii=False)[:600]}`")
-            if cx.get("certificate"):
-                out.append(f"    - certificate: {cx['certificate']}")
-            if cx.get("boundary"):
-                out.append(f"    - boundary: {cx['boundary']}")
-            out.append(f"    - reproduce: `{cx.get('reproduce', '')}`")
-        if r["checks"]:
-            out.append("  - checks: " + ", ".join(f"`{n}`" for n in r["checks"]))
-    for e in c.get("errors", []):
-        out.append(f"- error: {e}")
-    out.append("")
-    return out
-
-
-# -------------------------------------------------------------------------------- html
-_CSS = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top}
-.v-true{color:#17692b;font-weight:bold}.v-false{color:#b3121b;font-weight:bold}
-.v-caveat{color:#a35b00;font-weight:bold}.v-unchecked,.v-undecided{color:#555;font-weight:bold}
-blockquote{border-left:4px solid #ddd;margin:.5em 0;padding:.2em .8em;color:#333}
-code{background:#f4f4f4;padding:0 .2em}.mismatch{background:#fdd}
-"""
-
-
-def render_html(report: dict) -> str:
-    """The same content as the Markdown, as a self-contained HTML page."""
-    e = html.escape
-    env = report["environment"]
-    parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>attention-claims report</title>",
-        f"<style>{_CSS}</style></head><body><h1>attention-claims report</h1>",
-        f"<p>Generated {e(report['generated'])} · Python {e(str(env.get('python')))} · torch "
-        f"{e(str(env.get('torch')))} · devices: {e(', '.join(env.get('devices', [])))} · Hypothesis profile "
-        f"<code>{e(str(env.get('hypothesis_profile')))}</code></p>",
-        f"<p>{e(_run_banner(report).replace('**', ''))}</p>",
-        "<h2>Verdicts per document</h2><table><tr><th>document</th>"
-        + "".join(f"<th>{v}</th>" for v in VERDICT_ORDER) + "</tr>",
-    ]
-    for doc, counts in report["counts"].get("by_document", {}).items():
-        parts.append(f"<tr><td>{e(DOCUMENT_TITLES.get(doc, doc))}</td>"
-                     + "".join(f"<td>{counts[v]}</td>" for v in VERDICT_ORDER) + "</tr>")
-    total = report["counts"].get("total", {})
-    if total:
-        parts.append("<tr><td><b>all</b></td>" + "".join(f"<td><b>{total[v]}</b></td>" for v in VERDICT_ORDER)
-                     + "</tr>")
-    parts.append("</table>")
-    if total:
-        parts.append("<p>A claim stated in two documents (the repost 001 restates 004) is counted in the row of "
-                     "each; the <b>all</b> row counts every claim once.</p>")
-    if report.get("trust"):
-        parts.append("<h2>Trust</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in trust_lines(report["trust"]))
-                     + "</ul>")
-    parts.append("<h2>Summary</h2><table><tr><th>claim</th><th>verdict</th><th>reason</th></tr>")
-    for c in report["claims"]:
-        cls = "" if c.get("agrees", True) else " class='mismatch'"
-        parts.append(
-            f"<tr{cls}><td><a href='#{e(c['id'])}'>{e(c['id'])}</a></td>"
-            f"<td class='v-{e(c['verdict'])}'>{e(c['verdict'])}</td><td>{e(_one_line(c['reason'], 240))}</td></tr>"
-        )
-    parts.append("</table>")
-    for doc, claims, also in _grouped(report):
-        parts.append(f"<h2>{e(DOCUMENT_TITLES.get(doc, doc))}</h2>")
-        if also:
-            parts.append(f"<h3>Also stated in this document ({len(also)}), decided in the section of another</h3>"
-                         "<table><tr><th>claim</th><th>verdict</th><th>where, and its words here</th></tr>")
-            for c, places in also:
-                where = "<br>".join(f"{e(place['section'])}: {e(_one_line(place['quote'], 240))}" for place in places)
-                parts.append(f"<tr><td><a href='#{e(c['id'])}'>{e(c['id'])}</a></td>"
-                             f"<td class='v-{e(c['verdict'])}'>{e(c['verdict'])}</td><td>{where}</td></tr>")
-            parts.append("</table>")
-        for c in claims:
-            parts.append(f"<h3 id='{e(c['id'])}'>{e(c['id'])}: {e(c['title'])}</h3>")
-            parts.append(f"<p><span class='v-{e(c['verdict'])}'>Verdict: {e(c['verdict'])}</span> "
-                         f"(expected {e(c['expected'])}). {e(c['reason'])}</p>")
-            src = c["source"]
-            parts.append(f"<p>Source: <code>{e(src['document'])}</code>, {e(src['section'])}</p>"
-                         f"<blockquote>{e(src['quote'])}</blockquote>")
-            for place in c.get("also_in", []):
-                parts.append(f"<p>Also stated in <code>{e(place['document'])}</code>, {e(place['section'])}:</p>"
-                             f"<blockquote>{e(place['quote'])}</blockquote>")
-            parts.append(f"<p>Statement: {e(c['statement'])}</p>")
-            if c.get("formal"):
-                parts.append(f"<p>Formal: <code>{e(c['formal'])}</code></p>")
-            if c.get("unchecked_reason"):
-                parts.append(f"<p>Not checkable by computation: {e(c['unchecked_reason'])}</p>")
-            if c.get("notes"):
-                parts.append(f"<p>Notes: {e(c['notes'])}</p>")
-            if c["readings"]:
-                parts.append("<ul>")
-                for r in c["readings"]:
-                    tag = " (as stated)" if r["as_stated"] else ""
-                    parts.append(f"<li><b>{e(r['name'])}</b>{tag}: <b>{e(r['outcome'])}</b> — {e(r['statement'])}")
-                    parts.append(f"<br>evidence ({r['examples']} examples): {e(r['evidence'])}")
-                    for fig in r.get("figures", []):
-                        parts.append(f"<figure><img src='{e(fig['path'])}' alt='{e(fig['caption'])}' "
-                                     f"style='max-width:100%'><figcaption>{e(fig['caption'])}</figcaption></figure>")
-                    cx = r.get("counterexample")
-                    if cx:
-                        cert = "certified" if cx.get("certified") else "NOT certified"
-                        parts.append(f"<br>counterexample ({cert}): {e(cx.get('message', ''))}")
-                        if cx.get("example"):
-                            parts.append(f"<br>example: <code>{e(json.dumps(cx['example'])[:600])}</code>")
-                        if cx.get("certificate"):
-                            parts.append(f"<br>certificate: {e(cx['certificate'])}")
-                        if cx.get("boundary"):
-                            parts.append(f"<br>boundary: {e(cx['boundary'])}")
-                        parts.append(f"<br>reproduce: <code>{e(cx.get('reproduce', ''))}</code>")
-                    parts.append("</li>")
-                parts.append("</ul>")
-            for err in c.get("errors", []):
-                parts.append(f"<p class='mismatch'>error: {e(err)}</p>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    write_reports(build_report(state, config, None, in_progress=True), state.report_dir, sources_dir=state.sources_dir)

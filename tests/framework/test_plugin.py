@@ -153,8 +153,11 @@ def test_markdown_and_html_reports_are_written(planted):
     run = planted({"c.toml": record_toml("c", expected="false", quote="原文")}, checks(exact="refute"))
     md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
     html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
-    assert "| claim | verdict | reason |" in md and "> 原文" in md and "planted failure" in md
-    assert "<table" in html and "planted failure" in html and "原文" in html
+    assert md.startswith("# attention-claims report") and "**1 claims: 1 false.**" in md
+    assert "> 原文" in md and "planted failure" in md and '<details id="c">' in md
+    assert '<details class="claim v-false"' in html and "planted failure" in html and "原文" in html
+    # the source document is annotated: the quoted sentence carries the claim in its verdict's colour
+    assert 'class="s v-false"' in html and 'data-claims="c"' in html
 
 
 def test_markers_and_options_are_declared(pytester):
@@ -202,7 +205,8 @@ def test_figures_attached_by_a_check_are_embedded_in_the_report(planted, pyteste
     assert r["figures"][0]["caption"] == "a planted figure"
     md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
     assert "![a planted figure](figures/f.png)" in md
-    assert "<img src='figures/f.png'" in (run.report_dir / "claims.html").read_text(encoding="utf-8")
+    html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
+    assert '<img src="data:image/png;base64,' in html and "a planted figure" in html  # inlined: self-contained
 
 
 def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted):
@@ -225,12 +229,11 @@ def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted):
         "true": 2, "false": 0, "caveat": 0, "unchecked": 0, "undecided": 0}}
     assert counts["total"]["true"] == 2
     md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
-    repost = md.split("## 001 — PaperWeekly repost")[1]
-    assert "### Also stated in this document (1)" in repost
-    assert "[c](#c) | **true** | repost: the repost's words / caption: a figure caption |" in repost
-    assert "Also stated in `001_7b7f411bbe8a3bef.txt`, repost:" in md
+    assert "Also stated in 001 — PaperWeekly repost of kexue.fm/archives/9889, repost:" in md
+    assert "> the repost's words" in md and "> a figure caption" in md
+    assert "<code>c</code> · 004, 001" in md  # the claim's summary line names both documents
     html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
-    assert "Also stated in this document (1)" in html
+    assert html.count("also stated here") == 2 and "the repost&#39;s words" in html
 
 
 DEFERRED = '''

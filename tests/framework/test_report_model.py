@@ -97,3 +97,32 @@ def test_verdict_rules_for_errors_interruptions_and_selection():
     assert d.verdict == "undecided" and d.agrees is False
     unchecked = _claim(expected="unchecked", readings=())
     assert decide(unchecked, {}, interrupted=True, pending=1).verdict == "unchecked"
+
+
+def test_writing_the_three_files_for_the_full_catalog_fits_the_budget(tmp_path):
+    """Issue 11's budget: the three files of a full report in at most 3 s, the HTML at most 5 MB."""
+    import shutil
+    import time
+
+    from render_fixture import real_report
+
+    from attention_claims.framework.report import write_reports
+    from attention_claims.framework.report_model import Environment, Run, Trust
+
+    found = real_report()
+    if found is None:
+        pytest.skip("no complete full-run report (reports/claims.json or $ATTENTION_CLAIMS_REPORT) on this machine")
+    data, folder = found
+    if (folder / "figures").is_dir():
+        shutil.copytree(folder / "figures", tmp_path / "figures")
+    report = Report(generated=data["generated"], environment=Environment(**data["environment"]),
+                    run=Run(**{k: v for k, v in data["run"].items() if k in Run.__dataclass_fields__}),
+                    trust=Trust(**data["trust"]), claims=[ClaimEntry.from_json(c) for c in data["claims"]])
+    times = []
+    for _ in range(2):  # the first pays for compiling the templates once per process
+        start = time.perf_counter()
+        write_reports(report, tmp_path)
+        times.append(time.perf_counter() - start)
+    assert min(times) <= 3.0, times
+    assert (tmp_path / "claims.html").stat().st_size <= 5 * 2**20
+    _validate(json.loads((tmp_path / "claims.json").read_text(encoding="utf-8")))

@@ -87,6 +87,7 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         "topics": model.claim_topics(claim), "kinds": model.claim_reading_kinds(claim),
         "places": places, "readings": readings, "cx": cx, "cx_reading": reading,
         "one_line": model.one_line_counterexample(claim), "reason": model.reason_text(claim),
+        "decided": model.decided_text(claim),
         "search": plain_text(search), "severity": model.SEVERITY.get(claim["verdict"], 9),
         "plots_svg": [Markup(plots.render_plot(p)) for p in claim.get("plots", [])],
     }
@@ -183,6 +184,7 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
     all_docs = sorted({d for v in views for d in v["docs"]}, key=model.document_key)
     ctx = {
         "report": report, "env": report.get("environment", {}), "run": report.get("run", {}),
+        "banner": model.run_banner(report.get("run", {})),
         "claims": views, "total": total, "n_claims": len(claims), "chart": chart,
         "section_order": model.SECTION_ORDER, "all_docs": [(d, model.document_short(d), model.document_label(d))
                                                           for d in all_docs],
@@ -204,8 +206,11 @@ def _trust_lines(trust: Mapping | None) -> list[str]:
     out = []
     planted = trust.get("planted")
     if planted:
-        out.append(f"Planted variants: {planted.get('killed', '?')} of {planted.get('total', '?')} wrong variants "
-                   f"caught" + (f", {planted['truths']} true restatements kept" if planted.get("truths") else ""))
+        caught = planted.get("caught", planted.get("killed", "?"))
+        planted_n = planted.get("falsehoods", planted.get("total", "?"))
+        truths = (f", {planted.get('held', planted['truths'])} of {planted['truths']} true restatements kept"
+                  if planted.get("truths") else "")
+        out.append(f"Planted variants: {caught} of {planted_n} wrong variants caught{truths}")
     stab = trust.get("stability")
     if stab:
         out.append(f"Stability: {len(stab.get('seeds', []))} seeds over {stab.get('claims', '?')} claims under the "

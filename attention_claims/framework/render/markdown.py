@@ -79,13 +79,13 @@ def render_markdown(report: dict) -> str:
         report=report, env=report.get("environment", {}), run=report.get("run", {}), total=total,
         n_claims=len(claims), by_doc=counts.get("by_document") or {}, sections=sections,
         order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
-        url=model.document_url, trust=_trust_lines(report.get("trust")))
+        url=model.document_url, trust=_trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})))
 
 
 def _view(c: dict) -> dict:
     reading, cx = model.primary_counterexample(c)
     return {"c": c, "cx": cx, "cx_reading": reading, "one_line": model.one_line_counterexample(c),
-            "reason": model.reason_text(c), "docs": [model.document_short(d) for d in model.documents_of(c)],
+            "reason": model.reason_text(c), "decided": model.decided_text(c), "docs": [model.document_short(d) for d in model.documents_of(c)],
             "topic": model.claim_topics(c)[0],
             "readings": [dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
                               is_primary=reading is not None and r["name"] == reading["name"])

@@ -14,7 +14,7 @@ __all__ = [
     "VERDICT_ORDER", "SECTION_ORDER", "DOCUMENT_TITLES", "TOPICS", "READING_KINDS",
     "document_key", "document_label", "document_url", "claim_topics", "reading_kind", "claim_reading_kinds",
     "one_line_counterexample", "reason_text", "evidence_text", "documents_of", "primary_counterexample",
-    "worst_verdict",
+    "worst_verdict", "run_banner", "decided_text",
 ]
 
 VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided")
@@ -198,3 +198,28 @@ def example_json(example: Any) -> str:
     import json
 
     return json.dumps(example, ensure_ascii=False, separators=(", ", ": "))
+
+
+def run_banner(run: dict) -> str:
+    """What the run behind the report was, in one sentence; ``""`` for a complete run."""
+    if run.get("complete"):
+        return ""
+    if run.get("in_progress") or (run.get("exitstatus") is None and run.get("interrupted")):
+        return ("This run has not finished (in progress, killed or crashed): each claim shows its last decision, "
+                "dated, and a claim never decided before is undecided.")
+    if run.get("interrupted"):
+        return ("This run was interrupted: claims whose checks did not all run keep their last decision (dated) "
+                "or are undecided.")
+    if run.get("updated"):
+        return (f"Partial run: it decided the selected claims; every other claim keeps its last decision "
+                f"(from the report of {run['updated']}), dated.")
+    return "Partial run: only the selected claims were decided; the others are listed as not selected."
+
+
+def decided_text(claim: dict) -> str:
+    """When a claim was last decided: ``"2026-11-24 10:02 UTC, ci profile, full run"``; ``"never"``."""
+    d = claim.get("decided")
+    if not d:
+        return "never (not selected in any run yet)"
+    at = str(d.get("at", "")).replace("T", " ")[:16]
+    return f"{at} UTC, {d.get('profile')} profile, {d.get('run')} run"
