@@ -33,6 +33,7 @@ from attention_claims.maths import (
     arb_kernel_diagonal,
     arb_softmax_attention,
     attention_matrix,
+    causal_logit_gap,
     certified_rank_at_least,
     certified_sign,
     certified_singular_value_count,
@@ -56,10 +57,6 @@ from attention_claims.maths import (
     softmax_log_ratio_rank,
     underflow_log_threshold,
 )
-
-# the name the checks were written with: a check's source seeds its derandomized (ci) examples, so
-# renaming the call would change which inputs these checks try
-from attention_claims.maths import causal_logit_gap as _max_gap
 from attention_claims.testkit import (
     claim_params,
     gaussian_qk,
@@ -152,10 +149,10 @@ def test_causal_softmax_det_positive_exact(qk, claim_log):
     Q, K, scale = qk
     N, d = Q.shape
     z = logits(Q, K).numpy()
-    target(_max_gap(z), label="largest causal logit gap")
+    target(causal_logit_gap(z), label="largest causal logit gap")
     ok, det, bits = certify_nonzero_det(lambda: arb_softmax_attention(Q, K, causal=True))
     note(f"N={N} d={d} scale={scale:.3e} det={det} ({bits} bits)")
-    claim_log.example(N=N, d=d, logit_scale=scale, logit_gap=_max_gap(z))
+    claim_log.example(N=N, d=d, logit_scale=scale, logit_gap=causal_logit_gap(z))
     if not ok:
         refute(f"det A could not be certified non-zero up to {bits} bits (N={N}, d={d})",
                example={"Q": Q, "K": K}, certified=False)
@@ -177,12 +174,12 @@ def test_causal_softmax_stored_matrix_full_rank(device, dtype, reading, data, cl
     safe = f"safe_logit_gap_{dtype}"
     if safe in claimed:  # a record may claim full rank only up to a logit gap: stay within it
         limit = float(claimed.eval(safe))
-        gap0 = _max_gap(logits(Q, K).numpy())
+        gap0 = causal_logit_gap(logits(Q, K).numpy())
         if gap0 > limit:
             Q = Q * (limit / gap0)
     A = softmax_attention(Q, K, causal=True, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
     z = logits(Q, K).numpy()  # the real logits, float64
-    gap = _max_gap(z)
+    gap = causal_logit_gap(z)
     target(gap, label="largest causal logit gap")
     claim_log.example(N=N, d=d, logit_gap=gap)
     note(f"{device}/{dtype}: N={N} d={d} logit scale={scale:.3e} largest gap={gap:.6g}")
@@ -226,7 +223,7 @@ def test_causal_softmax_numerical_rank_float64(qk, claim_log):
     s = np.linalg.svd(A, compute_uv=False)
     eps = float(np.finfo(np.float64).eps)
     tol = default_rank_tolerance(s, A.shape, eps)
-    gap = _max_gap(logits(Q, K).numpy())
+    gap = causal_logit_gap(logits(Q, K).numpy())
     target(gap, label="largest causal logit gap")
     target(-math.log10(max(s[-1] / s[0], 1e-320)), label="-log10 sigma_min/sigma_max")
     claim_log.example(N=N, d=d, logit_gap=gap)
@@ -491,7 +488,7 @@ def test_decoder_full_rank_float(device, dtype, reading, qk, claim_log):
     N, d = Q.shape
     A = softmax_attention(Q, K, causal=True, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
     z = (Q @ K.T) / math.sqrt(d)
-    gap = _max_gap(z)
+    gap = causal_logit_gap(z)
     target(gap, label="largest causal logit gap")
     claim_log.example(N=N, d=d, logit_gap=gap)
     if not np.isfinite(A).all():
