@@ -597,31 +597,58 @@ class ClaimsController(_ClaimsHooks):
         (self.state.report_dir / PLANTED_FILE).write_text(json.dumps(counts, indent=1) + "\n", encoding="utf-8")
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        state = self.state
-        if state.report is None:
+        """With ``-v``: one line per claim decided by this run (its verdict and reason)."""
+        report = self.state.report
+        if report is None or config.option.verbose <= 0:
             return
-        claims = state.report.claims
         tr = terminalreporter
         tr.section("attention-claims verdicts")
-        shown = [c for c in claims if c.id in state.report.fresh]
+        shown = [c for c in report.claims if c.id in report.fresh]
         width = max((len(c.id) for c in shown), default=10)
         for c in shown:
             flag = "" if c.agrees else f"  <-- expected {c.expected}"
             tr.write_line(f"{c.id:<{width}}  {c.verdict:<9} {c.reason}{flag}")
-        counts: dict[str, int] = {}
-        for c in shown:
-            counts[c.verdict] = counts.get(c.verdict, 0) + 1
-        not_selected = sum(not c.selected for c in claims)
-        tail = f" ({not_selected} claims not selected)" if not_selected else ""
-        tr.write_line("verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + tail)
-        for err in state.errors:
-            tr.write_line(f"attention-claims: {err}", red=True)
-        if state.report_dir is not None:
-            tr.write_line(f"report: {state.report_dir / 'claims.md'} (also claims.json, claims.html)")
-        bad = [c for c in shown if not c.agrees]
-        if bad:
-            tr.write_line(
-                f"attention-claims: {len(bad)} verdict(s) disagree with 'expected': "
-                + ", ".join(c.id for c in bad),
-                red=True,
-            )
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """The last lines of the run, after pytest's own summary: the false claims, one line each with
+        a one-line counterexample, what disagrees with ``expected`` or errored, and the verdict tally."""
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is None or self.state.report is None:
+            return
+        for line, red in terminal_lines(self.state.report, self.state.errors, self.state.report_dir,
+                                        width=max(60, getattr(tr._tw, "fullwidth", 120))):
+            tr.write_line(line, red=red, bold=line.startswith("verdicts:"))
+
+
+def terminal_lines(report: Report, errors: list[str], report_dir: Path | None, *, width: int = 120) -> list:
+    """``[(line, red)]``: the false claims this run decided (id and one-line counterexample, cut to
+    ``width``), the claims whose verdict disagrees with ``expected`` or whose check errored, the run's
+    errors, then the tally of this run's verdicts (the last line)."""
+    from .render.model import SECTION_ORDER, one_line_counterexample
+
+    fresh = [c for c in report.claims if c.id in report.fresh]
+    data = {c["id"]: c for c in report.to_json()["claims"]}
+    lines: list[tuple[str, bool]] = []
+    false = [c for c in fresh if c.verdict == "false"]
+    if false:
+        lines.append((f"false claims ({len(false)}):", False))
+        idw = max(len(c.id) for c in false)
+        for c in false:
+            text = f"  {c.id:<{idw}}  {one_line_counterexample(data[c.id]) or c.reason}"
+            lines.append((text if len(text) <= width else text[: width - 1] + "…", False))
+    bad = [c for c in fresh if not c.agrees or c.errors]
+    if bad:
+        lines.append((f"attention-claims: {len(bad)} verdict(s) disagree with 'expected' or errored: "
+                      + ", ".join(f"{c.id} ({c.verdict}, expected {c.expected})" for c in bad), True))
+    lines += [(f"attention-claims: {err}", True) for err in errors]
+    counts = {v: sum(c.verdict == v for c in fresh) for v in SECTION_ORDER}
+    tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no claim decided"
+    not_selected = sum(not c.selected for c in report.claims)
+    if not_selected:
+        tally += f"; {not_selected} claim{'s' if not_selected != 1 else ''} not selected"
+    if report.run.interrupted:
+        tally += "; run interrupted"
+    if report_dir is not None:
+        tally += f"; report: {report_dir / 'claims.md'}"
+    lines.append((f"verdicts: {tally}", bool(bad or errors)))
+    return lines

@@ -73,7 +73,8 @@ def test_all_hold_is_true_and_evidence_is_recorded(planted):
     c = run.claim("c")
     assert c["verdict"] == "true"
     assert all(r["examples"] == 1 and "x = 1" in r["evidence"] for r in c["readings"])
-    run.result.stdout.fnmatch_lines(["*attention-claims verdicts*", "c *true*"])
+    assert run.result.outlines[-1].startswith("verdicts: 1 true; report: ")
+    assert "attention-claims verdicts" not in run.result.stdout.str()  # one line per claim only with -v
 
 
 def test_verdict_that_differs_from_expected_fails_the_run(planted):
@@ -81,7 +82,8 @@ def test_verdict_that_differs_from_expected_fails_the_run(planted):
     assert run.result.ret == pytest.ExitCode.TESTS_FAILED
     assert run.claim("c")["verdict"] == "false"
     assert run.claim("c")["agrees"] is False
-    run.result.stdout.fnmatch_lines(["*disagree with 'expected'*"])
+    run.result.stdout.fnmatch_lines(["*1 verdict(s) disagree with 'expected' or errored: c (false, expected true)",
+                                     "verdicts: 1 false*"])
 
 
 def test_counterexample_to_expected_true_is_a_test_failure(planted):
@@ -325,3 +327,18 @@ def test_controller_and_worker_are_different_classes(pytester):
 
     assert not issubclass(ClaimsWorker, ClaimsController) and not issubclass(ClaimsController, ClaimsWorker)
     assert not hasattr(ClaimsWorker, "pytest_sessionfinish") and not hasattr(ClaimsWorker, "pytest_terminal_summary")
+
+
+def test_the_last_lines_are_the_false_claims_and_the_tally(planted):
+    rec = {"c.toml": record_toml("c", expected="false"),
+           "d.toml": record_toml("d", expected="true", readings=(("other", True),))}
+    files = checks(exact="refute")
+    files["test_other.py"] = checks(other="pass")["test_other.py"].replace('"c"', '"d"')
+    run = planted(rec, files)
+    assert run.result.ret == 0, run.result.stdout.str()
+    lines = run.result.outlines
+    assert lines[-3:-1] == ["false claims (1):", "  c  planted failure"]
+    assert lines[-1].startswith("verdicts: 1 false, 1 true; report: ")
+    assert not any(line.startswith("XFAIL") for line in lines)  # no -ra forced
+    verbose = planted(rec, files, args=["-v"])
+    verbose.result.stdout.fnmatch_lines(["*attention-claims verdicts*", "c  false *", "d  true *"])

@@ -53,7 +53,7 @@ def test_full_run_then_collect_only_then_one_claim_still_decides_every_claim(pla
     assert co.result.ret == 0
     assert {name: (full.report_dir / name).read_bytes() for name in FILES} == before  # --co writes nothing
 
-    one = planted(_records(), _checks(), args=["--claims-select", "beta-claim"])
+    one = planted(_records(), _checks(), args=["--claims-select", "beta-claim", "-v"])
     assert one.result.ret == 0, one.result.stdout.str()
     report = one.report
     assert _decided(report) == {"alpha-claim": ("true", "full"), "beta-claim": ("true", "partial"),
