@@ -51,7 +51,8 @@ render_markdown(_WARM)
 
 def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),), quote: str = "自注意力机制（Self-Attention）是Transformer架构的核心组件",
                 document: str = "003_a0ad15dda516ed1d.txt", extra: str = "") -> str:
-    """A minimal valid claim record (TOML text) with the given readings ``(name, as_stated)``."""
+    """A minimal valid claim record (TOML text) with the given readings ``(name, as_stated)`` (a
+    reading that is not as stated gets ``kind = "numerical"``)."""
     parts = [
         f'id = "{cid}"',
         f'title = "planted {cid}"',
@@ -65,8 +66,7 @@ def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),)
     ]
     for name, stated in readings:
         parts += ["[[readings]]", f'name = "{name}"', 'statement = "a reading"']
-        if stated:
-            parts.append("as_stated = true")
+        parts.append("as_stated = true" if stated else 'kind = "numerical"')
     return "\n".join(p for p in parts if p) + "\n"
 
 

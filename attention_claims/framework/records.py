@@ -54,7 +54,12 @@ READING_FIELDS = {
     "device": str,
     "condition": str,
     "user_model": str,
+    "kind": str,
 }
+READING_KINDS = ("numerical", "scope", "empirical")
+"""``kind`` of a reading other than the as-stated one: what makes it differ from the document's words
+when it fails: ``numerical`` (a dtype or a device), ``scope`` (a range, an endpoint, ties, finite n,
+generic vs every input) or ``empirical`` (a trained model). docs/verdicts.md, "Materiality"."""
 USER_MODEL_SCOPES = ("separate", "counts")
 """``user_model`` values of a reading decided on the models given with ``--claims-model``:
 ``separate`` (reported on its own, never changes the verdict) or ``counts`` (counts like any other
@@ -103,6 +108,7 @@ class Reading:
     device: str | None = None
     condition: str | None = None
     user_model: str | None = None
+    kind: str | None = None
 
     @property
     def counts(self) -> bool:
@@ -182,7 +188,8 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
 
     Raises:
         ClaimRecordError: on a missing, unknown or ill-typed field, a bad id, an unknown
-            verdict, two as-stated readings, duplicate reading names, or an ``unchecked``
+            verdict, two as-stated readings, duplicate reading names, a reading other than the
+            as-stated one without a ``kind`` (or an as-stated one with one), or an ``unchecked``
             claim that has readings (or a checked one that has none).
     """
     raw_id = data.get("id")
@@ -244,6 +251,15 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
             if r.get("as_stated"):
                 raise ClaimRecordError(path, cid, prefix + "user_model",
                                        "a reading decided on user models cannot be the as-stated one")
+        if r.get("as_stated"):
+            if "kind" in r:
+                raise ClaimRecordError(path, cid, prefix + "kind",
+                                       "the as-stated reading has no kind (it is what the document says)")
+        elif "kind" not in r:
+            raise ClaimRecordError(path, cid, prefix + "kind",
+                                   f"missing: a reading other than the as-stated one needs a kind (one of {READING_KINDS})")
+        elif r["kind"] not in READING_KINDS:
+            raise ClaimRecordError(path, cid, prefix + "kind", f"unknown kind {r['kind']!r} (one of {READING_KINDS})")
         readings.append(Reading(**r))
     stated = [r.name for r in readings if r.as_stated]
     if len(stated) > 1:

@@ -122,7 +122,8 @@ def _reading_entry(reading, results, profile, report_dir=None) -> tuple[ReadingE
         condition={k: v for k, v in (("dtype", reading.dtype), ("device", reading.device),
                                      ("condition", reading.condition)) if v},
         outcome=outcome, checks=[r.nodeid for r in checks], examples=sum(r.examples for r in checks),
-        evidence=_evidence(checks), counterexample=cx, certified=certified, figures=_figures(checks, report_dir))
+        evidence=_evidence(checks), counterexample=cx, certified=certified, figures=_figures(checks, report_dir),
+        kind=reading.kind if outcome == "failed" and not reading.as_stated else None)
     return entry, ReadingOutcome(outcome, certified), errors
 
 

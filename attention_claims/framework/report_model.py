@@ -101,6 +101,7 @@ class ReadingEntry:
     counterexample: CounterexampleEntry | None
     certified: bool
     figures: list[Figure] = field(default_factory=list)
+    kind: str | None = None  # numerical | scope | empirical: set on a failed reading other than the as-stated one
 
     @classmethod
     def from_json(cls, data: dict) -> ReadingEntry:
@@ -116,7 +117,7 @@ class ReadingEntry:
                    evidence=data.get("evidence", ""),
                    counterexample=CounterexampleEntry.from_json(cx) if cx else None,
                    certified=bool(data.get("certified")),
-                   figures=[Figure(**f) for f in data.get("figures", [])])
+                   figures=[Figure(**f) for f in data.get("figures", [])], kind=data.get("kind"))
 
 
 @dataclass

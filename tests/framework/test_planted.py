@@ -60,8 +60,11 @@ class Variant:
             else:
                 text = text.replace("\n[source]\n", f"\n[claimed]\n{line}\n\n[source]\n", 1)
         if self.as_stated:
-            text = text.replace("as_stated = true\n", "")
-            text = text.replace(f'name = "{self.as_stated}"\n', f'name = "{self.as_stated}"\nas_stated = true\n', 1)
+            # The old as-stated reading becomes another reading (records require it to carry a kind);
+            # the new one loses its kind (the as-stated reading has none).
+            text = text.replace("as_stated = true\n", 'kind = "scope"\n')
+            text = re.sub(rf'^(name = "{re.escape(self.as_stated)}"\n)kind = "[a-z]+"\n', r"\1as_stated = true\n",
+                          text, count=1, flags=re.M)
         return text
 
 

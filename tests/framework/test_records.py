@@ -179,3 +179,48 @@ def test_malformed_also_in(tmp_path, extra, field, problem):
     with pytest.raises(ClaimRecordError) as err:
         parse_claim(tomllib.loads(text), tmp_path / "c.toml")
     assert f"claim 'c': field '{field}'" in str(err.value) and problem in str(err.value), str(err.value)
+
+
+FAILS_FP16 = OK + '''
+
+@pytest.mark.claim("c", reading="fp16")
+def test_fp16():
+    assert False, "fp16 loses it"
+'''
+
+
+def test_reading_other_than_as_stated_needs_a_kind(planted):
+    """A failed reading other than the as-stated one must say what kind of failure it is
+    (docs/verdicts.md, "Materiality"). Whether a reading fails depends on the machine (a CUDA
+    reading fails only where CUDA runs), on the Hypothesis seed and on the models installed, so the
+    rule is enforced on the record, before any check runs: every reading that is not the as-stated
+    one carries a ``kind``, and a record without it is a usage error naming file, claim and field,
+    even though this reading's check would fail."""
+    rec = record_toml("c", expected="caveat", readings=(("exact", True), ("fp16", False)))
+    rec = rec.replace('kind = "numerical"\n', "")
+    run = planted({"c.toml": rec}, {"test_x.py": FAILS_FP16})
+    _usage_error(run, "c.toml", "claim 'c'", "readings[1].kind", "needs a kind")
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (('kind = "numerical"', 'kind = "rounding"'), "unknown kind 'rounding'"),
+    (("as_stated = true", 'as_stated = true\nkind = "scope"'), "the as-stated reading has no kind"),
+])
+def test_bad_kind(tmp_path, change, problem):
+    import tomllib
+
+    text = record_toml("c", expected="caveat", readings=(("exact", True), ("fp16", False))).replace(*change)
+    with pytest.raises(ClaimRecordError, match=problem) as info:
+        parse_claim(tomllib.loads(text), tmp_path / "c.toml")
+    assert info.value.claim == "c" and info.value.field.endswith(".kind")
+
+
+def test_report_carries_the_kind_of_a_failed_reading(planted):
+    rec = record_toml("c", expected="caveat", readings=(("exact", True), ("fp16", False)))
+    run = planted({"c.toml": rec}, {"test_x.py": FAILS_FP16})
+    assert run.result.ret == pytest.ExitCode.OK, run.result.stdout.str()
+    readings = {r["name"]: r for r in run.claim("c")["readings"]}
+    assert readings["fp16"]["outcome"] == "failed" and readings["fp16"]["kind"] == "numerical"
+    assert readings["exact"]["kind"] is None
+    md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
+    assert "`fp16` (numerical)" in md
