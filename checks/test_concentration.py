@@ -376,7 +376,53 @@ def test_temperature_limit_with_ties(z, claim_log):
 
 
 # -- 定理 11.22 --------------------------------------------------------------------------------
-@pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="exact")
+@st.composite
+def _unique_argmax_logits(draw, n=(2, 6)):
+    """Integer logits ``Z (N, N)`` in [-5, 5] whose row i has its unique maximum, by a margin of 1 to 3, in
+    a drawn column c_i (columns may repeat: fewer distinct argmax positions than rows is the point)."""
+    N = draw(st.integers(*n), label="N")
+    Z = draw(hnp.arrays(np.float64, (N, N), elements=st.integers(-5, 5).map(float)), label="Z")
+    cols = draw(st.lists(st.integers(0, N - 1), min_size=N, max_size=N), label="argmax columns")
+    for i, c in enumerate(cols):
+        Z[i, c] = np.delete(Z[i], c).max() + draw(st.integers(1, 3), label="margin")
+    return Z
+
+
+@pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="limit")
+@given(Z=_unique_argmax_logits())
+@profiles.scaled(0.5)
+def test_small_temperature_rank_limit(Z, claim_log):
+    N = Z.shape[0]
+    cols = np.argmax(Z, axis=1)
+    E = np.zeros((N, N))
+    E[np.arange(N), cols] = 1.0
+    distinct = len(set(cols.tolist()))
+    limit_rank = int(np.linalg.matrix_rank(E))  # a 0/1 matrix with one 1 per row: exact
+    if limit_rank != distinct:
+        refute(f"the one-hot limit has rank {limit_rank}, not the {distinct} distinct argmax positions",
+               example={"Z": Z}, certified=True, certificate="0/1 matrix, integer rank")
+    with mpmath.workdps(50):
+        for i in range(N):
+            srt = sorted(Z[i])
+            gap = mpmath.mpf(srt[-1]) - mpmath.mpf(srt[-2])
+            for k in range(1, 9):
+                T = mpmath.mpf(10) ** -k
+                p = _mp_softmax(Z[i], T)
+                # the max-norm distance to one-hot is 1 - p_max = sum_{j != max} p_j (summed directly: no
+                # cancellation) < (N - 1) e^{-gap/T}; the slack 1e-40 is 50-digit rounding (relative error
+                # <= ~1e-48 here), nothing more: near the bound the true margin is ~e^{-gap/T} relative
+                dist = mpmath.fsum(p[j] for j in range(N) if j != cols[i])
+                if dist > (N - 1) * mpmath.exp(-gap / T) * (1 + mpmath.mpf(10) ** -40):
+                    refute(f"row {i} of softmax(Z/T) at T = 1e-{k} is {mpmath.nstr(dist, 5)} from one-hot, above "
+                           f"(N - 1) e^(-gap/T)", example={"Z": Z, "T": f"1e-{k}"}, certified=True,
+                           certificate="50-digit mpmath")
+    claim_log.example(N=N, distinct_argmax=distinct)
+    claim_log.note("As T -> 0 every row tends to its one-hot vector (distance <= (N - 1) e^{-gap/T}, checked at "
+                   "T = 10^-1..10^-8 in 50-digit mpmath), and the limit matrix has rank exactly the number of "
+                   "distinct argmax positions.")
+
+
+@pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="finite-t-exact")
 @given(Z=shared_argmax_logits(n=(2, 5)))
 @profiles.scaled(0.5)
 def test_small_temperature_rank_exact(Z, claim_log):

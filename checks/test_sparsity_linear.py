@@ -279,41 +279,6 @@ def test_general_linear_exact(data, claim_log, claimed):
                certificate="exact rationals; the claimed formula at 60 digits")
 
 
-@pytest.mark.claim("sparsity-nonnegative-linear-general", reading="sample-covariance")
-@given(data=nonneg_keys(n=(2, 4), d=(1, 2), den=1))
-def test_general_linear_sample_covariance(data, claim_log, claimed):
-    keys, q, a = data
-    n = len(keys)
-    s2 = s_squared_exact(a)
-    qmu, qsq = _quadratic_forms(keys, q, divisor_shift=1)
-    with mpmath.workdps(60):
-        val = claimed.eval("expression", qSq=fraction_to_mpf(qsq), qmu=fraction_to_mpf(qmu))
-        err = relative_error(val, mpmath.sqrt(fraction_to_mpf(s2)))
-    claim_log.example(n=n)
-    target(float(err), label="relative error with the sample covariance")
-    if err > REL_45:
-        pmu, psq = _quadratic_forms(keys, q)
-        r = psq / pmu**2  # inverse squared SNR, population moments
-
-        def off(m: int) -> bool:  # the same key set repeated: population moments unchanged, divisor n m - 1
-            s_pop, s_smp = 1 / (1 + r), 1 / (1 + r * Fraction(n * m, n * m - 1))
-            return (s_pop - s_smp) / s_pop > Fraction(2, 1000)  # S^2 off by > 2e-3, i.e. S by > ~1e-3
-
-        hi = 1
-        while off(hi):
-            hi *= 2
-        lo = hi // 2  # off(lo) holds (or lo = 0), off(hi) does not: integer bisection
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if off(mid) else (lo, mid)
-        refute(f"with np.cov/torch.cov's default sample covariance (divisor n - 1 = {n - 1}) the formula gives "
-               f"{mpmath.nstr(val, 15)}, but S(a) = {mpmath.nstr(mpmath.sqrt(fraction_to_mpf(s2)), 15)} exactly",
-               example={"keys": [[str(v) for v in k] for k in keys], "q": [str(v) for v in q]}, certified=True,
-               certificate="exact rationals; the claimed formula at 60 digits",
-               boundary=f"for this key distribution S is off by more than ~1e-3 relative until n >= {n * hi} keys "
-                        "(integer bisection over repetitions of the key set)")
-
-
 @pytest.mark.parametrize("device,dtype,reading",
                          reading_params("sparsity-nonnegative-linear-general", where=lambda r: r.name.startswith("monte-carlo")))
 @given(d=st.integers(1, 8), sigma=st.floats(0.05, 0.7), seed=st.integers(0, 2**31 - 1))

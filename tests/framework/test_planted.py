@@ -146,6 +146,7 @@ FALSEHOODS = [
     V("table-large-off-by-one", *TAB, claimed={"max_rank_base": 512, "max_rank_large": 1023}),
     V("table-xl-off-by-one", *TAB, claimed={"max_rank_base": 512, "max_rank_xl": 2049}),
     V("table-base-is-n-plus-d", *TAB, claimed={"max_rank_base": 1280}),
+    V("table-n-above-d-lists-d", *TAB, claimed={"max_rank_base": 256, "d_base": 256}),  # min(N, d) < N
     # dtype thresholds: "full rank in <dtype> up to this logit gap"
     _causal("float16", 18.0),
     _causal("bfloat16", 95.0),
@@ -189,6 +190,9 @@ TRUTHS = [
     V("decay-weaker-bound", *DCF, claimed={"bound_squared": "(1/n) * (1 + lam) / (1 - lam)"}),
     V("decay-vanishes-lambda-lt-half", *DVAN, claimed={"domain": "0 < lam < 1/2"}),
     V("table-fixed", *TAB, claimed={"max_rank_base": 512}),
+    # a row with N > d listing N is right (softmax attention reaches rank N whatever d); the old
+    # check, which wanted min(N, d), refuted it
+    V("table-n-above-d-lists-n", *TAB, claimed={"max_rank_base": 512, "d_base": 256}),
     # truly safe gaps: a causal row of N <= 8 keys keeps A_ii >= e^(-gap) / 8 above the dtype's
     # underflow threshold, i.e. gap < -ln(threshold) - ln 8 (float16 17.34 -> 15.26, bfloat16
     # 92.75 -> 90.67, float32 103.97 -> 101.89, float64 745.13 -> 743.05)
