@@ -149,7 +149,7 @@ def test_claims_model_run_adds_the_model_to_the_report(tmp_path):
     env = os.environ | {"HF_HUB_OFFLINE": "1", "ATTENTION_CLAIMS_CACHE": str(tmp_path / "cache")}
     select = "table-11-3-1-spectral-features,theorem-11-29-effective-rank-by-depth"
     res = _pytest("checks/test_trained.py", "--claims-model", str(llama), "--claims-select", select,
-                  "-k", "user-tiny-llama", "--claims-report-dir", str(out), "-q", env=env)
+                  "-k", "user-tiny-llama", "--claims-report-dir", str(out), "-v", env=env)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "user-tiny-llama" in res.stdout
     report = json.loads((out / "claims.json").read_text(encoding="utf-8"))
