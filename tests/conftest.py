@@ -3,9 +3,6 @@ and run the real plugin on it with pytest's ``pytester``."""
 
 from __future__ import annotations
 
-# Import the heavy modules once, before any in-process pytester run: pytester restores
-# sys.modules after each inline run, and torch, numpy's C extensions and scipy cannot be
-# imported a second time. Every claims submodule and what the checks import is loaded here.
 import importlib
 import json
 import pkgutil
@@ -14,39 +11,62 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import torch  # noqa: F401
 
-import attention_claims
 
-for _mod in ["numpy.fft", "scipy.linalg", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.integrate",
-             "flint", "mpmath", "hypothesis.extra.numpy", "matplotlib", "torch.nn.functional",
-             # the report's renderers draw with matplotlib in the plugin's process: a second import of
-             # matplotlib's submodules after a pytester run breaks its isinstance checks
-             "attention_claims.framework.render", "attention_claims.framework.report", "jsonschema"]:
-    try:
-        importlib.import_module(_mod)
-    except ImportError:  # an optional dependency that is not installed
-        pass
-for _info in pkgutil.iter_modules(attention_claims.__path__):
-    try:
-        importlib.import_module(f"claims.{_info.name}")
-    except ImportError:
-        pass
-# torch's FlopCounterMode imports torch._inductor.test_operators on first use, which registers a
-# torch library; a second import after pytester's sys.modules restore would register it twice.
-from attention_claims.maths import meta_matmul_flops  # noqa: E402
+def _preload_heavy_modules() -> None:
+    """Import the heavy modules once, before any in-process pytester run: pytester restores
+    sys.modules after each inline run, and torch, numpy's C extensions and scipy cannot be imported
+    a second time. Every attention_claims module and what the checks import is loaded here.
 
-meta_matmul_flops("standard", 2, 1)
-# Draw one plot and render one report now, so that every matplotlib and Jinja2 module the plugin's
-# report writer needs is loaded before pytester snapshots sys.modules.
-from attention_claims.framework.render import render_html, render_markdown  # noqa: E402
-from attention_claims.framework.render.plots import verdict_counts_svg  # noqa: E402
+    Called by the session fixture below, which every ``pytester`` use requests, and not at import
+    time: a run that selects claim checks only (``pytest --claims-select ID``) then pays for none
+    of it (about 7 s on 2 cores).
+    """
+    import torch  # noqa: F401
 
-verdict_counts_svg({"warm-up": {"true": 1, "false": 0, "caveat": 0, "unchecked": 0, "undecided": 0}})
-_WARM = {"schema": 1, "generated": "", "environment": {}, "run": {"complete": True}, "counts": {}, "trust": {},
-         "claims": []}
-render_html(_WARM)
-render_markdown(_WARM)
+    import attention_claims
+
+    for mod in ["numpy.fft", "scipy.linalg", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.integrate",
+                "flint", "mpmath", "hypothesis.extra.numpy", "matplotlib", "torch.nn.functional",
+                # the report's renderers draw with matplotlib in the plugin's process: a second import of
+                # matplotlib's submodules after a pytester run breaks its isinstance checks
+                "attention_claims.framework.render", "attention_claims.framework.report", "jsonschema"]:
+        try:
+            importlib.import_module(mod)
+        except ImportError:  # an optional dependency that is not installed
+            pass
+    for info in pkgutil.walk_packages(attention_claims.__path__, "attention_claims."):
+        try:
+            importlib.import_module(info.name)
+        except ImportError:
+            pass
+    # torch's FlopCounterMode imports torch._inductor.test_operators on first use, which registers a
+    # torch library; a second import after pytester's sys.modules restore would register it twice.
+    from attention_claims.maths import meta_matmul_flops
+
+    meta_matmul_flops("standard", 2, 1)
+    # Draw one plot and render one report now, so that every matplotlib and Jinja2 module the plugin's
+    # report writer needs is loaded before pytester snapshots sys.modules.
+    from attention_claims.framework.render import render_html, render_markdown
+    from attention_claims.framework.render.plots import verdict_counts_svg
+
+    verdict_counts_svg({"warm-up": {"true": 1, "false": 0, "caveat": 0, "unchecked": 0, "undecided": 0}})
+    warm = {"schema": 1, "generated": "", "environment": {}, "run": {"complete": True}, "counts": {}, "trust": {},
+            "claims": []}
+    render_html(warm)
+    render_markdown(warm)
+
+
+@pytest.fixture(scope="session")
+def _heavy_modules_preloaded() -> None:
+    _preload_heavy_modules()
+
+
+@pytest.fixture
+def pytester(_heavy_modules_preloaded, pytester: pytest.Pytester) -> pytest.Pytester:
+    """pytest's ``pytester``, after the heavy modules are loaded (a session fixture, so before
+    pytester's snapshot of ``sys.modules``)."""
+    return pytester
 
 
 def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),), quote: str = "自注意力机制（Self-Attention）是Transformer架构的核心组件",

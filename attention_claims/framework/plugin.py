@@ -386,6 +386,19 @@ class _ClaimsHooks:
         self.state = state
 
     # -- collection -------------------------------------------------------------------
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        # With --claims-select / --claims-document, a test file that names none of the selected
+        # claims cannot decide one: markers, claim_params and reading_params name claim ids
+        # literally (tests/framework/test_selection.py checks this for every check), so the file is
+        # not even imported, and one claim runs in seconds instead of collecting the whole suite.
+        selected = self.state.selected
+        if selected is None or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+            return None
+        text = collection_path.read_text(encoding="utf-8", errors="replace")
+        if any(f'"{cid}"' in text or f"'{cid}'" in text for cid in selected):
+            return None
+        return True
+
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         # Claim ids (and "id:reading") become keywords, so ``pytest -k <claim id>`` runs exactly
         # the checks that decide that claim.
@@ -496,7 +509,13 @@ class ClaimsController(_ClaimsHooks):
         missing = self._missing()
         explicit = self.config.args_source == pytest.Config.ArgsSource.ARGS
         selected = bool(self.config.getoption("keyword", "") or self.config.getoption("markexpr", ""))
-        if missing and not (explicit or selected or state.partial):
+        if state.selected is not None:
+            # --claims-select / --claims-document: every reading of a selected claim needs a check
+            # (files that do not name a selected claim were not even collected); the rest is not selected.
+            state.partial = True
+            missing = [(claim, name) for claim, name in missing if claim.id in state.selected]
+            selected = False
+        if missing and not (explicit or selected or (state.partial and state.selected is None)):
             lines = [f"{claim.path}: claim '{claim.id}': reading '{name}' has no check" for claim, name in missing]
             raise pytest.UsageError("attention-claims: readings without checks:\n  " + "\n  ".join(lines))
         if missing:

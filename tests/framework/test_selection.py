@@ -59,3 +59,31 @@ def test_unknown_document_is_a_usage_error(planted):
     run = planted(_records(), _checks(), args=["--claims-document", "007"])
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR
     run.result.stderr.fnmatch_lines(["*--claims-document: no claim is stated in '007'*"])
+
+
+def test_every_check_names_its_claims_literally():
+    """The selection skips a check file that does not name a selected claim id literally, so every
+    claim marker of the real checks must name its claim in its own file (one full collection)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = (
+        "import json, pytest\n"
+        "class P:\n"
+        "    def pytest_collection_modifyitems(self, items):\n"
+        "        out = [(str(i.path), m.args[0]) for i in items for m in i.iter_markers('claim')]\n"
+        "        print('CLAIMS=' + json.dumps(out))\n"
+        "pytest.main(['checks', '--collect-only', '-q', '-p', 'no:cacheprovider', '-p', 'no:xdist',"
+        " '--claims-no-report'], plugins=[P()])\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("CLAIMS="))
+    import json
+
+    pairs = json.loads(line.removeprefix("CLAIMS="))
+    assert len(pairs) > 300
+    texts: dict[str, str] = {}
+    missing = sorted({(Path(f).name, cid) for f, cid in pairs
+                      if f'"{cid}"' not in texts.setdefault(f, Path(f).read_text(encoding="utf-8"))})
+    assert not missing, f"checks whose file does not name their claim id literally: {missing}"
