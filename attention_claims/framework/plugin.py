@@ -635,7 +635,7 @@ class ClaimsController(_ClaimsHooks):
         if tr is None or self.state.report is None:
             return
         for line, red in terminal_lines(self.state.report, self.state.errors, self.state.report_dir,
-                                        width=max(60, getattr(tr._tw, "fullwidth", 120))):
+                                        width=tr._tw.fullwidth if getattr(tr, "isatty", False) else 160):
             tr.write_line(line, red=red, bold=line.startswith("verdicts:"))
 
 
@@ -662,7 +662,11 @@ def terminal_lines(report: Report, errors: list[str], report_dir: Path | None, *
     lines += [(f"attention-claims: {err}", True) for err in errors]
     counts = {v: sum(c.verdict == v for c in fresh) for v in SECTION_ORDER}
     tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no claim decided"
-    not_selected = sum(not c.selected for c in report.claims)
+    others = [c for c in report.claims if c.id not in report.fresh]
+    kept = sum(c.decided is not None for c in others)
+    not_selected = len(others) - kept
+    if kept:
+        tally += f"; {kept} other claim{'s' if kept != 1 else ''} keep their last decision"
     if not_selected:
         tally += f"; {not_selected} claim{'s' if not_selected != 1 else ''} not selected"
     if report.run.interrupted:

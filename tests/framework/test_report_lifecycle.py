@@ -63,6 +63,7 @@ def test_full_run_then_collect_only_then_one_claim_still_decides_every_claim(pla
     assert report["counts"]["total"]["true"] == 2 and report["counts"]["total"]["undecided"] == 0
     alpha = next(c for c in report["claims"] if c["id"] == "alpha-claim")
     assert alpha["decided"] == first["claims"][0]["decided"] and alpha["selected"] is False
+    assert one.result.outlines[-1].startswith("verdicts: 1 true; 2 other claims keep their last decision; report")
     out = one.result.stdout.str().split("attention-claims verdicts")[1]
     assert "beta-claim" in out and "alpha-claim" not in out
 
