@@ -175,6 +175,21 @@ def _check_types(path, cid, table: dict, spec: dict, prefix: str) -> None:
             raise ClaimRecordError(path, cid, fname, "must not be empty")
 
 
+def _check_table(path, cid, table, array: str, i: int, fields: dict, required: tuple) -> None:
+    """Entry ``i`` of the array of tables ``array`` (``[[readings]]``, ``[[also_in]]``): a table
+    whose fields have the right types and include every ``required`` one.
+
+    Raises:
+        ClaimRecordError: naming ``<array>[<i>]`` or ``<array>[<i>].<field>``.
+    """
+    if not isinstance(table, dict):
+        raise ClaimRecordError(path, cid, f"{array}[{i}]", f"must be a table ([[{array}]])")
+    _check_types(path, cid, table, fields, f"{array}[{i}].")
+    for key in required:
+        if key not in table:
+            raise ClaimRecordError(path, cid, f"{array}[{i}].{key}", "missing required field")
+
+
 def _check_document(path, cid, document: str, fname: str) -> None:
     if not (SEED.match(document) or ARXIV.match(document)):
         raise ClaimRecordError(
@@ -213,12 +228,7 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
     also_in: list[Source] = []
     for i, extra in enumerate(data.get("also_in", [])):
         prefix = f"also_in[{i}]."
-        if not isinstance(extra, dict):
-            raise ClaimRecordError(path, cid, f"also_in[{i}]", "must be a table ([[also_in]])")
-        _check_types(path, cid, extra, SOURCE_FIELDS, prefix)
-        for key in SOURCE_FIELDS:
-            if key not in extra:
-                raise ClaimRecordError(path, cid, prefix + key, "missing required field")
+        _check_table(path, cid, extra, "also_in", i, SOURCE_FIELDS, tuple(SOURCE_FIELDS))
         _check_document(path, cid, extra["document"], prefix + "document")
         place = Source(**extra)
         if place == Source(**src) or place in also_in:
@@ -229,12 +239,7 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
     seen: set[str] = set()
     for i, r in enumerate(readings_raw):
         prefix = f"readings[{i}]."
-        if not isinstance(r, dict):
-            raise ClaimRecordError(path, cid, f"readings[{i}]", "must be a table ([[readings]])")
-        _check_types(path, cid, r, READING_FIELDS, prefix)
-        for key in READING_REQUIRED:
-            if key not in r:
-                raise ClaimRecordError(path, cid, prefix + key, "missing required field")
+        _check_table(path, cid, r, "readings", i, READING_FIELDS, READING_REQUIRED)
         if not READING_NAME.match(r["name"]):
             raise ClaimRecordError(path, cid, prefix + "name", f"{r['name']!r} is not a lowercase identifier")
         if r["name"] in seen:

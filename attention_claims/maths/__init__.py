@@ -18,7 +18,7 @@ Nothing here imports pytest or the framework: the mathematics stands on its own.
 
 from __future__ import annotations
 
-import importlib
+from .._lazy import lazy_exports
 
 MODULES = ('arrays', 'exact', 'attention', 'rank', 'spectrum', 'sparsity', 'kernels', 'projections', 'cost', 'expressivity', 'depth', 'boundaries')
 """The concept modules of this layer, each importable on its own."""
@@ -183,18 +183,4 @@ _WHERE = {
     "mp_matrix_effective_rank": "spectrum",
 }
 
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    # Lazy re-export (PEP 562): ``from attention_claims.maths import X`` imports only the
-    # module that defines X, so a check that needs no torch or python-flint does not pay for them.
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -5,7 +5,7 @@ per-head measurements and their cache (:mod:`.measurement`), per-layer tables an
 
 from __future__ import annotations
 
-import importlib
+from .._lazy import lazy_exports
 
 MODULES = ('registry', 'loading', 'measurement', 'tables')
 """The concept modules of this layer, each importable on its own."""
@@ -57,18 +57,4 @@ _WHERE = {
     "main": "tables",
 }
 
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    # Lazy re-export (PEP 562): ``from attention_claims.models import X`` imports only the
-    # module that defines X, so a check that needs no torch or python-flint does not pay for them.
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _WHERE)
