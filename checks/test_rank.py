@@ -39,6 +39,7 @@ from attention_claims.maths import (
     certified_singular_value_count,
     certify_nonzero_det,
     cr_factorization,
+    cuda_available,
     default_rank_tolerance,
     energy_fraction,
     exact_product_rank,
@@ -212,6 +213,31 @@ def test_causal_softmax_stored_matrix_full_rank(device, dtype, reading, data, cl
                 f"IEEE -ln(subnormal_min/2) = {-underflow_log_threshold(dtype):.6g})"
             ),
         )
+
+
+RANK_BREAK_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def causal_rank_breaks(devices=("cpu",)) -> dict:
+    """The ``rank_breaks`` plot data of the causal full-rank claim: per dtype and device, the logit
+    gap (nats) above which the stored diagonal weight underflows to 0 and the causal matrix loses
+    rank (:func:`softmax_diagonal_underflow_gap`, bisection), against the IEEE threshold
+    ``-ln(smallest subnormal / 2)`` of each dtype (:func:`underflow_log_threshold`)."""
+    return {"breaks": [{"dtype": dt, "device": dev, "gap": softmax_diagonal_underflow_gap(dt, dev)}
+                       for dev in devices for dt in RANK_BREAK_DTYPES],
+            "thresholds": {dt: -underflow_log_threshold(dt) for dt in RANK_BREAK_DTYPES}}
+
+
+@pytest.mark.claim("causal-softmax-full-rank", reading="cpu-float16")
+def test_causal_rank_break_points(claim_log):
+    """Evidence only (no assertion; the readings are decided by the checks above): the break
+    points of the boundary search, drawn against the IEEE thresholds, on the CPU and on CUDA when
+    a GPU is present."""
+    data = causal_rank_breaks(("cpu", "cuda") if cuda_available() else ("cpu",))
+    claim_log.plot("rank_breaks", data)
+    claim_log.note("Logit gap above which the stored diagonal underflows (bisection) vs IEEE -ln(subnormal_min/2): "
+                   + "; ".join(f"{b['dtype']} ({b['device']}) {b['gap']:.6g} vs {data['thresholds'][b['dtype']]:.6g}"
+                               for b in data["breaks"]) + ".")
 
 
 @pytest.mark.claim("causal-softmax-full-rank", reading="cpu-float64-numerical-rank")

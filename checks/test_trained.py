@@ -149,6 +149,16 @@ def test_power_law_constant_uniform_in_n(key, claim_log, claimed):
 # -- 引理 11.34 ---------------------------------------------------------------------------------
 
 
+def _heatmap(meas: models.Measurement, claim_log) -> None:
+    """Attach the layer x head heatmap of this model and N (float32): effective rank (tau 0.9),
+    top-10 % energy and numerical rank; attached once per model and N, by the 引理 11.34 energy check."""
+    claim_log.plot("layer_head_heatmap", {
+        "model": meas.model, "N": meas.N,
+        "measures": {k: meas.get(k) for k in ("eff_rank_90", "energy_top10", "numerical_rank")},
+        "names": {"eff_rank_90": "effective rank (tau 0.9)", "energy_top10": "top-10 % energy",
+                  "numerical_rank": "numerical rank"}})
+
+
 def _energy_gt(claimed):
     e = float(claimed.eval("energy"))
     return lambda m, dt: m.get("energy_top10", dt) > e
@@ -161,6 +171,7 @@ def test_top_tenth_energy(key, N, claim_log, claimed):
         claim_log.example(energy_top10=e)
     k = math.ceil(float(claimed.eval("top_fraction")) * N)
     claim_log.note(f"Mean energy of the top {k} singular values: {np.mean(meas.get('energy_top10')):.1%}.")
+    _heatmap(meas, claim_log)
     _share_check(meas, _energy_gt(claimed), float(claimed.eval("share")), False,
                  f"the top {k} singular values carry > {float(claimed.eval('energy')):.0%} of the energy", claim_log)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -41,6 +42,43 @@ def _jsonable(value: Any) -> Any:
     except (TypeError, ValueError):
         return str(value)
     return f if math.isfinite(f) else repr(f)
+
+
+#: The plot kinds :func:`attention_claims.framework.render.plots.render_plot` draws, each with the
+#: fields its data must have (kept here so that a check does not import matplotlib to attach one;
+#: tests/framework/test_evidence.py checks the two lists agree).
+PLOT_KINDS: dict[str, tuple[str, ...]] = {
+    "layer_head_heatmap": ("model", "N", "measures"),
+    "spectra": ("spectra",),
+    "rank_breaks": ("breaks",),
+    "sparsity_curve": ("x", "closed_form"),
+    "decay_sparsity": ("n", "S"),
+    "curve": ("x", "series"),
+}
+
+
+def _plot_json(value: Any, where: str) -> Any:
+    """``value`` as plain JSON for a plot: arrays to lists, non-finite floats to ``None``.
+
+    Raises:
+        TypeError: a value (at ``where``) that is none of JSON's types, an array or a number.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _plot_json(v, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plot_json(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        return _plot_json(tolist(), where)
+    if isinstance(value, numbers.Real):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    raise TypeError(f"plot {where} is a {type(value).__name__}, which is not JSON (use numbers, strings, "
+                    "lists, dicts or arrays)")
 
 
 class Counterexample(AssertionError):
@@ -146,13 +184,15 @@ class CheckLog:
     ``example()`` counts one example; ``track(name, value)`` keeps the range of a
     measured quantity (e.g. the logit gap, the smallest certified determinant);
     ``note(text)`` adds a fixed line (e.g. the boundary found by a bisection);
-    ``figure(path, caption)`` attaches an image the check drew, which the report shows.
+    ``figure(path, caption)`` attaches an image the check drew, which the report shows;
+    ``plot(kind, data)`` attaches data the HTML report draws (one of :data:`PLOT_KINDS`).
     """
 
     examples: int = 0
     ranges: dict[str, list[float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     figures: list[dict[str, str]] = field(default_factory=list)
+    plots: list[dict[str, Any]] = field(default_factory=list)
 
     def example(self, **tracked: float) -> None:
         """Count one example and track the given quantities."""
@@ -182,6 +222,29 @@ class CheckLog:
         entry = {"path": str(Path(path).resolve()), "caption": caption}
         if entry not in self.figures:
             self.figures.append(entry)
+
+    def plot(self, kind: str, data: dict) -> None:
+        """Attach ``data`` for the report to draw as a plot of ``kind`` (kept once, in order).
+
+        ``kind`` is one of :data:`PLOT_KINDS`, whose value names the fields ``data`` must have
+        (the shapes are documented by the functions of
+        :mod:`attention_claims.framework.render.plots`). Numpy / torch arrays and scalars become
+        lists and numbers; NaN and infinities become ``null`` (a blank cell or point).
+
+        Raises:
+            ValueError: ``kind`` is not a plot kind the renderer knows, or ``data`` lacks a field.
+            TypeError: ``data`` is not a dict, or holds a value that is not JSON (after the conversions).
+        """
+        if kind not in PLOT_KINDS:
+            raise ValueError(f"unknown plot kind {kind!r}; the renderer draws {', '.join(sorted(PLOT_KINDS))}")
+        if not isinstance(data, dict):
+            raise TypeError(f"plot data must be a dict, not {type(data).__name__}")
+        missing = [k for k in PLOT_KINDS[kind] if k not in data]
+        if missing:
+            raise ValueError(f"{kind} plot data lacks {', '.join(missing)} (needs {', '.join(PLOT_KINDS[kind])})")
+        entry = {"kind": kind, "data": _plot_json(data, "data")}
+        if entry not in self.plots:
+            self.plots.append(entry)
 
     def summary(self) -> str:
         """One paragraph: the examples, the tracked ranges, then the notes."""

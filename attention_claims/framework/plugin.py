@@ -95,6 +95,7 @@ class CheckResult:
     skip_reason: str = ""
     error: str = ""
     figures: list = field(default_factory=list)  # [{"path": absolute path, "caption": str}]
+    plots: list = field(default_factory=list)  # [{"kind": str, "data": {...}}] (CheckLog.plot)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -356,6 +357,7 @@ def _update_result(res: CheckResult, report: pytest.TestReport, props: dict) -> 
         res.examples = int(props.get(PREFIX + "examples", 0))
         res.evidence = props.get(PREFIX + "evidence", "")
         res.figures = json.loads(props.get(PREFIX + "figures", "[]"))
+        res.plots = json.loads(props.get(PREFIX + "plots", "[]"))
         if PREFIX + "counterexample" in props:
             res.outcome = "counterexample"
             res.counterexample = json.loads(props[PREFIX + "counterexample"])
@@ -459,6 +461,8 @@ class _ClaimsHooks:
             props.append((PREFIX + "evidence", log.summary()))
             if log.figures:
                 props.append((PREFIX + "figures", json.dumps(log.figures)))
+            if log.plots:
+                props.append((PREFIX + "plots", json.dumps(log.plots, allow_nan=False)))
         exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, Counterexample) and exc.certify is not None:
             try:

@@ -26,6 +26,7 @@ from .report_model import (
     Environment,
     Figure,
     Place,
+    Plot,
     ReadingEntry,
     Report,
     Run,
@@ -87,6 +88,18 @@ def _figures(checks, report_dir: Path | None) -> list[Figure]:
     return out
 
 
+def _plots(checks) -> list[Plot]:
+    """The plot data the checks attached (:meth:`attention_claims.framework.evidence.CheckLog.plot`),
+    each once, in the order of the checks."""
+    out: list[Plot] = []
+    for r in checks:
+        for p in r.plots:
+            entry = Plot(kind=p["kind"], data=p["data"], check=r.nodeid)
+            if all((q.kind, q.data) != (entry.kind, entry.data) for q in out):
+                out.append(entry)
+    return out
+
+
 def _evidence(checks) -> str:
     parts = []
     for r in checks:
@@ -123,7 +136,7 @@ def _reading_entry(reading, results, profile, report_dir=None) -> tuple[ReadingE
                                      ("condition", reading.condition)) if v},
         outcome=outcome, checks=[r.nodeid for r in checks], examples=sum(r.examples for r in checks),
         evidence=_evidence(checks), counterexample=cx, certified=certified, figures=_figures(checks, report_dir),
-        kind=reading.kind if outcome == "failed" and not reading.as_stated else None)
+        kind=reading.kind if outcome == "failed" and not reading.as_stated else None, plots=_plots(checks))
     return entry, ReadingOutcome(outcome, certified), errors
 
 

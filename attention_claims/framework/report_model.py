@@ -87,6 +87,17 @@ class Figure:
 
 
 @dataclass
+class Plot:
+    """Data a check attached for the HTML report to draw (``CheckLog.plot``): ``kind`` is one of
+    :data:`attention_claims.framework.evidence.PLOT_KINDS`, ``data`` its fields (plain JSON),
+    ``check`` the node id of the check that attached it."""
+
+    kind: str
+    data: dict
+    check: str = ""
+
+
+@dataclass
 class ReadingEntry:
     """One reading of a claim and what its checks found in the run that decided the claim."""
 
@@ -102,6 +113,7 @@ class ReadingEntry:
     certified: bool
     figures: list[Figure] = field(default_factory=list)
     kind: str | None = None  # numerical | scope | empirical: set on a failed reading other than the as-stated one
+    plots: list[Plot] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: dict) -> ReadingEntry:
@@ -117,7 +129,9 @@ class ReadingEntry:
                    evidence=data.get("evidence", ""),
                    counterexample=CounterexampleEntry.from_json(cx) if cx else None,
                    certified=bool(data.get("certified")),
-                   figures=[Figure(**f) for f in data.get("figures", [])], kind=data.get("kind"))
+                   figures=[Figure(**f) for f in data.get("figures", [])], kind=data.get("kind"),
+                   plots=[Plot(kind=p["kind"], data=p["data"], check=p.get("check", ""))
+                          for p in data.get("plots", [])])
 
 
 @dataclass

@@ -211,6 +211,35 @@ def test_figures_attached_by_a_check_are_embedded_in_the_report(planted, pyteste
     assert '<img src="data:image/png;base64,' in html and "a planted figure" in html  # inlined: self-contained
 
 
+PLOT = '''
+import numpy as np
+import pytest
+
+@pytest.mark.claim("c", reading="exact")
+def test_exact(claim_log):
+    claim_log.example(x=1.0)
+    claim_log.plot("layer_head_heatmap", {"model": "m", "N": 4, "measures": {
+        "eff_rank_90": np.array([[1.0, 2.0], [3.0, float("nan")]]), "energy_top10": [[0.5, 0.6], [0.7, 0.8]],
+        "numerical_rank": np.array([[4, 4], [3, 4]])}})
+    claim_log.plot("rank_breaks", {"breaks": [{"dtype": "float16", "device": "cpu", "gap": 17.34}],
+                                   "thresholds": {"float16": 17.33}})
+'''
+
+
+@pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_plots_attached_by_a_check_reach_the_report(planted, args):
+    run = planted({"c.toml": record_toml("c")}, {"test_plot.py": PLOT}, args=args, subprocess=bool(args))
+    assert run.result.ret == 0, run.result.stdout.str()
+    (r,) = run.claim("c")["readings"]
+    assert [p["kind"] for p in r["plots"]] == ["layer_head_heatmap", "rank_breaks"]
+    heat = r["plots"][0]
+    assert heat["check"] == "test_plot.py::test_exact"
+    assert heat["data"]["measures"]["eff_rank_90"] == [[1.0, 2.0], [3.0, None]]
+    assert r["plots"][1]["data"]["breaks"][0]["gap"] == 17.34
+    html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
+    assert html.count('<figure class="plot"><svg') == 2 and "m, N = 4: per layer and head" in html
+
+
 def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted):
     also = '\n[[also_in]]\ndocument = "001_7b7f411bbe8a3bef.txt"\nsection = "repost"\nquote = "the repost\'s words"\n'
     also += '\n[[also_in]]\ndocument = "001_7b7f411bbe8a3bef.txt"\nsection = "caption"\nquote = "a figure caption"\n'

@@ -24,6 +24,7 @@ from attention_claims.testkit import refute
 @pytest.mark.claim("c", reading="exact")
 def test_exact(claim_log):
     claim_log.example(x=1.0)
+    claim_log.plot("curve", {"x": [1, 2], "series": {"y": [3.0, float("inf")]}})
 
 @pytest.mark.claim("c", reading="fp16")
 def test_fp16(claim_log):
@@ -53,6 +54,8 @@ def test_a_real_report_satisfies_the_schema(planted):
     report = run.report
     _validate(report)
     assert report["claims"][0]["readings"][1]["counterexample"]["boundary"] == "gap 8"
+    assert report["claims"][0]["readings"][0]["plots"] == [
+        {"kind": "curve", "data": {"x": [1, 2], "series": {"y": [3.0, None]}}, "check": "test_c.py::test_exact"}]
     assert {c["id"]: c["verdict"] for c in report["claims"]} == {"c": "caveat", "u": "unchecked"}
 
 
