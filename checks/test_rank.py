@@ -230,10 +230,22 @@ def causal_rank_breaks(devices=("cpu",)) -> dict:
 
 @pytest.mark.claim("causal-softmax-full-rank", reading="cpu-float16")
 def test_causal_rank_break_points(claim_log):
-    """Evidence only (no assertion; the readings are decided by the checks above): the break
-    points of the boundary search, drawn against the IEEE thresholds, on the CPU and on CUDA when
-    a GPU is present."""
+    """The break points of the boundary search (the logit gap at which each dtype's stored diagonal
+    underflows), drawn against the IEEE thresholds, on the CPU and on CUDA when a GPU is present.
+
+    It does not decide the reading (the checks above do); it guards the boundary that the report
+    prints for it: on the CPU each break must lie within 2 ulps of the dtype at that gap, or
+    0.01 nats, of -ln(smallest subnormal / 2), the IEEE round-to-nearest underflow point of
+    exp(-gap) (a 2 x 2 causal row). A break elsewhere means the boundary search is wrong: that is a
+    bug of the suite, raised as an error (not a counterexample), which fails the run. CUDA's breaks
+    are reported, not checked (its float64 exp flushes before the last subnormals)."""
     data = causal_rank_breaks(("cpu", "cuda") if cuda_available() else ("cpu",))
+    for b in data["breaks"]:
+        ieee = data["thresholds"][b["dtype"]]
+        tol = max(2 * float(torch.finfo(getattr(torch, b["dtype"])).eps) * ieee, 0.01)
+        if b["device"] == "cpu" and abs(b["gap"] - ieee) > tol:
+            raise RuntimeError(f"boundary search inconsistent with IEEE for {b['dtype']} on the CPU: break at "
+                               f"{b['gap']:.6g} nats, IEEE {ieee:.6g} (tolerance {tol:.3g})")
     claim_log.plot("rank_breaks", data)
     claim_log.note("Logit gap above which the stored diagonal underflows (bisection) vs IEEE -ln(subnormal_min/2): "
                    + "; ".join(f"{b['dtype']} ({b['device']}) {b['gap']:.6g} vs {data['thresholds'][b['dtype']]:.6g}"
