@@ -63,3 +63,13 @@ def test_pyproject_pins_nothing_exactly_and_constraints_pin_everything():
     pins = [ln for ln in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
             if ln.strip() and not ln.startswith("#")]
     assert all("==" in ln for ln in pins) and any(ln.startswith("torch==") for ln in pins)
+
+
+def test_no_public_name_shadows_a_submodule():
+    """``from attention_claims.maths import X`` must not depend on import order: once a submodule
+    ``attention_claims.maths.X`` is imported, the package attribute ``X`` is that module."""
+    import attention_claims.maths as maths
+    import attention_claims.models as models
+
+    for layer in (maths, models):
+        assert not set(layer.__all__) & set(layer.MODULES), layer.__name__

@@ -90,7 +90,7 @@ _WHERE = {
     "knee_spectrum_energy": "spectrum",
     "eckart_young_factors": "spectrum",
     "exact_frobenius_sq": "spectrum",
-    "sparsity": "sparsity",
+    "sparsity_measure": "sparsity",
     "DPS": "sparsity",
     "s_exp": "sparsity",
     "s_relu2": "sparsity",

@@ -19,7 +19,7 @@ from .arrays import AttentionInputError, as_array, as_int, positive_int
 from .exact import as_fractions, precision
 
 
-def sparsity(x) -> float:
+def sparsity_measure(x) -> float:
     """The l1/l2 sparsity ``S(x) = E|x| / sqrt(E x^2) = ||x||_1 / (sqrt(n) ||x||_2)``.
 
     Source: kexue.fm/archives/9889 eq. (1) (004, "稀疏程度"), after kexue.fm/archives/9595.

@@ -27,7 +27,7 @@ from attention_claims.maths import (
     power_law_fit,
     singular_values,
     softmax_attention,
-    sparsity,
+    sparsity_measure,
     top_fraction_energy,
     underflow_log_threshold,
 )
@@ -43,7 +43,7 @@ BAD = {
 @pytest.mark.parametrize("fn", [singular_values, numerical_rank, exact_rank,
                                 lambda a: softmax_attention(a, a), lambda a: logits(a, a),
                                 lambda a: linear_attention(a, a), lambda a: power_law_fit(a.ravel()),
-                                lambda a: effective_rank(a.ravel(), 0.9), lambda a: sparsity(a.ravel()),
+                                lambda a: effective_rank(a.ravel(), 0.9), lambda a: sparsity_measure(a.ravel()),
                                 lambda a: energy_fraction(a.ravel(), 1)],
                          ids=["singular_values", "numerical_rank", "exact_rank", "softmax_attention", "logits",
                               "linear_attention", "power_law_fit", "effective_rank", "sparsity", "energy_fraction"])
@@ -102,12 +102,12 @@ def test_energy_and_effective_rank_definition_11_25():
 
 
 def test_sparsity_known_values():
-    assert sparsity(np.ones(7)) == pytest.approx(1.0)
-    assert sparsity(np.array([0.0, 0.0, 5.0, 0.0])) == pytest.approx(0.5)  # one-hot: 1/sqrt(n)
-    assert sparsity(np.array([-1.0, 1.0])) == pytest.approx(1.0)
-    assert sparsity(np.array([3.0, 4.0])) == pytest.approx(3.5 / math.sqrt(12.5))
+    assert sparsity_measure(np.ones(7)) == pytest.approx(1.0)
+    assert sparsity_measure(np.array([0.0, 0.0, 5.0, 0.0])) == pytest.approx(0.5)  # one-hot: 1/sqrt(n)
+    assert sparsity_measure(np.array([-1.0, 1.0])) == pytest.approx(1.0)
+    assert sparsity_measure(np.array([3.0, 4.0])) == pytest.approx(3.5 / math.sqrt(12.5))
     with pytest.raises(AttentionInputError, match="all-zero"):
-        sparsity(np.zeros(3))
+        sparsity_measure(np.zeros(3))
 
 
 def test_power_law_fit_recovers_exponent():
@@ -166,9 +166,9 @@ def test_error_messages_name_the_argument_exactly():
     with pytest.raises(AttentionInputError, match=r"^A: expected 2 dimensions, got shape \(3,\)$"):
         numerical_rank(np.ones(3))
     with pytest.raises(AttentionInputError, match=r"^x: contains NaN or Inf$"):
-        sparsity(np.array([np.inf, 1.0]))
+        sparsity_measure(np.array([np.inf, 1.0]))
     with pytest.raises(AttentionInputError, match=r"^x: all-zero vector, sparsity S is undefined \(0/0\)$"):
-        sparsity(np.zeros(2))
+        sparsity_measure(np.zeros(2))
     with pytest.raises(AttentionInputError, match=r"^sigma: all singular values are zero \(effective rank undefined\)$"):
         effective_rank(np.zeros(2), 0.5)
     with pytest.raises(AttentionInputError, match=r"^sigma: all singular values are zero \(energy ratio undefined\)$"):
@@ -203,7 +203,7 @@ def test_boundaries_of_measures():
     assert top_fraction_energy(sigma, 1.0) == 1.0
     with pytest.raises(AttentionInputError, match="fraction"):
         top_fraction_energy(sigma, 1.5)
-    rows = sparsity(np.array([[1.0, 1.0], [0.0, 1.0]]))
+    rows = sparsity_measure(np.array([[1.0, 1.0], [0.0, 1.0]]))
     np.testing.assert_allclose(rows, [1.0, 1 / math.sqrt(2)])
 
 
