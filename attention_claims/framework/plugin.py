@@ -133,6 +133,20 @@ def _resolve(config: pytest.Config, opt: str | None, default: Path) -> Path:
     return default
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (in the project's ``addopts``): a worker per available core for a full run; no
+    workers (in-process, no start-up cost) for one core, ``--collect-only``, or a run that selects
+    claims with ``--claims-select`` / ``--claims-document``. The report is the same either way
+    (``tests/framework/test_trust.py`` compares a serial and an xdist run)."""
+    import os
+
+    if config.option.collectonly or config.getoption("claims_select") or config.getoption("claims_document"):
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores if cores > 1 else 0
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",

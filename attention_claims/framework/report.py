@@ -67,7 +67,7 @@ def _now() -> str:
 
 
 def _reproduce(nodeid: str, profile: str) -> str:
-    return f"python -m pytest {shlex.quote(nodeid)} -p no:xdist --hypothesis-profile={profile}"
+    return f"python -m pytest {shlex.quote(nodeid)} -n 0 --hypothesis-profile={profile}"
 
 
 def _figures(checks, report_dir: Path | None) -> list[Figure]:

@@ -42,7 +42,7 @@ def _reading(name, outcome, *, as_stated=False, cx=None, condition=None, figures
 def _cx(message, certified=True, boundary=None):
     return {"message": message, "example": {"N": 2, "C": [[0, 0], [0, 0]]}, "certified": certified,
             "certificate": "exact rational arithmetic", "boundary": boundary,
-            "reproduce": "python -m pytest checks/test_x.py::test_exact -p no:xdist --hypothesis-profile=ci"}
+            "reproduce": "python -m pytest checks/test_x.py::test_exact -n 0 --hypothesis-profile=ci"}
 
 
 def plot_specs() -> list[dict]:

@@ -75,7 +75,7 @@ def test_every_check_names_its_claims_literally():
         "    def pytest_collection_modifyitems(self, items):\n"
         "        out = [(str(i.path), m.args[0]) for i in items for m in i.iter_markers('claim')]\n"
         "        print('CLAIMS=' + json.dumps(out))\n"
-        "pytest.main(['checks', '--collect-only', '-q', '-p', 'no:cacheprovider', '-p', 'no:xdist',"
+        "pytest.main(['checks', '--collect-only', '-q', '-p', 'no:cacheprovider', '-n', '0',"
         " '--claims-no-report'], plugins=[P()])\n")
     proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("CLAIMS="))
