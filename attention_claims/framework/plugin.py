@@ -40,6 +40,8 @@ from . import profiles
 from .evidence import CheckLog, Counterexample, resolve_deferred
 from .records import RECORDS_DIR, SOURCES_DIR, Claim, ClaimRecordError, load_catalog
 from .report_model import Report
+from .sentences import SentenceDataError
+from .sentences import load_all as load_sentences
 
 LOG_KEY = pytest.StashKey[CheckLog]()
 PREFIX = "attention_claims."
@@ -170,8 +172,10 @@ def pytest_configure(config: pytest.Config) -> None:
         report_dir = _resolve(config, config.getoption("claims_report_dir"), rootdir / "reports")
     try:
         catalog = load_catalog(records, sources)
+        load_sentences(Path(sources) / "sentences")  # malformed: a usage error now, not at report time
     except ClaimRecordError as exc:
-        raise pytest.UsageError(f"attention-claims: malformed claim record: {exc}") from None
+        what = "sentence classification" if isinstance(exc, SentenceDataError) else "claim record"
+        raise pytest.UsageError(f"attention-claims: malformed {what}: {exc}") from None
     state = State(
         catalog=catalog,
         by_id={c.id: c for c in catalog},

@@ -308,19 +308,26 @@ def _atomic_write(path: Path, text: str) -> None:
 def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURCES_DIR) -> None:
     """Write ``claims.json``, ``claims.md`` and ``claims.html`` atomically, all three from
     ``report.to_json()``: the HTML by :func:`~attention_claims.framework.render.render_html` (the source
-    documents in ``sources_dir`` annotated, figures under ``report_dir`` inlined), the Markdown by
+    documents in ``sources_dir`` annotated with the sentence classification of ``sources_dir/sentences``,
+    figures under ``report_dir`` inlined), the Markdown by
     :func:`~attention_claims.framework.render.render_markdown`.
 
     Raises:
         OSError: a file cannot be written.
+        SentenceDataError: a sentence classification file is malformed (names the file and entry).
     """
     from .render import load_sources, render_html, render_markdown
+    from .sentences import classification_maps, load_all
 
     data = report.to_json()
     _atomic_write(report_dir / "claims.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     _atomic_write(report_dir / "claims.md", render_markdown(data))
     sources = load_sources(sources_dir) if Path(sources_dir).is_dir() else {}
-    _atomic_write(report_dir / "claims.html", render_html(data, sources=sources, report_dir=report_dir))
+    kinds, claim_excerpts = {}, {}
+    for doc, entries in load_all(Path(sources_dir) / "sentences").items():
+        kinds[doc], claim_excerpts[doc] = classification_maps(entries)
+    _atomic_write(report_dir / "claims.html", render_html(data, sources=sources, classification=kinds,
+                                                          claim_excerpts=claim_excerpts, report_dir=report_dir))
 
 
 def write_in_progress(state, config) -> None:

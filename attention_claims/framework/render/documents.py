@@ -257,7 +257,8 @@ def _overlaps(masked: str, a: int, b: int, qa: int, qb: int) -> bool:
 
 
 def annotate(name: str, text: str, claims: list[dict],
-             classification: Mapping[str, str] | None = None) -> AnnotatedDocument:
+             classification: Mapping[str, str] | None = None,
+             claim_excerpts: Mapping[str, str] | None = None) -> AnnotatedDocument:
     """Parse document ``name`` (raw Markdown ``text``) and mark its sentences.
 
     Args:
@@ -268,6 +269,8 @@ def annotate(name: str, text: str, claims: list[dict],
             (``"heading"``, ``"citation"``, ``"opinion"``, ``"anecdote"``, ``"question"``,
             ``"navigation"``, ...); every sentence overlapping an excerpt gets that kind unless it
             carries a claim. Excerpts not found are ignored.
+        claim_excerpts: optional ``{verbatim excerpt: claim id}``: sentences that state a claim whose
+            record quotes other words (``kind = "claim"`` in ``sources/sentences/``); marked like a quote.
 
     Returns:
         The :class:`AnnotatedDocument`; ``unlocated`` lists ids whose quote is not in ``text``.
@@ -277,6 +280,8 @@ def annotate(name: str, text: str, claims: list[dict],
     display_ends = {s.end for s in spans if s.display}
     claim_spans, unlocated = _claim_spans(name, text, claims)
     verdict_of = {c["id"]: c["verdict"] for c in claims}
+    claim_spans += [(a, b, cid, verdict_of.get(cid, "unchecked")) for excerpt, cid in (claim_excerpts or {}).items()
+                    for a, b in locate(text, excerpt)]
     kind_spans = [(a, b, kind) for excerpt, kind in (classification or {}).items() for a, b in locate(text, excerpt)]
     sentences: list[Sentence] = []
     blocks: list[Block] = []
@@ -286,7 +291,7 @@ def annotate(name: str, text: str, claims: list[dict],
         for sa, sb in _sentence_cuts(masked, a, b, display_ends):
             s = Sentence(len(sentences), sa, sb)
             s.claims = list(dict.fromkeys(cid for qa, qb, cid, _v in claim_spans if _overlaps(masked, sa, sb, qa, qb)))
-            s.verdict = worst_verdict([verdict_of[c] for c in s.claims])
+            s.verdict = worst_verdict([verdict_of.get(c, "unchecked") for c in s.claims])
             if not s.claims:
                 s.kind = next((k for qa, qb, k in kind_spans if _overlaps(masked, sa, sb, qa, qb)), None)
             if s.claims or masked[sa:sb].strip(" *#|-=>" + MASK):

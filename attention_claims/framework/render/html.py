@@ -139,15 +139,18 @@ def block_html(doc: AnnotatedDocument, block, short: str, titles: Mapping[str, t
 
 
 def _documents(report: dict, sources: Mapping[str, str] | None,
-               classification: Mapping[str, Mapping[str, str]] | None) -> list[AnnotatedDocument]:
+               classification: Mapping[str, Mapping[str, str]] | None,
+               claim_excerpts: Mapping[str, Mapping[str, str]] | None) -> list[AnnotatedDocument]:
     if not sources:
         return []
-    return [annotate(name, text, report["claims"], (classification or {}).get(name))
+    return [annotate(name, text, report["claims"], (classification or {}).get(name),
+                     claim_excerpts=(claim_excerpts or {}).get(name))
             for name, text in sorted(sources.items(), key=lambda kv: model.document_key(kv[0]))]
 
 
 def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
                 classification: Mapping[str, Mapping[str, str]] | None = None,
+                claim_excerpts: Mapping[str, Mapping[str, str]] | None = None,
                 report_dir: str | Path | None = None) -> str:
     """The HTML report of ``report`` (the ``claims.json`` dict), self-contained.
 
@@ -157,7 +160,10 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         sources: ``{document file name: full text}`` of the source documents to annotate (see
             :func:`load_sources`); None or empty: no document view.
         classification: ``{document: {verbatim excerpt: not-a-claim kind}}`` for the coverage view;
-            sentences not covered by a claim or an excerpt are "unclassified".
+            sentences not covered by a claim or an excerpt are "unclassified" (data:
+            ``sources/sentences/``, :mod:`attention_claims.framework.sentences`).
+        claim_excerpts: ``{document: {verbatim excerpt: claim id}}``: further sentences that state a
+            recorded claim in other words than its quote.
         report_dir: the folder that figure paths in the report are relative to; figures whose file
             cannot be read are listed by caption only.
 
@@ -165,7 +171,7 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         The page as one string (UTF-8 text, about 1 MB for the full catalog).
     """
     report_dir = Path(report_dir) if report_dir is not None else None
-    docs = _documents(report, sources, classification)
+    docs = _documents(report, sources, classification, claim_excerpts)
     sentence_of: dict[tuple[str, str], str] = {}
     for d in docs:
         for s in d.sentences:

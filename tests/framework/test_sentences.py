@@ -1,0 +1,142 @@
+"""The sentence classification of the source documents (attention_claims.framework.sentences)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from attention_claims.framework.records import SOURCES_DIR, load_catalog
+from attention_claims.framework.sentences import (
+    KINDS,
+    SENTENCES_DIR,
+    SentenceDataError,
+    audit,
+    classification_maps,
+    load_all,
+    load_classification,
+)
+from attention_claims.tools.sentences import claim_dicts
+
+DOC = textwrap.dedent("""\
+    # 标题
+
+    注意力矩阵是低秩的。我们下面来看原因。你觉得呢？
+
+    这是一个定理的重述。
+""")
+CLAIMS = [{"id": "low-rank", "verdict": "false", "source": {"document": "d.txt", "quote": "注意力矩阵是低秩的"}}]
+
+
+def _write(tmp_path, body: str):
+    p = tmp_path / "d.toml"
+    p.write_text('document = "d.txt"\n' + textwrap.dedent(body), encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("body, where", [
+    ('[[sentence]]\nkind = "heading"\n', "sentence 1: field 'text'"),
+    ('[[sentence]]\ntext = "x"\nkind = "poem"\n', "sentence 1: field 'kind'"),
+    ('[[sentence]]\ntext = "x"\nkind = "claim"\n', "sentence 1: field 'claim'"),
+    ('[[sentence]]\ntext = "x"\nkind = "heading"\nclaim = "a"\n', "sentence 1: field 'claim'"),
+    ('[[sentence]]\ntext = "x"\nkind = "opinion"\n', "sentence 1: field 'reason'"),
+    ('[[sentence]]\ntext = "x"\nkind = "heading"\n[[sentence]]\ntext = "y"\nkind = "heading"\ncolour = 1\n',
+     "sentence 2: field 'colour'"),
+])
+def test_a_malformed_entry_names_the_file_the_entry_and_the_field(tmp_path, body, where):
+    p = _write(tmp_path, body)
+    with pytest.raises(SentenceDataError) as info:
+        load_classification(p)
+    assert str(info.value).startswith(f"{p}: {where}")
+
+
+def test_a_file_without_document_or_not_toml_is_named(tmp_path):
+    p = tmp_path / "x.toml"
+    p.write_text("[[sentence]]\n", encoding="utf-8")
+    with pytest.raises(SentenceDataError, match=r"x\.toml: field 'document'"):
+        load_classification(p)
+    p.write_text("document = \n", encoding="utf-8")
+    with pytest.raises(SentenceDataError, match=r"x\.toml: not valid TOML"):
+        load_classification(p)
+
+
+def test_two_files_for_one_document_are_refused(tmp_path):
+    for name in ("a.toml", "b.toml"):
+        (tmp_path / name).write_text('document = "d.txt"\n', encoding="utf-8")
+    with pytest.raises(SentenceDataError, match=r"b\.toml: field 'document': d\.txt is classified by another"):
+        load_all(tmp_path)
+
+
+def test_audit_lists_unclassified_sentences_then_nothing_once_classified(tmp_path):
+    result = audit("d.txt", DOC, CLAIMS, [])
+    assert result.unclassified == ["标题", "我们下面来看原因。", "你觉得呢？", "这是一个定理的重述。"]
+    assert result.counts == {"claim": 1, "not-claim": 0, "unclassified": 4, "total": 5}
+    _, entries = load_classification(_write(tmp_path, """\
+        [[sentence]]
+        text = "# 标题"
+        kind = "heading"
+        [[sentence]]
+        text = "我们下面来看原因。你觉得呢？"
+        kind = "setup"
+        reason = "a transition and a question to the reader"
+        [[sentence]]
+        text = "这是一个定理的重述"
+        kind = "restatement"
+        claim = "low-rank"
+        reason = "the same bound in words"
+    """))
+    result = audit("d.txt", DOC, CLAIMS, entries)
+    assert result.ok, result.problems()
+    assert result.counts == {"claim": 1, "not-claim": 4, "unclassified": 0, "total": 5}
+
+
+def test_audit_finds_missing_excerpts_stale_entries_and_unknown_claims(tmp_path):
+    _, entries = load_classification(_write(tmp_path, """\
+        [[sentence]]
+        text = "不在文中"
+        kind = "heading"
+        [[sentence]]
+        text = "注意力矩阵是低秩的"
+        kind = "opinion"
+        reason = "already a claim: this entry classifies nothing"
+        [[sentence]]
+        text = "这是一个定理的重述"
+        kind = "claim"
+        claim = "no-such-claim"
+    """))
+    result = audit("d.txt", DOC, CLAIMS, entries)
+    assert [e.index for e in result.not_found] == [1]
+    assert [e.index for e in result.idle] == [2]
+    assert [e.index for e in result.unknown_claims] == [3]
+    lines = result.problems("sources/sentences/d.toml")
+    assert any("sentence 3: field 'claim': no record has id 'no-such-claim'" in x for x in lines)
+    assert not result.ok
+
+
+def test_a_claim_entry_marks_its_sentence_as_that_claim(tmp_path):
+    _, entries = load_classification(_write(tmp_path, """\
+        [[sentence]]
+        text = "这是一个定理的重述"
+        kind = "claim"
+        claim = "low-rank"
+    """))
+    result = audit("d.txt", DOC, CLAIMS, entries)
+    assert result.counts["claim"] == 2
+    kinds, claims = classification_maps(entries)
+    assert kinds == {} and claims == {"这是一个定理的重述": "low-rank"}
+
+
+def test_every_kind_has_a_meaning():
+    assert KINDS[0] == "claim" and len(set(KINDS)) == len(KINDS)
+
+
+def test_the_committed_classification_is_consistent_with_the_documents_and_records():
+    """What ``sources/sentences/`` says holds: every excerpt is in its document, every entry classifies
+    something, every claim id has a record (completeness: test_every_sentence_is_accounted_for)."""
+    catalog = load_catalog()
+    claims, known = claim_dicts(catalog), {c.id for c in catalog}
+    problems = []
+    for doc, entries in load_all(SENTENCES_DIR).items():
+        result = audit(doc, (SOURCES_DIR / doc).read_text(encoding="utf-8"), claims, entries, known)
+        problems += result.problems(doc)[len(result.unclassified):]
+    assert not problems, "\n".join(problems)
