@@ -444,6 +444,43 @@ def test_small_temperature_rank_exact(Z, claim_log):
            certificate="arb minors (rows/cols chosen by pivoted QR): " + "; ".join(certs))
 
 
+@st.composite
+def _tied_row_logits(draw, n=(2, 6)):
+    """Integer logits ``Z (N, N)`` in [-5, 5] whose drawn row r has its maximum tied in at least two columns."""
+    N = draw(st.integers(*n), label="N")
+    Z = draw(hnp.arrays(np.float64, (N, N), elements=st.integers(-5, 5).map(float)), label="Z")
+    r = draw(st.integers(0, N - 1), label="tied row")
+    cols = draw(st.lists(st.integers(0, N - 1), min_size=2, max_size=N, unique=True), label="tied columns")
+    Z[r, cols] = Z[r].max() + draw(st.integers(0, 2), label="lift")
+    return Z
+
+
+@pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="tied-maxima")
+@given(Z=_tied_row_logits())
+@profiles.scaled(0.5)
+def test_small_temperature_rank_with_ties(Z, claim_log):
+    """A row whose maximum is tied tends to the uniform vector on the tied columns (1/t each, exactly
+    for every T), not to a one-hot vector; the limit's rank is then that of a matrix with such rows."""
+    N = Z.shape[0]
+    ties = [int(np.sum(Z[i] == Z[i].max())) for i in range(N)]
+    claim_log.example(N=N, max_ties=max(ties))
+    r = int(np.argmax(ties))
+    with mpmath.workdps(50):
+        p = _mp_softmax(Z[r], mpmath.mpf(10) ** -30)
+    j = int(np.argmax(Z[r]))
+    # row i of the limit is (1/t_i) times the 0/1 indicator of its maxima: same rank as the indicators
+    limit_rank = exact_rank((Z == Z.max(axis=1, keepdims=True)).astype(np.float64))
+    distinct = len(set(np.argmax(Z, axis=1).tolist()))
+    if 1 - p[j] < mpmath.mpf(10) ** -40:
+        return  # one-hot to 50 digits: the reading holds for this Z
+    refute(f"row {r} of Z = {Z.tolist()} has {ties[r]} tied maxima: softmax(Z/T) row -> 1/{ties[r]} on each "
+           f"of them, not a one-hot vector (at T = 1e-30: p = {mpmath.nstr(p[j], 8)}); the limit matrix has "
+           f"rank {limit_rank} against {distinct} distinct argmax positions",
+           example={"Z": Z}, certified=True,
+           certificate=f"exact: tied logits get equal weight for every T; 50-digit value {mpmath.nstr(p[j], 8)}; "
+                       f"limit rank exact (integer rank of the 0/1 indicators of the row maxima)")
+
+
 @pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="float64-numerical-rank")
 @given(Z=shared_argmax_logits(n=(2, 5)))
 def test_small_temperature_numerical_rank(Z, claim_log):
