@@ -5,7 +5,8 @@ Decoder-only vs bidirectional attention (002: ``causal-vs-bidirectional-rank``, 
 with the causal patterns a head of dimension d expresses), the study note's remedies
 (``study-note-multi-head-raises-rank``, ``study-note-sparse-attention-avoids-low-rank``,
 ``study-note-rope-position-modelling``, ``study-note-flashattention-perceiver``) and the head-size
-bottleneck of Bhojanapalli et al. 2020 (``bhojanapalli-low-rank-bottleneck``). Rank collapse with depth
+bottleneck of Bhojanapalli et al. 2020 (``bhojanapalli-low-rank-bottleneck``). Masked padding (004, a sidebar reply:
+``reply-padding-masked-no-effect``). Rank collapse with depth
 is ``checks/test_depth.py``. Tolerances are stated next to each comparison.
 """
 
@@ -866,3 +867,87 @@ def test_bhojanapalli_representation(n, data, seed, claim_log, claimed):
                    "column of P is (1/2, 1/2) for every W_q, W_k, never (0.75, 0.25).")
 
 
+
+
+# -- 004 sidebar reply on kexue.fm/4118: padding is masked, so it does not matter --------------------
+@st.composite
+def padded_sequence(draw):
+    """n real tokens and p pads (integer q, k in [-2, 2]; real values in [-2, 2], pad values 100), the
+    side the pads go on and the real tokens' own mask."""
+    n = draw(st.integers(1, 5), label="n (real tokens)")
+    p = draw(st.integers(1, 3), label="p (pads)")
+    d = draw(st.integers(1, 3), label="d")
+    ints = st.integers(-2, 2)
+    Q = draw(hnp.arrays(np.int64, (n + p, d), elements=ints), label="Q")
+    K = draw(hnp.arrays(np.int64, (n + p, d), elements=ints), label="K")
+    V = draw(hnp.arrays(np.int64, (n, 2), elements=ints), label="V (real)")
+    side = draw(st.sampled_from(["right", "left"]), label="padding side")
+    kind = draw(st.sampled_from(["bidirectional", "causal"]), label="mask of the real tokens")
+    return n, p, Q, K, np.vstack([V, np.full((p, 2), 100)]), side, kind
+
+
+def _padded(n: int, p: int, side: str, kind: str, *arrays):
+    """The padded layout of ``arrays`` (real rows first, as drawn) and its ``(n + p, n + p)`` mask: the
+    real tokens' ``kind`` mask among themselves (in their own order), pads' keys masked for every query;
+    returns ``(real positions, mask, *padded arrays)``. A pad query sees the real keys (no empty row)."""
+    N = n + p
+    real = list(range(n)) if side == "right" else list(range(p, N))
+    order = real + [j for j in range(N) if j not in real]  # padded position of drawn row r is order[r]
+    out = []
+    for a in arrays:
+        b = np.empty_like(a)
+        b[order] = a
+        out.append(b)
+    rank = {pos: r for r, pos in enumerate(real)}  # a real token's index in the unpadded sequence
+    keep = torch.zeros(N, N, dtype=torch.bool)
+    for i in range(N):
+        for j in real:
+            keep[i, j] = kind == "bidirectional" or i not in rank or rank[j] <= rank[i]
+    return real, keep, *out
+
+
+@pytest.mark.claim("reply-padding-masked-no-effect", reading="exact")
+@given(case=padded_sequence())
+@profiles.scaled(0.25)
+def test_padding_masked_exact(case, claim_log):
+    n, p, Q, K, V, side, kind = case
+    before = exact_attention_rows(Q[:n] @ K[:n].T, V[:n], kind)
+    real, keep, Qp, Kp, Vp = _padded(n, p, side, kind, Q, K, V)
+    after = exact_attention_rows(Qp @ Kp.T, Vp, keep)
+    changed = [r for r, i in enumerate(real) if not rational_rows_equal(before[r], after[i])]
+    control = []
+    if side == "right" and kind == "bidirectional":  # the same padding with no key mask
+        unmasked = exact_attention_rows(Qp @ Kp.T, Vp)
+        control = [r for r, i in enumerate(real) if not rational_rows_equal(before[r], unmasked[i])]
+    claim_log.example(n=n, p=p, left_padded=int(side == "left"), causal=int(kind == "causal"),
+                      unmasked_changed=len(control))
+    if changed or (side == "right" and kind == "bidirectional" and len(control) != n):
+        refute(f"{p} pads on the {side} of {n} tokens ({kind}): masked real outputs changed at {changed}; "
+               f"unmasked, changed at {control}", example={"Q": Q, "K": K, "V": V, "side": side, "mask": kind},
+               certified=True, certificate="exact rational functions of t")
+    claim_log.note("Exact: with the pads' keys masked no real output changed, pads on either side, bidirectional "
+                   "or causal; without the key mask every bidirectional real output moved towards the pads' "
+                   "values (right padding), so the mask is what keeps them out.")
+
+
+@pytest.mark.claim("reply-padding-masked-no-effect", reading="cpu-float32")
+@given(n=st.integers(1, 24), p=st.integers(1, 24), D=st.integers(1, 8), side=st.sampled_from(["right", "left"]),
+       kind=st.sampled_from(["bidirectional", "causal"]), seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_padding_masked_float32(n, p, D, side, kind, seed, claim_log):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n + p, D)).astype(np.float32)
+    W = [torch.tensor(rng.standard_normal((D, D)) / math.sqrt(D), dtype=torch.float32) for _ in range(3)]
+    b = _float32_attention(torch.from_numpy(X[:n]), W, kind)[0]
+    real, keep, Xp = _padded(n, p, side, kind, X)
+    a, Qa, Ka, A, Va = _float32_attention(torch.from_numpy(Xp), W, keep)
+    # The pads' weights are exactly 0 (exp(-inf)); only the reduction order of the longer rows differs.
+    ulps, share = _rounding_only(a[real], b, _rounding_bound(Qa, Ka, A, Va, n + p, D)[real],
+                                 f"the real outputs with {p} masked pads on the {side} ({kind}) differ from the "
+                                 f"unpadded ones", {"n": n, "p": p, "D": D, "side": side, "mask": kind, "seed": seed})
+    claim_log.example(n=n, p=p, left_padded=int(side == "left"), causal=int(kind == "causal"),
+                      max_ulps_of_largest_output=ulps,
+                      max_share_of_rounding_bound=share)
+    claim_log.note("Holds up to rounding: the masked padded float32 outputs may differ from the unpadded ones in "
+                   "the last bits (the reduction order of a longer row differs), never by more than the "
+                   "first-order rounding bound eps (2N + 2D + D max|q_i|.|k_j|) (|A||V|)_ik.")
