@@ -135,7 +135,7 @@ def _resolve(config: pytest.Config, opt: str | None, default: Path) -> Path:
     return default
 
 
-@pytest.hookimpl(optionalhook=True)
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (in the project's ``addopts``): a worker per available core for a full run; no
     workers (in-process, no start-up cost) for one core, ``--collect-only``, or a run that selects

@@ -87,3 +87,15 @@ def test_every_check_names_its_claims_literally():
     missing = sorted({(Path(f).name, cid) for f, cid in pairs
                       if f'"{cid}"' not in texts.setdefault(f, Path(f).read_text(encoding="utf-8"))})
     assert not missing, f"checks whose file does not name their claim id literally: {missing}"
+
+
+@pytest.mark.parametrize("args", [["--claims-select", "alpha-claim"], ["--claims-document", "003"]])
+def test_a_selected_run_under_n_auto_runs_in_process(planted, args):
+    """``-n auto`` (the project's addopts) starts no xdist workers for a run that selects claims: the
+    plugin's ``pytest_xdist_auto_num_workers`` must win over xdist's own (tryfirst), whatever order
+    the entry points load in."""
+    run = planted(_records(), _checks(), args=["-n", "auto", *args], subprocess=True)
+    out = run.result.stdout.str()
+    assert "workers" not in out and "[gw" not in out, out
+    assert run.report["environment"]["xdist_workers"] == 0
+    assert run.claim("alpha-claim")["verdict"] == "true"
