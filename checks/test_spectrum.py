@@ -521,37 +521,76 @@ def _capped_power_sq(C, s, a, lo, hi):
     return flat + C * C * tail
 
 
+# 推论 11.8 on attention spectra: the corners where the bound is tightest (large C, alpha near 1, sigma_1 = 1,
+# knee at 1) first, then anywhere.
+_C_118 = st.one_of(st.sampled_from([Fraction(20), Fraction(2), Fraction(1)]), st.fractions(1, 20))
+_ALPHA_118 = st.one_of(st.sampled_from([Fraction(11, 10), Fraction(2), Fraction(4)]), st.fractions(Fraction(11, 10), 4))
+_S_118 = st.one_of(st.just(Fraction(0)), st.fractions(0, 1))
+_J_118 = st.one_of(st.just(1), st.integers(1, 10**4))
+
+
+def _worst_attention_ratio(C, a, s, j, k, N):
+    """Top-k energy ratio of the worst spectra for 推论 11.8 on attention matrices (sigma_1 >= 1): the smallest
+    head and the largest tail the decay condition sigma_i <= C i^-a allows, i.e. sigma_1 = s in [1, C],
+    sigma_2..sigma_j equal to the first tail value t = min(s, C (j+1)^-a), sigma_i = min(s, C i^-a) for
+    j < i <= N (N None: infinity). Returns ``(ratio, t)`` at the caller's mpmath precision."""
+    t = min(s, C * mpmath.mpf(j + 1) ** (-a))
+    if k <= j:
+        head = s * s + (k - 1) * t * t
+        tail = (j - k) * t * t + _capped_power_sq(C, s, a, j + 1, N)
+    else:
+        head = s * s + (j - 1) * t * t + _capped_power_sq(C, s, a, j + 1, k)
+        tail = _capped_power_sq(C, s, a, k + 1, N)
+    return head / (head + tail), t
+
+
+def _refute_worst(s, t, j, k, C, alpha, N, ratio, bound, text):
+    refute(f"sigma_1 = {mpmath.nstr(s, 8)} >= 1, sigma_2..sigma_{j} = {mpmath.nstr(t, 8)}, sigma_i = min(s, C i^-alpha)"
+           f" (C = {C}, alpha = {alpha}, N = {N or 'infinity'}) satisfies the decay condition, but its top-{k} "
+           f"ratio {mpmath.nstr(ratio, 10)} < {text} = {mpmath.nstr(bound, 10)}",
+           example={"C": str(C), "alpha": str(alpha), "k": k, "j": j, "N": N, "s": mpmath.nstr(s, 20)},
+           certified=True, certificate="40-digit mpmath, tails by Hurwitz zeta")
+
+
 @pytest.mark.claim("corollary-11-8-energy-bound", reading="attention-spectra")
-@given(C=st.fractions(1, 20), alpha=st.fractions(Fraction(11, 10), 4), k=st.integers(1, 10**4),
-       j=st.integers(1, 10**4), N=st.one_of(st.none(), st.integers(1, 10**6)), s_frac=st.fractions(0, 1))
+@given(C=_C_118, alpha=_ALPHA_118, k=st.integers(1, 10**4), j=_J_118,
+       N=st.one_of(st.none(), st.integers(1, 10**6)), s_frac=_S_118)
 def test_corollary_11_8_attention_spectra(C, alpha, k, j, N, s_frac, claim_log, claimed):
-    # Attention matrices are row-stochastic, so sigma_1 >= 1; the worst spectra for the top-k ratio have the
-    # smallest head and the largest tail the decay condition allows: sigma_1 = s in [1, C], sigma_2..sigma_j
-    # equal to the first tail value t = min(s, C (j+1)^-alpha), and sigma_i = min(s, C i^-alpha) for i > j.
+    # Attention matrices are row-stochastic, so sigma_1 >= 1 (the premise, checked below); over the worst
+    # spectra the top-k ratio must stay above 1 - C'/k^(alpha-1).
     if N is not None:
         k, j = min(k, N), min(j, N)
     with mpmath.workdps(40):
         a, Cm = fraction_to_mpf(alpha), fraction_to_mpf(C)
         s = 1 + fraction_to_mpf(s_frac) * (Cm - 1)
-        t = min(s, Cm * mpmath.mpf(j + 1) ** (-a))
-        if k <= j:
-            head = s * s + (k - 1) * t * t
-            tail = (j - k) * t * t + _capped_power_sq(Cm, s, a, j + 1, N)
-        else:
-            head = s * s + (j - 1) * t * t + _capped_power_sq(Cm, s, a, j + 1, k)
-            tail = _capped_power_sq(Cm, s, a, k + 1, N)
-        ratio = head / (head + tail)
-        c_prime = claimed.eval("c_prime", C=Cm, alpha=a)
-        bound = 1 - c_prime / mpmath.mpf(k) ** (a - 1)
+        ratio, t = _worst_attention_ratio(Cm, a, s, j, k, N)
+        bound = 1 - claimed.eval("c_prime", C=Cm, alpha=a) / mpmath.mpf(k) ** (a - 1)
         margin = ratio - bound
     target(float(-margin), label="bound - ratio")
     claim_log.example(C=float(C), alpha=float(alpha), k=k, N=N or 0)
     if margin < -mpmath.mpf(10) ** -30:  # 40-digit sums of at most 10^6 terms: error far below 1e-30
-        refute(f"sigma_1 = {mpmath.nstr(s, 8)} >= 1, sigma_2..sigma_{j} = {mpmath.nstr(t, 8)}, sigma_i = min(s, C i^-alpha)"
-               f" (C = {C}, alpha = {alpha}, N = {N or 'infinity'}) satisfies the decay condition, but its top-{k} "
-               f"ratio {mpmath.nstr(ratio, 10)} < 1 - C'/k^(alpha-1) = {mpmath.nstr(bound, 10)}",
-               example={"C": str(C), "alpha": str(alpha), "k": k, "j": j, "N": N, "s": mpmath.nstr(s, 20)},
-               certified=True, certificate="40-digit mpmath, tails by Hurwitz zeta")
+        _refute_worst(s, t, j, k, C, alpha, N, ratio, bound, "1 - C'/k^(alpha-1)")
+
+
+@pytest.mark.claim("corollary-11-8-small-k-captures-most-energy", reading="attention-spectra")
+@given(C=_C_118, alpha=_ALPHA_118, j=_J_118, n_extra=st.one_of(st.none(), st.integers(0, 10**6)), s_frac=_S_118)
+def test_small_k_on_attention_spectra(C, alpha, j, n_extra, s_frac, claim_log, claimed):
+    # k depends on C and alpha only (not on N): for attention spectra (sigma_1 >= 1) it must capture more
+    # than `most` of the energy at every length N >= k, so that k << N once N is large.
+    with mpmath.workdps(40):
+        a, Cm = fraction_to_mpf(alpha), fraction_to_mpf(C)
+        k = int(mpmath.floor(claimed.eval("k_small", C=Cm, alpha=a))) + 1
+        N = None if n_extra is None else k + n_extra
+        j = j if N is None else min(j, N)
+        s = 1 + fraction_to_mpf(s_frac) * (Cm - 1)
+        ratio, t = _worst_attention_ratio(Cm, a, s, j, k, N)
+        most = claimed.eval("most")
+        margin = ratio - most
+    target(float(-margin), label="most - ratio")
+    claim_log.example(C=float(C), alpha=float(alpha), k=k, N=N or 0)
+    claim_log.track("k", k)
+    if margin <= mpmath.mpf(10) ** -30:  # 40-digit sums: error far below 1e-30
+        _refute_worst(s, t, j, k, C, alpha, N, ratio, most, "most")
 
 
 @pytest.mark.claim("corollary-11-8-energy-bound", reading="attention-spectra")
