@@ -482,7 +482,7 @@ def test_anchored_energy_bound_random_spectra(reading, a, u, claim_log, claimed)
 
 
 # -- 推论 11.8 --------------------------------------------------------------------------------
-@pytest.mark.claim("corollary-11-8-energy-bound", reading="exact")
+@pytest.mark.claim("corollary-11-8-energy-bound", reading="every-spectrum")
 @given(C=st.fractions(Fraction(1, 10), 10), alpha=st.fractions(Fraction(11, 10), 4))
 def test_corollary_11_8(C, alpha, claim_log, claimed):
     c_prime = claimed.eval("c_prime", C=mpmath.mpf(C.numerator) / C.denominator,
@@ -500,6 +500,115 @@ def test_corollary_11_8(C, alpha, claim_log, claimed):
                example={"C": str(C), "alpha": str(alpha), "C_prime": mpmath.nstr(c_prime, 12), "k": k, "N": N},
                certified=True, certificate="exact: the ratio is k/N = 1/4; the bound is >= 1/2 by the choice of k "
                                             "(40-digit mpmath for C')")
+
+
+def _capped_power_sq(C, s, a, lo, hi):
+    """sum_{i=lo}^{hi} min(s, C i^-a)^2 (hi None: infinity), by counting the capped terms and Hurwitz
+    zeta for the rest (mpmath at the caller's precision)."""
+    if hi is not None and hi < lo:
+        return mpmath.mpf(0)
+    i0 = int(mpmath.floor((C / s) ** (1 / a)))  # last i with C i^-a >= s, corrected below for rounding
+    while C * mpmath.mpf(i0 + 1) ** (-a) >= s:
+        i0 += 1
+    while i0 >= 1 and C * mpmath.mpf(i0) ** (-a) < s:
+        i0 -= 1
+    flat_hi = i0 if hi is None else min(i0, hi)
+    flat = max(0, flat_hi - lo + 1) * s * s
+    p_lo = max(lo, i0 + 1)
+    if hi is not None and p_lo > hi:
+        return flat
+    tail = mpmath.zeta(2 * a, p_lo) - (0 if hi is None else mpmath.zeta(2 * a, hi + 1))
+    return flat + C * C * tail
+
+
+# 推论 11.8 on attention spectra: the corners where the bound is tightest (large C, alpha near 1, sigma_1 = 1,
+# knee at 1) first, then anywhere.
+_C_118 = st.one_of(st.sampled_from([Fraction(20), Fraction(2), Fraction(1)]), st.fractions(1, 20))
+_ALPHA_118 = st.one_of(st.sampled_from([Fraction(11, 10), Fraction(2), Fraction(4)]), st.fractions(Fraction(11, 10), 4))
+_S_118 = st.one_of(st.just(Fraction(0)), st.fractions(0, 1))
+_J_118 = st.one_of(st.just(1), st.integers(1, 10**4))
+
+
+def _worst_attention_ratio(C, a, s, j, k, N):
+    """Top-k energy ratio of the worst spectra for 推论 11.8 on attention matrices (sigma_1 >= 1): the smallest
+    head and the largest tail the decay condition sigma_i <= C i^-a allows, i.e. sigma_1 = s in [1, C],
+    sigma_2..sigma_j equal to the first tail value t = min(s, C (j+1)^-a), sigma_i = min(s, C i^-a) for
+    j < i <= N (N None: infinity). Returns ``(ratio, t)`` at the caller's mpmath precision."""
+    t = min(s, C * mpmath.mpf(j + 1) ** (-a))
+    if k <= j:
+        head = s * s + (k - 1) * t * t
+        tail = (j - k) * t * t + _capped_power_sq(C, s, a, j + 1, N)
+    else:
+        head = s * s + (j - 1) * t * t + _capped_power_sq(C, s, a, j + 1, k)
+        tail = _capped_power_sq(C, s, a, k + 1, N)
+    return head / (head + tail), t
+
+
+def _refute_worst(s, t, j, k, C, alpha, N, ratio, bound, text):
+    refute(f"sigma_1 = {mpmath.nstr(s, 8)} >= 1, sigma_2..sigma_{j} = {mpmath.nstr(t, 8)}, sigma_i = min(s, C i^-alpha)"
+           f" (C = {C}, alpha = {alpha}, N = {N or 'infinity'}) satisfies the decay condition, but its top-{k} "
+           f"ratio {mpmath.nstr(ratio, 10)} < {text} = {mpmath.nstr(bound, 10)}",
+           example={"C": str(C), "alpha": str(alpha), "k": k, "j": j, "N": N, "s": mpmath.nstr(s, 20)},
+           certified=True, certificate="40-digit mpmath, tails by Hurwitz zeta")
+
+
+@pytest.mark.claim("corollary-11-8-energy-bound", reading="attention-spectra")
+@given(C=_C_118, alpha=_ALPHA_118, k=st.integers(1, 10**4), j=_J_118,
+       N=st.one_of(st.none(), st.integers(1, 10**6)), s_frac=_S_118)
+def test_corollary_11_8_attention_spectra(C, alpha, k, j, N, s_frac, claim_log, claimed):
+    # Attention matrices are row-stochastic, so sigma_1 >= 1 (the premise, checked below); over the worst
+    # spectra the top-k ratio must stay above 1 - C'/k^(alpha-1).
+    if N is not None:
+        k, j = min(k, N), min(j, N)
+    with mpmath.workdps(40):
+        a, Cm = fraction_to_mpf(alpha), fraction_to_mpf(C)
+        s = 1 + fraction_to_mpf(s_frac) * (Cm - 1)
+        ratio, t = _worst_attention_ratio(Cm, a, s, j, k, N)
+        bound = 1 - claimed.eval("c_prime", C=Cm, alpha=a) / mpmath.mpf(k) ** (a - 1)
+        margin = ratio - bound
+    target(float(-margin), label="bound - ratio")
+    claim_log.example(C=float(C), alpha=float(alpha), k=k, N=N or 0)
+    if margin < -mpmath.mpf(10) ** -30:  # 40-digit sums of at most 10^6 terms: error far below 1e-30
+        _refute_worst(s, t, j, k, C, alpha, N, ratio, bound, "1 - C'/k^(alpha-1)")
+
+
+@pytest.mark.claim("corollary-11-8-small-k-captures-most-energy", reading="attention-spectra")
+@given(C=_C_118, alpha=_ALPHA_118, j=_J_118, n_extra=st.one_of(st.none(), st.integers(0, 10**6)), s_frac=_S_118)
+def test_small_k_on_attention_spectra(C, alpha, j, n_extra, s_frac, claim_log, claimed):
+    # k depends on C and alpha only (not on N): for attention spectra (sigma_1 >= 1) it must capture more
+    # than `most` of the energy at every length N >= k, so that k << N once N is large.
+    with mpmath.workdps(40):
+        a, Cm = fraction_to_mpf(alpha), fraction_to_mpf(C)
+        k = int(mpmath.floor(claimed.eval("k_small", C=Cm, alpha=a))) + 1
+        N = None if n_extra is None else k + n_extra
+        j = j if N is None else min(j, N)
+        s = 1 + fraction_to_mpf(s_frac) * (Cm - 1)
+        ratio, t = _worst_attention_ratio(Cm, a, s, j, k, N)
+        most = claimed.eval("most")
+        margin = ratio - most
+    target(float(-margin), label="most - ratio")
+    claim_log.example(C=float(C), alpha=float(alpha), k=k, N=N or 0)
+    claim_log.track("k", k)
+    if margin <= mpmath.mpf(10) ** -30:  # 40-digit sums: error far below 1e-30
+        _refute_worst(s, t, j, k, C, alpha, N, ratio, most, "most")
+
+
+@pytest.mark.claim("corollary-11-8-energy-bound", reading="attention-spectra")
+@given(qk=qk_pairs(n=(1, 24), d=(1, 8), scale_exp=(-3.0, 3.0)))
+def test_attention_top_singular_value_at_least_one(qk, claim_log):
+    # The premise of reading attention-spectra: A 1 = 1 for a row-stochastic A, so sigma_1 >= |A 1|/|1| = 1.
+    # Row sums are within N eps64 of 1 and LAPACK's sigma_1 within a few N eps64 |A|_2 of the true value, so
+    # 16 N eps64 is the first-order rounding bound with room to spare; a smaller sigma_1 is not rounding.
+    Q, K, _scale = qk
+    A = softmax_attention(Q, K).numpy()
+    N = A.shape[0]
+    s1 = float(singular_values(A)[0])
+    tol = 16 * N * float(np.finfo(np.float64).eps)
+    claim_log.example(N=N)
+    claim_log.track("1 - sigma_1", 1 - s1)
+    if s1 < 1 - tol:
+        refute(f"sigma_1 = {s1!r} < 1 - {tol:.3g} for a softmax attention matrix (N = {N})",
+               example={"Q": Q, "K": K}, certified=False)
 
 
 @pytest.mark.claim("table-11-3-1-spectral-features", reading="max-rank-column")

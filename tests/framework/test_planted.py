@@ -91,6 +91,8 @@ RED = ("study-note-lower-rank-more-redundant", ("parameter-dimension",))
 EXPR = ("decoder-only-full-rank-more-expressive", ("causal-expressibility",))
 SNR = ("sparsity-linear-iid-lower-snr", ())  # both readings
 RNN = ("linear-rnn-decay-as-attention", ("exact",))
+C118 = ("corollary-11-8-energy-bound", ("attention-spectra",))
+SMALLK = ("corollary-11-8-small-k-captures-most-energy", ("attention-spectra",))
 
 ID_OK = ("(sqrt(2/pi) * gamma * exp(-beta**2 / (2*gamma**2)) + beta * erf(beta / (sqrt(2)*gamma)))"
          " / sqrt(beta**2 + gamma**2)")
@@ -166,6 +168,10 @@ FALSEHOODS = [
     # 004: the i.i.d. sparsity formula inverted, the decay weights off by one
     V("iid-snr-inverted", *SNR, claimed={"s_squared": "(1 + r2) / (1 + r2 + rho2)"}),
     V("rnn-weight-off-by-one", *RNN, claimed={"weight": "lam**(n - j + 1)"}),
+    # 推论 11.8 on attention spectra (sigma_1 >= 1): a constant C' ten times below the proof's C^2/(2 alpha - 1)
+    V("corollary-11-8-c-prime-tenth", *C118, claimed={"c_prime": "C**2 / (2*alpha - 1) / 10"}),
+    # ... and its reading: a k that ignores C (k = 1 or 2) does not capture most of the energy
+    V("small-k-ignores-c", *SMALLK, claimed={"k_small": "1"}),
 ]
 
 TRUTHS = [
@@ -209,6 +215,8 @@ TRUTHS = [
       as_stated="causal-expressibility"),
     V("iid-snr-rewritten", *SNR, claimed={"s_squared": "(1 + rho2 * r2)**-1"}),
     V("rnn-weight-rewritten", *RNN, claimed={"weight": "lam**n / lam**j"}),
+    V("corollary-11-8-c-prime-sharp", *C118, claimed={"c_prime": "C**2 / (2*alpha - 1)"}),
+    V("small-k-doubled", *SMALLK, claimed={"k_small": "2 * (2*C**2 / (2*alpha - 1))**(1 / (2*alpha - 1))"}),
 ]
 
 
