@@ -202,17 +202,17 @@ class CheckLog:
         for k, v in tracked.items():
             self.track(k, v)
 
-    def batch(self, n: int, **tracked) -> None:
-        """Count ``n`` examples at once (the instances one batched example evaluated; see
+    def batch(self, count: int, /, **tracked) -> None:
+        """Count ``count`` examples at once (the instances one batched example evaluated; see
         :mod:`attention_claims.engine`) and track the range of each given array (NumPy or torch,
         any shape; NaN ignored) or number.
 
         Raises:
-            ValueError: ``n`` is negative.
+            ValueError: ``count`` is negative.
         """
-        if n < 0:
-            raise ValueError(f"n: must be >= 0, got {n}")
-        self.examples += int(n)
+        if count < 0:
+            raise ValueError(f"count: must be >= 0, got {count}")
+        self.examples += int(count)
         for k, v in tracked.items():
             a = v.detach().cpu().double().numpy() if hasattr(v, "detach") else v
             a = np.asarray(a, dtype=np.float64).ravel()
