@@ -877,3 +877,88 @@ def test_causal_softmax_stored_matrix_full_rank_batched(device, dtype, reading, 
                 f"IEEE -ln(subnormal_min/2) = {-underflow_log_threshold(dtype):.6g})"
             ),
         )
+
+
+DEEP_BATCHED_TWINS.update({
+    "test_causal_softmax_numerical_rank_float64": "test_causal_softmax_numerical_rank_float64_batched",
+    "test_rank_qk_numerical": "test_rank_qk_numerical_batched",
+})
+
+
+@st.composite
+def uniform_batch_spec(draw, n=(1, 8), d=(1, 6), scale_exp=(-3.0, 4.0)):
+    """``(N, d, scale, seed)`` over :func:`attention_claims.testkit.qk_pairs`'s domain (entries uniform in
+    [-1, 1), ``Q`` times a log-uniform logit scale), for :func:`attention_claims.engine.seeded_uniform_batch`."""
+    N = draw(st.integers(*n), label="N")
+    dd = draw(st.integers(*d), label="d")
+    scale = draw(log_uniform(*scale_exp), label="logit scale")
+    return N, dd, scale, draw(st.integers(0, 2**32 - 1), label="seed")
+
+
+@pytest.mark.claim("causal-softmax-full-rank", reading="cpu-float64-numerical-rank")
+@given(spec=uniform_batch_spec())
+@profiles.scaled(0.25)
+def test_causal_softmax_numerical_rank_float64_batched(spec, claim_log):
+    batched_profile_only()
+    N, d, scale, seed = spec
+    Q, K = seeded_uniform_batch(seed, BATCH, N, d, scale)
+    s = singular_values_batch(attention_batch(Q, K, causal=True))
+    r, _ = numerical_ranks(s, (N, N))
+    logd = causal_log_diagonal(Q, K)  # log A_ii in log space: how far below 1 each diagonal weight sits
+    claim_log.batch(BATCH, N=N, d=d, min_log_diagonal=logd.amin(-1))
+    target(-float(torch.log10(torch.clamp(s[:, -1] / s[:, 0], min=1e-320)).min()), label="-log10 sigma_min/sigma_max")
+    eps = float(np.finfo(np.float64).eps)
+    for i in batched_suspects(r < N):
+        A = softmax_attention(Q[i], K[i], causal=True).numpy()  # the per-example reference
+        sv = np.linalg.svd(A, compute_uv=False)
+        tol = default_rank_tolerance(sv, A.shape, eps)
+        rank = int(np.sum(sv > tol))
+        if rank == N:
+            continue
+        gap = causal_logit_gap(logits(Q[i], K[i]).numpy())
+        with mpmath.workdps(40):
+            s_mp = mpmath.svd_r(mpmath.matrix(A.tolist()), compute_uv=False)
+            s_min = min(s_mp[j] for j in range(N))
+        confirmed = bool(s_min <= tol)
+        g2 = numerical_rank_gap_2x2(eps)
+        refute(
+            f"np.linalg.matrix_rank-style numerical rank {rank} < N = {N} (sigma_min {sv[-1]:.3e} <= tol "
+            f"{tol:.3e}; logit gap {gap:.6g} nats)",
+            example={"N": N, "d": d, "seed": seed, "batch": BATCH, "index": i, "Q": Q[i], "K": K[i], "sigma": sv,
+                     "tol": tol},
+            certified=confirmed,
+            certificate=f"sigma_min of the stored matrix at 40 digits (mpmath svd_r) = {mpmath.nstr(s_min, 8)} "
+                        f"{'<=' if confirmed else '>'} tol",
+            boundary=f"N = 2: rank drops at logit gap > {g2:.6g} nats (bisection; ln(1/(2 eps)) = "
+                     f"{math.log(1 / (2 * eps)):.6g})",
+        )
+
+
+@pytest.mark.parametrize("device,dtype,reading", reading_params("rank-qk-at-most-d"))
+@given(spec=uniform_batch_spec(n=(2, 12)))
+@profiles.scaled(0.25)
+def test_rank_qk_numerical_batched(device, dtype, reading, spec, claim_log, claimed):
+    require_device(device)
+    batched_profile_only()
+    N, d, scale, seed = spec
+    Q, K = seeded_uniform_batch(seed, BATCH, N, d, scale)
+    bound = int(claimed.eval("bound", exact=True, N=N, d=d))
+    M = batch_logits(Q, K, scale=1.0, device=device, dtype=dtype).to("cpu", torch.float64)  # stored in dtype
+    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    r, _ = numerical_ranks(singular_values_batch(M), (N, N), eps)
+    claim_log.batch(BATCH, N=N, d=d, numerical_rank=r)
+    for i in batched_suspects(r > bound):
+        Mi = logits(Q[i], K[i], scale=1.0, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
+        sv = np.linalg.svd(Mi, compute_uv=False)
+        tol = default_rank_tolerance(sv, Mi.shape, eps)
+        ri = int(np.sum(sv > tol))
+        if ri <= bound:
+            continue  # the batched product rounded differently from the reference: not confirmed
+        with mpmath.workdps(40):
+            s_mp = mpmath.svd_r(mpmath.matrix(Mi.tolist()), compute_uv=False)
+        confirmed = bool(s_mp[bound] > tol)
+        refute(f"numerical rank of QK^T in {dtype} = {ri} > {claimed.text('bound')} = {bound} "
+               f"(sigma_(bound+1) = {sv[bound]:.3e}, tol {tol:.3e}; N={N}, d={d})",
+               example={"N": N, "d": d, "seed": seed, "batch": BATCH, "index": i, "Q": Q[i], "K": K[i], "sigma": sv},
+               certified=confirmed,
+               certificate=f"sigma_(bound+1) of the stored matrix at 40 digits = {mpmath.nstr(s_mp[bound], 8)}")
