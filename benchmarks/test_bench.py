@@ -3,7 +3,8 @@
 
 - instances per second of the batched engine (:mod:`attention_claims.engine`, BATCH instances per
   Hypothesis example) against today's per-example checks (one instance per example), for the rank
-  and spectrum readings the engine decides under ``deep``. Both sides run the check's computation
+  and spectrum readings the engine decides under ``deep`` (and, with a GPU, the engine on CUDA;
+  skipped without one). Both sides run the check's computation
   under Hypothesis (derandomized, generate phase only), on one torch thread as the checks do (one
   xdist worker per core), and stop before refuting: what is timed is the search, not the report;
 - a certified determinant of a stored float64 ``N x N`` attention matrix, N = 32, 64, 128: arb
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 
 from attention_claims.engine import (
     attention_batch,
+    batch_logits,
     effective_ranks,
     mean_row_cosines,
     near_zero_fractions,
@@ -40,8 +42,10 @@ from attention_claims.maths import (
     arb_matrix,
     attention_matrix,
     certify_nonzero_det,
+    cuda_available,
     effective_rank,
     exact_rank,
+    logits,
     numerical_rank,
     row_cosines,
     softmax_attention,
@@ -99,31 +103,58 @@ def _rank_causal_f32(qk):
 
 
 # -- the batched computations (as in the *_batched twins) -------------------------------------------
-def _b_rank_numerical(Q, K, N, d):
-    r, _ = numerical_ranks(singular_values_batch(attention_batch(Q, K)), (N, N))
+def _b_rank_numerical(Q, K, N, d, device="cpu"):
+    r, _ = numerical_ranks(singular_values_batch(attention_batch(Q, K, device=device)), (N, N))
     return suspects(r >= N)
 
 
-def _b_spec_effective(Q, K, N, d):
-    return suspects(effective_ranks(singular_values_batch(attention_batch(Q, K)), 0.9) > d)
+def _b_spec_effective(Q, K, N, d, device="cpu"):
+    return suspects(effective_ranks(singular_values_batch(attention_batch(Q, K, device=device)), 0.9) > d)
 
 
-def _b_spec_near_zero(Q, K, N, d):
-    return suspects(near_zero_fractions(singular_values_batch(attention_batch(Q, K)), 0.01) < 0.5)
+def _b_spec_near_zero(Q, K, N, d, device="cpu"):
+    return suspects(near_zero_fractions(singular_values_batch(attention_batch(Q, K, device=device)), 0.01) < 0.5)
 
 
-def _b_spec_cosine(Q, K, N, d):
-    return suspects(mean_row_cosines(attention_batch(Q, K)) < 0.9)
+def _b_spec_cosine(Q, K, N, d, device="cpu"):
+    return suspects(mean_row_cosines(attention_batch(Q, K, device=device)) < 0.9)
 
 
-def _b_rank_causal_f32(Q, K, N, d):
-    A = attention_batch(Q, K, causal=True, dtype="float32")
+def _b_rank_causal_f32(Q, K, N, d, device="cpu"):
+    A = attention_batch(Q, K, causal=True, dtype="float32", device=device)
     return suspects((torch.diagonal(A, dim1=1, dim2=2) == 0).any(-1))
+
+
+def _rank_causal_numerical(qk):
+    Q, K, _ = qk
+    A = softmax_attention(Q, K, causal=True).numpy()
+    s = np.linalg.svd(A, compute_uv=False)
+    return int(np.sum(s > s[0] * max(A.shape) * np.finfo(np.float64).eps)) < Q.shape[0]
+
+
+def _b_rank_causal_numerical(Q, K, N, d, device="cpu"):
+    r, _ = numerical_ranks(singular_values_batch(attention_batch(Q, K, causal=True, device=device)), (N, N))
+    return suspects(r < N)
+
+
+def _rank_qk_f32(qk):
+    Q, K, _ = qk
+    M = logits(Q, K, scale=1.0, dtype="float32").to(torch.float64).numpy()
+    s = np.linalg.svd(M, compute_uv=False)
+    return int(np.sum(s > s[0] * max(M.shape) * float(torch.finfo(torch.float32).eps))) > Q.shape[1]
+
+
+def _b_rank_qk_f32(Q, K, N, d, device="cpu"):
+    M = batch_logits(Q, K, scale=1.0, dtype="float32", device=device).to(torch.float64)
+    r, _ = numerical_ranks(singular_values_batch(M), (N, N), float(torch.finfo(torch.float32).eps))
+    return suspects(r > d)
 
 
 READINGS = {  # name: (per-example body, batched body, causal uniform inputs?)
     "rank/numerical-rank (bidirectional-attention-low-rank)": (_rank_numerical, _b_rank_numerical, False),
     "rank/stored-full-rank cpu-float32 (causal-softmax-full-rank)": (_rank_causal_f32, _b_rank_causal_f32, True),
+    "rank/numerical-rank cpu-float64 (causal-softmax-full-rank)": (_rank_causal_numerical, _b_rank_causal_numerical, True),
+    "rank/numerical-rank of QK^T cpu-float32 (rank-qk-at-most-d)": (_rank_qk_f32, _b_rank_qk_f32, True),
     "spectrum/effective-rank (bidirectional-attention-low-rank)": (_spec_effective, _b_spec_effective, False),
     "spectrum/near-zero (study-note-most-singular-values-near-zero)": (_spec_near_zero, _b_spec_near_zero, False),
     "spectrum/row-cosine (study-note-similar-patterns-correlated)": (_spec_cosine, _b_spec_cosine, False),
@@ -131,6 +162,7 @@ READINGS = {  # name: (per-example body, batched body, causal uniform inputs?)
 
 
 def _causal_spec():
+    """``(N, d, scale, seed)`` over qk_pairs' domain (uniform entries, N <= 8 here for every uniform reading)."""
     return st.tuples(st.integers(1, 8), st.integers(1, 6), log_uniform(-3.0, 5.0), st.integers(0, 2**32 - 1))
 
 
@@ -150,28 +182,31 @@ def _per_example_run(body, causal):
     return run
 
 
-def _batched_run(body, causal):
+def _batched_run(body, causal, device="cpu"):
     @_fast(BATCHED_EXAMPLES)
     @given(spec=_causal_spec() if causal else gaussian_batch_spec())
     def run(spec):
         N, d, s, seed = spec
         Q, K = (seeded_uniform_batch if causal else seeded_gaussian_batch)(seed, BATCH, N, d, s)
-        body(Q, K, N, d)
+        body(Q, K, N, d, device)
     return run
 
 
-@pytest.mark.parametrize("path", ["per-example", "batched"])
+@pytest.mark.parametrize("path", ["per-example", "batched", pytest.param("batched-cuda", marks=pytest.mark.skipif(
+    not cuda_available(), reason="no CUDA GPU on this machine: the engine's CUDA leg is not measured here"))])
 @pytest.mark.parametrize("reading", list(READINGS))
 def test_instances_per_second(benchmark, bench_results, reading, path):
     one, many, causal = READINGS[reading]
-    run = _per_example_run(one, causal) if path == "per-example" else _batched_run(many, causal)
+    run = (_per_example_run(one, causal) if path == "per-example"
+           else _batched_run(many, causal, "cuda" if path == "batched-cuda" else "cpu"))
     n = PER_EXAMPLE_EXAMPLES if path == "per-example" else BATCHED_EXAMPLES * BATCH
     benchmark.pedantic(run, rounds=3, iterations=1, warmup_rounds=1)
     rate = n / benchmark.stats.stats.median
     entry = bench_results.setdefault(f"instances_per_second/{reading}", {"unit": "instances/s, 1 torch thread"})
     entry[path] = round(rate, 1)
-    if "per-example" in entry and "batched" in entry:
-        entry["ratio_batched_over_per_example"] = round(entry["batched"] / entry["per-example"], 2)
+    for other in ("batched", "batched-cuda"):
+        if "per-example" in entry and other in entry:
+            entry[f"ratio_{other.replace('-', '_')}_over_per_example"] = round(entry[other] / entry["per-example"], 2)
     benchmark.extra_info["instances_per_second"] = rate
 
 
