@@ -25,6 +25,15 @@ from hypothesis import given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from attention_claims.engine import (
+    attention_batch,
+    effective_ranks,
+    mean_row_cosines,
+    near_zero_fractions,
+    seeded_gaussian_batch,
+    singular_values_batch,
+)
+from attention_claims.engine import suspects as batched_suspects
 from attention_claims.maths import (
     attention_matrix,
     bisect_predicate,
@@ -44,7 +53,10 @@ from attention_claims.maths import (
     top_fraction_energy,
 )
 from attention_claims.testkit import (
+    BATCH,
+    batched_profile_only,
     claim_params,
+    gaussian_batch_spec,
     gaussian_qk,
     log_uniform,
     one_torch_thread,
@@ -703,3 +715,115 @@ def test_lora_eckart_young(m, n, data, seed, claim_log, claimed):
                    "pairs per example never did better.")
 
 
+
+
+# -- the deep profile's batched twins (attention_claims.engine; issue 15) -----------------------------
+# Under --hypothesis-profile=deep each batched check below evaluates BATCH instances per Hypothesis
+# example in one torch call and replaces the per-example check named here (checks/conftest.py); under
+# ci and dev it skips. Each batch starts with the per-example check's own instance for the same drawn
+# values (seeded_gaussian_batch); its suspects are recomputed one by one by the per-example reference
+# (NumPy float64), then as the per-example check does (30-digit mpmath, bisection on the logit scale).
+DEEP_BATCHED_TWINS = {
+    "test_bidirectional_effective_rank": "test_bidirectional_effective_rank_batched",
+    "test_rows_similar": "test_rows_similar_batched",
+    "test_singular_values_near_zero": "test_singular_values_near_zero_batched",
+}
+
+
+@pytest.mark.parametrize("cid,scale_exp", _claims_scales(["bidirectional-attention-low-rank", "study-note-encoder-low-rank", "study-note-dominant-singular-values"]))
+@given(data=st.data())
+@profiles.scaled(0.25)
+def test_bidirectional_effective_rank_batched(cid, scale_exp, data, claim_log, claimed):
+    batched_profile_only()
+    N, d, s, seed = data.draw(gaussian_batch_spec(scale_exp=scale_exp), label="N, d, logit scale, seed")
+    Q, K = seeded_gaussian_batch(seed, BATCH, N, d, s)
+    tau = float(claimed.eval("tau"))
+    er = effective_ranks(singular_values_batch(attention_batch(Q, K, device="cpu")), tau)
+    bound = claimed.eval("effective_bound", exact=True, N=N, d=d)
+    claim_log.batch(BATCH, N=N, d=d, logit_scale=s, effective_rank=er)
+    target(float(er.max()) - float(bound), label="effective rank - bound")
+    for i in batched_suspects(er > float(bound)):
+        A = attention_matrix(Q[i], K[i])
+        er_i = effective_rank(np.linalg.svd(A, compute_uv=False), tau)  # the per-example reference
+        if not er_i > bound:
+            continue
+
+        def certify(A=A, i=i, er_i=er_i):
+            er_mp = mp_matrix_effective_rank(A, tau)
+
+            def fails(c):
+                return effective_rank(np.linalg.svd(attention_matrix(Q[i] / s * c, K[i]), compute_uv=False), tau) > bound
+
+            try:
+                where = f"for this draw the bound fails from logit scale {bisect_predicate(fails, 1e-2, s, rtol=1e-3):.4g} (bisection)"
+            except ValueError:
+                where = "the effective rank is not monotone in the logit scale for this draw"
+            refute(f"effective rank (tau = {tau}) {er_i} > {claimed.text('effective_bound')} = {bound} (N = {N}, "
+                   f"d = {d}, scale {s:.3g})",
+                   example={"N": N, "d": d, "scale": s, "seed": seed, "batch": BATCH, "index": i, "Q": Q[i], "K": K[i]},
+                   certified=er_mp > bound, certificate=f"30-digit eigenvalues of A^T A give effective rank {er_mp}",
+                   boundary=where)
+
+        refute_deferred(f"effective rank {er_i} > {bound}", certify=certify)
+
+
+@pytest.mark.parametrize("scale_exp,reading", [
+    pytest.param((-3.0, -1.0), "small-logit-scale", marks=pytest.mark.claim("study-note-similar-patterns-correlated", reading="small-logit-scale"),
+                 id="small-logit-scale"),
+    pytest.param((0.0, 2.0), "standard-logit-scale", marks=pytest.mark.claim("study-note-similar-patterns-correlated", reading="standard-logit-scale"),
+                 id="standard-logit-scale"),
+])
+@given(N=st.integers(4, 32), d=st.integers(1, 8), seed=st.integers(0, 2**32 - 1), data=st.data())
+@profiles.scaled(0.25)
+def test_rows_similar_batched(scale_exp, reading, N, d, seed, data, claim_log, claimed):
+    batched_profile_only()
+    s = data.draw(log_uniform(*scale_exp), label="logit scale")
+    Q1, K = seeded_gaussian_batch(seed, BATCH, N, d, 1.0)
+    thr = float(claimed.eval("cosine_threshold"))
+    mc = mean_row_cosines(attention_batch(Q1 * s, K, device="cpu"))
+    claim_log.batch(BATCH, N=N, d=d, logit_scale=s, mean_cosine=mc)
+    target(-float(mc.min()), label="-mean cosine")
+    for i in batched_suspects(mc < thr):
+        mc_i = _mean_cosine(attention_matrix(Q1[i] * s, K[i]))  # the per-example reference
+        if not mc_i < thr:
+            continue
+
+        def certify(i=i, mc_i=mc_i):
+            refute(f"mean pairwise row cosine {mc_i:.4f} < {thr} at logit scale {s:.3g} (N = {N}, d = {d})",
+                   example={"N": N, "d": d, "seed": seed, "batch": BATCH, "index": i, "scale": s}, certified=False,
+                   certificate="float64 (a cosine, not a rank: no exact certificate)",
+                   boundary=_scale_boundary(_mean_cosine, Q1[i], K[i], 1e-4, s, lambda v: v >= thr))
+
+        refute_deferred(f"mean cosine {mc_i:.4f} < {thr}", certify=certify)
+
+
+@pytest.mark.parametrize("scale_exp,reading", [
+    pytest.param((-3.0, -1.0), "small-logit-scale", marks=pytest.mark.claim("study-note-most-singular-values-near-zero", reading="small-logit-scale"),
+                 id="small-logit-scale"),
+    pytest.param((0.0, 1.0), "standard-logit-scale", marks=pytest.mark.claim("study-note-most-singular-values-near-zero", reading="standard-logit-scale"),
+                 id="standard-logit-scale"),
+])
+@given(N=st.integers(8, 32), seed=st.integers(0, 2**32 - 1), data=st.data())
+@profiles.scaled(0.25)
+def test_singular_values_near_zero_batched(scale_exp, reading, N, seed, data, claim_log, claimed):
+    batched_profile_only()
+    d = data.draw(st.integers(1, N // 4), label="d")
+    s = data.draw(log_uniform(*scale_exp), label="logit scale")
+    Q1, K = seeded_gaussian_batch(seed, BATCH, N, d, 1.0)
+    rel, frac = float(claimed.eval("relative_threshold")), float(claimed.eval("fraction"))
+    f = near_zero_fractions(singular_values_batch(attention_batch(Q1 * s, K, device="cpu")), rel)
+    claim_log.batch(BATCH, N=N, d=d, logit_scale=s, near_zero_fraction=f)
+    target(-float(f.min()), label="-fraction near 0")
+    stat = lambda A: _near_zero_fraction(A, rel)  # noqa: E731
+    for i in batched_suspects(f < frac):
+        f_i = stat(attention_matrix(Q1[i] * s, K[i]))  # the per-example reference
+        if not f_i < frac:
+            continue
+
+        def certify(i=i, f_i=f_i):
+            refute(f"only {f_i:.2f} of the singular values are below {rel} sigma_1 at logit scale {s:.3g} (N = {N}, "
+                   f"d = {d})", example={"N": N, "d": d, "seed": seed, "batch": BATCH, "index": i, "scale": s},
+                   certified=False, certificate="float64 SVD (a threshold count, not an exact rank)",
+                   boundary=_scale_boundary(stat, Q1[i], K[i], 1e-4, s, lambda v: v >= frac))
+
+        refute_deferred(f"fraction {f_i:.2f} < {frac}", certify=certify)

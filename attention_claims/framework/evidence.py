@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+import numpy as np
+
 
 def _jsonable(value: Any) -> Any:
     """Convert numpy/torch/mpmath/flint scalars and arrays to plain JSON values."""
@@ -199,6 +201,25 @@ class CheckLog:
         self.examples += 1
         for k, v in tracked.items():
             self.track(k, v)
+
+    def batch(self, count: int, /, **tracked) -> None:
+        """Count ``count`` examples at once (the instances one batched example evaluated; see
+        :mod:`attention_claims.engine`) and track the range of each given array (NumPy or torch,
+        any shape; NaN ignored) or number.
+
+        Raises:
+            ValueError: ``count`` is negative.
+        """
+        if count < 0:
+            raise ValueError(f"count: must be >= 0, got {count}")
+        self.examples += int(count)
+        for k, v in tracked.items():
+            a = v.detach().cpu().double().numpy() if hasattr(v, "detach") else v
+            a = np.asarray(a, dtype=np.float64).ravel()
+            a = a[~np.isnan(a)]
+            if a.size:
+                self.track(k, float(a.min()))
+                self.track(k, float(a.max()))
 
     def track(self, name: str, value: float) -> None:
         """Keep the min and max of ``value`` under ``name`` (NaN is ignored)."""

@@ -3,7 +3,9 @@
 - ``ci``: derandomized and bounded, so that CI gives the same verdicts on every run; the
   default when the environment variable ``CI`` is ``true``.
 - ``dev``: random seeds, the example database on; the default otherwise.
-- ``deep``: many more examples, meant for a GPU machine or a nightly run.
+- ``deep``: many more examples, meant for a GPU machine or a nightly run. Under ``deep`` the rank
+  and spectrum readings with a batched twin are decided by it (:mod:`attention_claims.testkit.batched`,
+  :mod:`attention_claims.engine`): ``BATCH`` instances per example.
 
 Every profile sets ``report_multiple_bugs=False`` (one shrunk counterexample per check),
 ``deadline=None`` (high-precision certification is slow by design) and

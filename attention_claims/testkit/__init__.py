@@ -11,11 +11,13 @@
 - the refutation API (:mod:`attention_claims.framework.evidence`): ``refute``, ``refute_deferred``,
   ``Counterexample``;
 - Hypothesis settings profiles (:mod:`attention_claims.framework.profiles`): ``profiles.scaled``;
-- figures (:mod:`.figures`): ``plot_sparsity_figure``.
+- figures (:mod:`.figures`): ``plot_sparsity_figure``;
+- batched checks (:mod:`.batched`): ``BATCH``, ``batched_profile_only``, ``gaussian_batch_spec``.
 """
 
 from ..framework import profiles
 from ..framework.evidence import Counterexample, refute, refute_deferred
+from .batched import BATCH, batched_profile_only, gaussian_batch_spec
 from .figures import plot_sparsity_figure
 from .fixtures import one_torch_thread
 from .params import NO_CUDA, claim_params, claim_reading, reading_params, record, require_device
@@ -35,6 +37,9 @@ from .strategies import (
 )
 
 __all__ = [
+    "BATCH",
+    "batched_profile_only",
+    "gaussian_batch_spec",
     "NO_CUDA",
     "SEQUENCE_LENGTHS",
     "Counterexample",

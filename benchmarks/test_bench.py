@@ -1,0 +1,264 @@
+"""Benchmarks (issue 13, issue 15), each pair measured in the same run and reported as a ratio in
+``reports/bench.json`` (benchmarks/conftest.py):
+
+- instances per second of the batched engine (:mod:`attention_claims.engine`, BATCH instances per
+  Hypothesis example) against today's per-example checks (one instance per example), for the rank
+  and spectrum readings the engine decides under ``deep`` (and, with a GPU, the engine on CUDA;
+  skipped without one). Both sides run the check's computation
+  under Hypothesis (derandomized, generate phase only), on one torch thread as the checks do (one
+  xdist worker per core), and stop before refuting: what is timed is the search, not the report;
+- a certified determinant of a stored float64 ``N x N`` attention matrix, N = 32, 64, 128: arb
+  (python-flint, :func:`attention_claims.maths.certify_nonzero_det`) against mpmath's interval
+  arithmetic (``mpmath.iv.det``) at the same precision;
+- the report writers: ``claims.json``, ``claims.md``, ``claims.html`` from ``reports/claims.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+from attention_claims.engine import (
+    attention_batch,
+    batch_logits,
+    effective_ranks,
+    mean_row_cosines,
+    near_zero_fractions,
+    numerical_ranks,
+    seeded_gaussian_batch,
+    seeded_uniform_batch,
+    singular_values_batch,
+    suspects,
+)
+from attention_claims.maths import (
+    arb_matrix,
+    attention_matrix,
+    certify_nonzero_det,
+    cuda_available,
+    effective_rank,
+    exact_rank,
+    logits,
+    numerical_rank,
+    row_cosines,
+    softmax_attention,
+)
+from attention_claims.testkit import BATCH, gaussian_batch_spec, gaussian_qk, log_uniform, seeded_gaussian_qk
+
+ROOT = Path(__file__).resolve().parents[1]
+PER_EXAMPLE_EXAMPLES = 150
+BATCHED_EXAMPLES = 20
+
+
+def _fast(n: int) -> settings:
+    """``n`` derandomized examples, generate phase only (nothing fails, nothing to shrink)."""
+    return settings(max_examples=n, derandomize=True, database=None, deadline=None, phases=[Phase.generate])
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# -- the per-example computations (as in checks/test_rank.py and checks/test_spectrum.py) ---------
+def _rank_numerical(qk):
+    Q, K, _ = qk
+    r, _ = numerical_rank(attention_matrix(Q, K))
+    return r >= Q.shape[0]
+
+
+def _spec_effective(qk):
+    Q, K, _ = qk
+    N, d = Q.shape
+    return effective_rank(np.linalg.svd(attention_matrix(Q, K), compute_uv=False), 0.9) > d
+
+
+def _spec_near_zero(qk):
+    Q, K, _ = qk
+    s = np.linalg.svd(attention_matrix(Q, K), compute_uv=False)
+    return float(np.mean(s < 0.01 * s[0])) < 0.5
+
+
+def _spec_cosine(qk):
+    Q, K, _ = qk
+    C = row_cosines(attention_matrix(Q, K))
+    n = Q.shape[0]
+    return float((C.sum() - n) / (n * n - n)) < 0.9
+
+
+def _rank_causal_f32(qk):
+    Q, K, _ = qk
+    A = softmax_attention(Q, K, causal=True, dtype="float32").to("cpu", torch.float64).numpy()
+    return bool((np.diag(A) == 0).any()) and exact_rank(A) < Q.shape[0]
+
+
+# -- the batched computations (as in the *_batched twins) -------------------------------------------
+def _b_rank_numerical(Q, K, N, d, device="cpu"):
+    r, _ = numerical_ranks(singular_values_batch(attention_batch(Q, K, device=device)), (N, N))
+    return suspects(r >= N)
+
+
+def _b_spec_effective(Q, K, N, d, device="cpu"):
+    return suspects(effective_ranks(singular_values_batch(attention_batch(Q, K, device=device)), 0.9) > d)
+
+
+def _b_spec_near_zero(Q, K, N, d, device="cpu"):
+    return suspects(near_zero_fractions(singular_values_batch(attention_batch(Q, K, device=device)), 0.01) < 0.5)
+
+
+def _b_spec_cosine(Q, K, N, d, device="cpu"):
+    return suspects(mean_row_cosines(attention_batch(Q, K, device=device)) < 0.9)
+
+
+def _b_rank_causal_f32(Q, K, N, d, device="cpu"):
+    A = attention_batch(Q, K, causal=True, dtype="float32", device=device)
+    return suspects((torch.diagonal(A, dim1=1, dim2=2) == 0).any(-1))
+
+
+def _rank_causal_numerical(qk):
+    Q, K, _ = qk
+    A = softmax_attention(Q, K, causal=True).numpy()
+    s = np.linalg.svd(A, compute_uv=False)
+    return int(np.sum(s > s[0] * max(A.shape) * np.finfo(np.float64).eps)) < Q.shape[0]
+
+
+def _b_rank_causal_numerical(Q, K, N, d, device="cpu"):
+    r, _ = numerical_ranks(singular_values_batch(attention_batch(Q, K, causal=True, device=device)), (N, N))
+    return suspects(r < N)
+
+
+def _rank_qk_f32(qk):
+    Q, K, _ = qk
+    M = logits(Q, K, scale=1.0, dtype="float32").to(torch.float64).numpy()
+    s = np.linalg.svd(M, compute_uv=False)
+    return int(np.sum(s > s[0] * max(M.shape) * float(torch.finfo(torch.float32).eps))) > Q.shape[1]
+
+
+def _b_rank_qk_f32(Q, K, N, d, device="cpu"):
+    M = batch_logits(Q, K, scale=1.0, dtype="float32", device=device).to(torch.float64)
+    r, _ = numerical_ranks(singular_values_batch(M), (N, N), float(torch.finfo(torch.float32).eps))
+    return suspects(r > d)
+
+
+READINGS = {  # name: (per-example body, batched body, causal uniform inputs?)
+    "rank/numerical-rank (bidirectional-attention-low-rank)": (_rank_numerical, _b_rank_numerical, False),
+    "rank/stored-full-rank cpu-float32 (causal-softmax-full-rank)": (_rank_causal_f32, _b_rank_causal_f32, True),
+    "rank/numerical-rank cpu-float64 (causal-softmax-full-rank)": (_rank_causal_numerical, _b_rank_causal_numerical, True),
+    "rank/numerical-rank of QK^T cpu-float32 (rank-qk-at-most-d)": (_rank_qk_f32, _b_rank_qk_f32, True),
+    "spectrum/effective-rank (bidirectional-attention-low-rank)": (_spec_effective, _b_spec_effective, False),
+    "spectrum/near-zero (study-note-most-singular-values-near-zero)": (_spec_near_zero, _b_spec_near_zero, False),
+    "spectrum/row-cosine (study-note-similar-patterns-correlated)": (_spec_cosine, _b_spec_cosine, False),
+}
+
+
+def _causal_spec():
+    """``(N, d, scale, seed)`` over qk_pairs' domain (uniform entries, N <= 8 here for every uniform reading)."""
+    return st.tuples(st.integers(1, 8), st.integers(1, 6), log_uniform(-3.0, 5.0), st.integers(0, 2**32 - 1))
+
+
+def _per_example_run(body, causal):
+    if causal:
+        @_fast(PER_EXAMPLE_EXAMPLES)
+        @given(spec=_causal_spec())
+        def run(spec):
+            N, d, s, seed = spec
+            rng = np.random.default_rng(seed)
+            body((rng.uniform(-1, 1, (N, d)) * s, rng.uniform(-1, 1, (N, d)), s))
+    else:
+        @_fast(PER_EXAMPLE_EXAMPLES)
+        @given(qk=gaussian_qk())
+        def run(qk):
+            body(qk)
+    return run
+
+
+def _batched_run(body, causal, device="cpu"):
+    @_fast(BATCHED_EXAMPLES)
+    @given(spec=_causal_spec() if causal else gaussian_batch_spec())
+    def run(spec):
+        N, d, s, seed = spec
+        Q, K = (seeded_uniform_batch if causal else seeded_gaussian_batch)(seed, BATCH, N, d, s)
+        body(Q, K, N, d, device)
+    return run
+
+
+@pytest.mark.parametrize("path", ["per-example", "batched", pytest.param("batched-cuda", marks=pytest.mark.skipif(
+    not cuda_available(), reason="no CUDA GPU on this machine: the engine's CUDA leg is not measured here"))])
+@pytest.mark.parametrize("reading", list(READINGS))
+def test_instances_per_second(benchmark, bench_results, reading, path):
+    one, many, causal = READINGS[reading]
+    run = (_per_example_run(one, causal) if path == "per-example"
+           else _batched_run(many, causal, "cuda" if path == "batched-cuda" else "cpu"))
+    n = PER_EXAMPLE_EXAMPLES if path == "per-example" else BATCHED_EXAMPLES * BATCH
+    benchmark.pedantic(run, rounds=3, iterations=1, warmup_rounds=1)
+    rate = n / benchmark.stats.stats.median
+    entry = bench_results.setdefault(f"instances_per_second/{reading}", {"unit": "instances/s, 1 torch thread"})
+    entry[path] = round(rate, 1)
+    for other in ("batched", "batched-cuda"):
+        if "per-example" in entry and other in entry:
+            entry[f"ratio_{other.replace('-', '_')}_over_per_example"] = round(entry[other] / entry["per-example"], 2)
+    benchmark.extra_info["instances_per_second"] = rate
+
+
+@pytest.mark.parametrize("library", ["arb", "mpmath-iv"])
+@pytest.mark.parametrize("N", [32, 64, 128])
+def test_certified_determinant(benchmark, bench_results, N, library):
+    Q, K = seeded_gaussian_qk(N, 4, 1.0, N)
+    A = attention_matrix(Q, K)
+    bits = 128
+
+    def arb_det():
+        ok, det, _ = certify_nonzero_det(lambda: arb_matrix(A), start_bits=bits, max_bits=bits)
+        return ok
+
+    def iv_det():
+        mpmath.iv.prec = bits
+        d = mpmath.iv.det(mpmath.iv.matrix(A.tolist()))
+        return bool(d.a > 0 or d.b < 0)
+
+    rounds = 5 if library == "arb" else (3 if N < 128 else 1)
+    certified = benchmark.pedantic(arb_det if library == "arb" else iv_det, rounds=rounds, iterations=1)
+    assert certified, f"{library} did not certify det != 0 at {bits} bits (N = {N})"
+    entry = bench_results.setdefault(f"certified_determinant/N={N}", {"unit": "seconds per determinant, 128 bits"})
+    entry[library] = benchmark.stats.stats.median
+    if "arb" in entry and "mpmath-iv" in entry:
+        entry["ratio_mpmath_over_arb"] = round(entry["mpmath-iv"] / entry["arb"], 1)
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "html"])
+def test_report_writers(benchmark, bench_results, fmt):
+    path = ROOT / "reports" / "claims.json"
+    if not path.is_file():
+        pytest.skip("reports/claims.json is missing: run the README's pytest first")
+    from attention_claims.framework.render import load_sources, render_html, render_markdown
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    sources = load_sources(ROOT / "sources")
+    write = {"json": lambda: json.dumps(data, indent=2, ensure_ascii=False),
+             "md": lambda: render_markdown(data),
+             "html": lambda: render_html(data, sources=sources, report_dir=ROOT / "reports")}[fmt]
+    out = benchmark.pedantic(write, rounds=3, iterations=1)
+    entry = bench_results.setdefault("report_writers", {"unit": "seconds per write, from reports/claims.json"})
+    entry[fmt] = benchmark.stats.stats.median
+    entry[f"{fmt}_bytes"] = len(out.encode("utf-8"))
+    if all(k in entry for k in ("json", "md", "html")):
+        entry["ratio_html_over_json"] = round(entry["html"] / entry["json"], 1)
+        entry["ratio_md_over_json"] = round(entry["md"] / entry["json"], 1)
+
+
+def test_sanity_of_the_rate_measurement():
+    """The batched body finds what the per-example body finds on instance 0 (same drawn values)."""
+    Q, K = seeded_gaussian_batch(5, BATCH, 12, 3, 100.0)
+    hits = _b_rank_numerical(Q, K, 12, 3)
+    assert (0 in hits) == _rank_numerical((Q[0], K[0], 100.0))
+    assert math.isfinite(float(attention_matrix(Q[0], K[0]).sum()))
