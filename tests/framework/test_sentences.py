@@ -140,3 +140,16 @@ def test_the_committed_classification_is_consistent_with_the_documents_and_recor
         result = audit(doc, (SOURCES_DIR / doc).read_text(encoding="utf-8"), claims, entries, known)
         problems += result.problems(doc)[len(result.unclassified):]
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("document", sorted(p.name for p in SOURCES_DIR.glob("*.txt")))
+def test_every_sentence_is_accounted_for(document):
+    """Issue 14: every sentence of every source document is a claim (a record's quote, or a ``claim``
+    entry) or is classified as not a claim with a reason, in ``sources/sentences/<stem>.toml``."""
+    classification = load_all(SENTENCES_DIR)
+    assert document in classification, f"no sources/sentences/{document.removesuffix('.txt')}.toml"
+    catalog = load_catalog()
+    result = audit(document, (SOURCES_DIR / document).read_text(encoding="utf-8"), claim_dicts(catalog),
+                   classification[document], {c.id for c in catalog})
+    assert result.ok, "\n".join(result.problems(f"sources/sentences/{document.removesuffix('.txt')}.toml"))
+    assert result.counts["unclassified"] == 0 and result.counts["total"] > 0
