@@ -54,3 +54,11 @@ def test_plots_written_as_svg_and_linked(tmp_path):
         rel = path.relative_to(tmp_path).as_posix()
         assert f"]({rel})" in md
         assert rel.startswith("figures/") and rel.endswith(".svg")
+
+
+def test_plot_links_have_readable_captions():
+    from attention_claims.framework.render.markdown import _plot_caption
+
+    assert _plot_caption({"kind": "layer_head_heatmap", "data": {"model": "m", "N": 8}}) == "m, N = 8: per layer and head"
+    assert _plot_caption({"kind": "curve", "data": {"title": "a [b]\n c"}}) == "a (b) c"
+    assert "IEEE" in _plot_caption({"kind": "rank_breaks", "data": {}})

@@ -92,6 +92,18 @@ def _view(c: dict) -> dict:
                          for r in c.get("readings", [])]}
 
 
+_DEFAULT_CAPTIONS = {"rank_breaks": "logit gap at which the causal attention matrix loses rank, against the IEEE thresholds",
+                     "spectra": "singular values", "sparsity_curve": "sparsity S", "decay_sparsity": "S(a) against n"}
+
+
 def _plot_caption(spec: dict) -> str:
-    """The alt text of a plot link: its title, else its kind."""
-    return " ".join(str(spec.get("data", {}).get("title") or spec.get("kind", "plot")).split())
+    """The alt text of a plot link: its title, else what the renderer titles it (brackets dropped, one line)."""
+    data = spec.get("data") or {}
+    kind = spec.get("kind", "plot")
+    if data.get("title"):
+        text = str(data["title"])
+    elif kind == "layer_head_heatmap":
+        text = f"{data.get('model', '?')}, N = {data.get('N', '?')}: per layer and head"
+    else:
+        text = _DEFAULT_CAPTIONS.get(kind, kind.replace("_", " "))
+    return " ".join(text.replace("[", "(").replace("]", ")").split())
