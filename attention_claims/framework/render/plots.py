@@ -262,7 +262,7 @@ def sparsity_curve_svg(x: Sequence[float], closed_form, *, quadrature=None, quad
         ax.set_xlabel(xlabel)
         ax.set_ylabel("S")
         ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, frameon=False)
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside: curves fill the axes
         return _svg(fig)
 
 
