@@ -193,6 +193,26 @@ def _figure_samples(kind, betas):
             for b in betas for g in SAMPLE_GAMMAS if b / g >= -2]
 
 
+def _plot_curves(kind, drawn, quad_x, quad_y, samples, claim_log):
+    """Attach the ``sparsity_curve`` plot of what :func:`_check_figure` checked: the drawn closed-form
+    curves (one per beta, S against gamma), the 20-digit quadrature points it compared them with, and
+    the sampled attention vectors with error bars of ``SAMPLE_Z`` standard errors."""
+    label = {b: f"β = {b:g}" for b, _x, _y in drawn}
+    mc = {}
+    for b, g, s_hat, se in samples:
+        xs, ys, es = mc.setdefault(label.get(float(b), f"β = {float(b):g}"), ([], [], []))
+        xs.append(g)
+        ys.append(s_hat)
+        es.append(SAMPLE_Z * se)
+    claim_log.plot("sparsity_curve", {
+        "x": drawn[0][1], "closed_form": {label[b]: y for b, _x, y in drawn},
+        "quadrature": quad_y, "quad_x": quad_x,
+        "mc_x": {k: v[0] for k, v in mc.items()}, "mc_y": {k: v[1] for k, v in mc.items()},
+        "mc_err": {k: v[2] for k, v in mc.items()},
+        "title": f"004, f = {kind}: S against γ ({len(samples)} sampled vectors, ±{SAMPLE_Z:g} s.e.)",
+        "xlabel": "γ = σ‖q‖"})
+
+
 def _check_figure(kind, path, fast_ref, claim_log):
     """Draw a figure; compare every drawn point with ``fast_ref``, one per curve with quadrature, and
     every sampled attention vector's sparsity with its curve."""
@@ -201,6 +221,7 @@ def _check_figure(kind, path, fast_ref, claim_log):
     samples = _figure_samples(kind, RELU2_BETAS if kind == "relu2" else IDENTITY_BETAS)
     drawn = plot_sparsity_figure(kind, path, samples=samples, z=SAMPLE_Z)
     worst = 0.0
+    quad_x, quad_y = {}, {}
     for beta, x, y in drawn:
         with mpmath.workdps(20):
             for g, s in zip(x, y, strict=True):
@@ -209,6 +230,8 @@ def _check_figure(kind, path, fast_ref, claim_log):
             for i in (len(x) // 3,):
                 ref = s_reference(kind, beta, float(x[i]), dps=20)
                 worst = max(worst, float(abs(y[i] - ref) / ref))
+                quad_x.setdefault(f"β = {beta:g}", []).append(float(x[i]))
+                quad_y.setdefault(f"β = {beta:g}", []).append(float(ref))
         claim_log.example(beta=beta)
     # tolerance: 1e-12 relative (the curves are float64 roundings of 40-digit values)
     if worst > 1e-12:
@@ -226,6 +249,7 @@ def _check_figure(kind, path, fast_ref, claim_log):
                    f"{s_hat:.5f} +- {se:.2g}, {z:.1f} standard errors from the curve's {curve:.5f}",
                    example={"kind": kind, "beta": b, "gamma": g, "S_sampled": s_hat, "se": se}, certified=False)
     claim_log.track("sampled |S_hat - S| / s.e.", max(zs))
+    _plot_curves(kind, drawn, quad_x, quad_y, samples, claim_log)
     claim_log.figure(path, f"004 figure reproduced ({kind}): S against gamma = sigma |q| from the closed form, "
                            f"with {len(samples)} sampled attention vectors of N = {SAMPLE_N} keys "
                            f"(error bars {SAMPLE_Z:g} s.e.)")

@@ -192,6 +192,48 @@ def test_decay_sparsity_vanishes(lam, claim_log, claimed):
                    "n_eps = (1+lambda)/((1-lambda) 0.1^2) + 1.")
 
 
+DECAY_LAMBDAS = ("0.5", "0.9", "0.99", "0.999")  # decay rates of the S(a)-against-n plot (exact decimals)
+DECAY_NS = tuple(2**k for k in range(0, 15))  # n = 1, 2, 4, ..., 16384
+
+
+@pytest.mark.claim("decay-sparsity-closed-form", reading="exact")
+def test_decay_sparsity_against_n(claim_log, claimed):
+    """S(a) of ``a = (lambda^{n-1}, ..., lambda, 1)`` against n for a few lambda: from the vector itself
+    (50-digit sums), the printed closed form and the printed bound (the record's expressions, 50 digits).
+    It fails if the closed form differs from the vector's S by more than 1e-40 relative or the bound is
+    below it (at 50 digits the bound ties the closed form once lambda^n < 1e-50; the strict '<' is
+    decided exactly by :func:`test_decay_closed_form_exact`); it attaches the ``decay_sparsity`` plot."""
+    S, closed, bound = {}, {}, {}
+    with mpmath.workdps(50):
+        for lam_text in DECAY_LAMBDAS:
+            lam = mpmath.mpf(lam_text)
+            label = f"λ = {lam_text}"
+            for n in DECAY_NS:
+                powers = [mpmath.mpf(1)]
+                for _ in range(n - 1):
+                    powers.append(powers[-1] * lam)
+                s_vec = mpmath.fsum(powers) / mpmath.sqrt(n * mpmath.fsum(p * p for p in powers))
+                s_cf = mpmath.sqrt(claimed.eval("s_squared", lam=lam, n=mpmath.mpf(n)))
+                s_b = mpmath.sqrt(claimed.eval("bound_squared", lam=lam, n=mpmath.mpf(n)))
+                claim_log.example(lam=float(lam), n=n)
+                # bound^2 - S^2 = (1+lam) lam^n / (n (1-lam)(1+lam^n)): below 50 digits once lam^n < 1e-50, so
+                # here only "not below"; strictness is decided exactly by test_decay_closed_form_exact
+                if relative_error(s_cf, s_vec) > mpmath.mpf("1e-40") or not s_b >= s_cf:
+                    refute(f"lambda = {lam_text}, n = {n}: S(a) of the vector {mpmath.nstr(s_vec, 12)}, closed form "
+                           f"{mpmath.nstr(s_cf, 12)}, bound {mpmath.nstr(s_b, 12)}",
+                           example={"lambda": lam_text, "n": n}, certified=True,
+                           certificate="50-digit mpmath sums over the vector and the printed expressions")
+                S.setdefault(label, []).append(float(s_vec))
+                closed.setdefault(label, []).append(float(s_cf))
+                bound.setdefault(label, []).append(float(s_b))
+    claim_log.plot("decay_sparsity", {"n": DECAY_NS, "S": S, "closed_form": closed, "bound": bound,
+                                      "title": "decay attention: S(a) against n (points: from the vector)"})
+    claim_log.note(f"S(a) from the vector, the closed form and the bound at 50 digits for lambda in "
+                   f"{', '.join(DECAY_LAMBDAS)} and n = 1, 2, 4, ..., {DECAY_NS[-1]}: the closed form agrees with "
+                   "the vector's S to 1e-40 relative and the bound is never below it (they tie at 50 digits once "
+                   "lambda^n < 1e-50).")
+
+
 @pytest.mark.claim("sparsity-linear-iid-lower-snr", reading="exact-monotone")
 @given(q=st.lists(nonneg_rational, min_size=1, max_size=6), r2=st.builds(Fraction, st.integers(0, 10**4),
                                                                          st.integers(1, 100)),

@@ -109,6 +109,7 @@ def test_power_law_exponent_above_one(key, N, claim_log, claimed):
     meas = _measure(key, N)
     for a, r2 in zip(meas.get("alpha").ravel(), meas.get("alpha_r2").ravel(), strict=True):
         claim_log.example(alpha=a, r2=r2)
+    _spectra(meas, claim_log, title="spectrum per layer", claimed_alpha=float(claimed.eval("alpha_min")))
     claim_log.note(f"Median fitted alpha {np.nanmedian(meas.get('alpha')):.2f}, median R^2 "
                    f"{np.nanmedian(meas.get('alpha_r2')):.2f} (least squares of log sigma_i on log i, all sigma_i > 0; "
                    f"attention_claims.maths.power_law_fit).")
@@ -144,6 +145,24 @@ def test_power_law_constant_uniform_in_n(key, claim_log, claimed):
                    f"{np.quantile(ratio, 0.25):.2f}-{np.quantile(ratio, 0.75):.2f} (4 if C_1 grew like N).")
     _share_check(large, holds, float(claimed.eval("share")), False,
                  f"C_1 = max_i sigma_i i grows by less than x{growth_max:g} from N = 128 to 512", claim_log)
+
+
+def _spectra(meas: models.Measurement, claim_log, *, title: str, claimed_alpha: float | None = None,
+             vlines: dict[str, float] | None = None, points: int = 48) -> None:
+    """Attach the ``spectra`` plot of this model and N (float32): per layer, the head average of the
+    normalised singular values sigma_i / sigma_1 (:func:`attention_claims.models.layer_spectra`), at
+    ``points`` log-spaced indices of 1..N (a log-log plot shows no more), with the claimed power law
+    ``i^-alpha`` (C = 1, since sigma_1 / sigma_1 = 1) and the claimed indices ``vlines`` as references."""
+    spectra = meas.layer_spectrum("float32")
+    idx = np.unique(np.geomspace(1, meas.N, points).round().astype(int))
+    data = {"spectra": {f"L{layer}": row[idx - 1] for layer, row in enumerate(spectra)}, "index": idx,
+            "title": f"{meas.model}, N = {meas.N}: {title}", "ylabel": "mean over heads of sigma_i / sigma_1"}
+    if claimed_alpha is not None:
+        data.update(claimed_alpha=claimed_alpha, claimed_c=1.0,
+                    claimed_label=f"i^-{claimed_alpha:g}: the claim needs a faster decay (alpha > {claimed_alpha:g})")
+    if vlines:
+        data["vlines"] = vlines
+    claim_log.plot("spectra", data)
 
 
 # -- 引理 11.34 ---------------------------------------------------------------------------------
@@ -264,6 +283,9 @@ def test_table_base_row_on_trained_model(key, N, claim_log, claimed):
     ok_r, m90, m95 = _eff_rank_near(meas, target, 0.25)
     energy = float(np.mean(meas.get("energy_top10")))
     ok_e = abs(energy - TABLE_BASE_ENERGY) <= 0.05
+    _spectra(meas, claim_log, title="spectrum per layer against table 11.3.1's Base row",
+             vlines={f"Base row: effective rank ~{target:g}": target, f"measured mean eff-rank (tau 0.9) {m90:.0f}": m90,
+                     f"Base row: max rank {claimed.eval('max_rank_base')}": float(claimed.eval("max_rank_base"))})
     claim_log.note(f"{_label(meas)}: mean eff-rank {m90:.1f} (tau 0.9) / {m95:.1f} (tau 0.95) vs the Base row's ~{target:g}; "
                    f"mean top-10% energy {energy:.1%} vs 85%.")
     if ok_r and ok_e:

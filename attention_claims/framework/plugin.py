@@ -481,6 +481,10 @@ class _ClaimsHooks:
                 props.append((PREFIX + "figures", json.dumps(log.figures)))
             if log.plots:
                 props.append((PREFIX + "plots", json.dumps(log.plots, allow_nan=False)))
+                if not item.config.getoption("claims_no_report", False):
+                    from .render.plots import warm
+
+                    warm(log.plots)  # drawn here, in parallel with the other checks, so writing the report only reads
         exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, Counterexample) and exc.certify is not None:
             try:

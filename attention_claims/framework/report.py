@@ -321,6 +321,7 @@ def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURC
 
     data = report.to_json()
     _atomic_write(report_dir / "claims.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_plot_files(data, report_dir)
     _atomic_write(report_dir / "claims.md", render_markdown(data))
     sources = load_sources(sources_dir) if Path(sources_dir).is_dir() else {}
     kinds, claim_excerpts = {}, {}
@@ -328,6 +329,34 @@ def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURC
         kinds[doc], claim_excerpts[doc] = classification_maps(entries)
     _atomic_write(report_dir / "claims.html", render_html(data, sources=sources, classification=kinds,
                                                           claim_excerpts=claim_excerpts, report_dir=report_dir))
+
+
+def write_plot_files(data: dict, report_dir: Path) -> list[Path]:
+    """Write every plot of the report (``data``, the ``claims.json`` dict) as an SVG file at the path
+    :func:`~attention_claims.framework.render.model.plot_files` gives it (``figures/<claim id>-<k>.svg``
+    under ``report_dir``), atomically, for ``claims.md`` to link; remove the other ``*.svg`` files of
+    that folder (plots of an earlier report: the folder's SVG files are the writer's alone).
+
+    Returns:
+        The files written, in claim order.
+
+    Raises:
+        OSError: a file cannot be written.
+    """
+    from .render.model import FIGURES_DIR, plot_files
+    from .render.plots import render_plot, standalone_svg
+
+    written = []
+    for claim in data.get("claims", []):
+        for _name, spec, rel in plot_files(claim):
+            path = report_dir / rel
+            _atomic_write(path, standalone_svg(render_plot(spec)))
+            written.append(path)
+    keep = {p.name for p in written}
+    for old in (report_dir / FIGURES_DIR).glob("*.svg"):
+        if old.name not in keep:
+            old.unlink(missing_ok=True)
+    return written
 
 
 def write_in_progress(state, config) -> None:

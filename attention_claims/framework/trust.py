@@ -63,29 +63,43 @@ def _pct(x) -> str:
     return "n/a" if x is None else f"{100 * x:.1f} %"
 
 
-def trust_lines(trust: dict) -> list[str]:
-    """Plain-text lines of the trust section (used by the Markdown and HTML writers)."""
+def trust_lines(trust: dict | None) -> list[str]:
+    """Plain-text lines of the trust section (inline Markdown: code in backticks), the one text that
+    the Markdown and the HTML writers both show; ``[]`` when the report has no trust section.
+
+    Tolerates partial entries (a hand-edited or older ``planted.json``, ``stability.json`` or
+    ``mutation.json``): a missing count shows as ``?``. Never raises on a dict of that shape.
+    """
+    if not trust:
+        return []
     lines = []
     p = trust.get("planted")
     if p:
-        src = "this run" if p.get("from_this_run") else f"last recorded run, {p.get('date')}"
-        lines.append(f"Planted falsehoods caught: {p['caught']}/{p['falsehoods']} (kill rate {_pct(p['kill_rate'])}); "
-                     f"planted truths held: {p['held']}/{p['truths']} ({_pct(p['truth_pass_rate'])}) [{src}].")
+        src = "this run" if p.get("from_this_run") else f"last recorded run, {p.get('date', '?')}"
+        caught, total = p.get("caught", p.get("killed", "?")), p.get("falsehoods", p.get("total", "?"))
+        rate = p.get("kill_rate", caught / total if isinstance(caught, int) and isinstance(total, int) and total
+                     else None)
+        line = f"Planted falsehoods caught: {caught}/{total} (kill rate {_pct(rate)})"
+        if p.get("truths"):
+            line += f"; planted truths held: {p.get('held', '?')}/{p['truths']} ({_pct(p.get('truth_pass_rate'))})"
+        lines.append(line + f" [{src}].")
     else:
         lines.append("Planted variants: not run yet (run `pytest tests/test_planted.py`).")
     s = trust.get("stability")
     if s:
         paths = s.get("paths") or ["checks"]
-        lines.append(f"Stability: {len(s.get('seeds', []))} seeds compared under the `{s.get('profile')}` profile "
-                     f"over {', '.join(paths)} ({s.get('claims', '?')} claims; {s.get('date')}); verdict flips: "
-                     f"{len(s.get('flips', []))}"
-                     + (f" ({', '.join(f['claim'] for f in s['flips'])})" if s.get("flips") else "") + ".")
+        flips = s.get("flips") or []
+        lines.append(f"Stability: {len(s.get('seeds', []))} seeds compared under the `{s.get('profile', '?')}` profile "
+                     f"over {', '.join(paths)} ({s.get('claims', '?')} claims; {s.get('date', '?')}); verdict flips: "
+                     f"{len(flips)}" + (f" ({', '.join(f['claim'] for f in flips)})" if flips else "") + ".")
     else:
         lines.append("Stability: not run yet (run `python -m attention_claims.tools.stability`).")
     m = trust.get("mutation")
     if m:
-        lines.append(f"Mutation testing ({m.get('tool')}, {m.get('date')}): score {_pct(m.get('score'))} "
-                     f"({m.get('killed')} killed of {m.get('total')}; survivors explained in reports/mutation.md).")
+        score = m.get("score")
+        lines.append(f"Mutation testing ({m.get('tool', '?')}, {m.get('date', '?')}): score "
+                     f"{_pct(score) if isinstance(score, float) else score} ({m.get('killed', '?')} killed of "
+                     f"{m.get('total', '?')}; survivors explained in reports/mutation.md).")
     else:
         lines.append("Mutation testing: not run yet (see README, 'Mutation testing').")
     return lines

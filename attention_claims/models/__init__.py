@@ -49,6 +49,8 @@ _WHERE = {
     "TOP_FRACTION": "measurement",
     "MEASURES": "measurement",
     "head_measures": "measurement",
+    "layer_spectra": "measurement",
+    "measure_stack": "measurement",
     "Measurement": "measurement",
     "measure": "measurement",
     "layer_table": "tables",

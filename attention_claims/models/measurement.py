@@ -1,4 +1,9 @@
-"""Per-head measurements of trained attention matrices (effective rank, energy, numerical rank, power-law fit) and their JSON cache.
+"""Per-head measurements of trained attention matrices (effective rank, energy, numerical rank, power-law fit),
+the per-layer singular-value spectra, and their JSON cache.
+
+The cache (``<cache root>/measurements/*.json``) is keyed by model, N, text, dtypes and
+:data:`MEASURE_VERSION`; bump the version whenever what a measurement stores changes, so that stale
+files are measured again rather than read.
 """
 
 from __future__ import annotations
@@ -20,9 +25,8 @@ from ..maths.spectrum import effective_rank, power_law_fit, top_fraction_energy
 from .loading import attention
 from .registry import ModelSpec, cache_root, file_lock, get_spec, install_hint, model_files, text_for, text_sha256
 
-MEASURE_VERSION = 2
-
-
+#: 3: per-layer normalised spectra added (:func:`layer_spectra`).
+MEASURE_VERSION = 3
 
 
 #: machine epsilon of the dtypes a forward pass runs in (from :data:`attention_claims.maths.EPS_LOG2`)
@@ -76,9 +80,12 @@ def head_measures(A: torch.Tensor, dtype: str) -> dict[str, np.ndarray]:
     (dimensionless: counts, fractions, ratios; ``logdet`` in nats; NaN where undefined,
     e.g. a power-law fit on fewer than 3 positive singular values).
     """
+    return _measures_from(A, _svdvals(A), dtype)
+
+
+def _measures_from(A: torch.Tensor, S: np.ndarray, dtype: str) -> dict[str, np.ndarray]:
     L, H, N, _ = A.shape
     A64 = A.detach().to("cpu", torch.float64)
-    S = np.linalg.svd(A64.numpy(), compute_uv=False)  # (L, H, N), descending
     out = {k: np.full((L, H), np.nan) for k in MEASURES}
     rows = A64.sum(-1)
     out["row_sum_err"] = (rows - 1).abs().amax(-1).numpy()
@@ -107,13 +114,47 @@ def head_measures(A: torch.Tensor, dtype: str) -> dict[str, np.ndarray]:
     return out
 
 
+def layer_spectra(S: np.ndarray) -> np.ndarray:
+    """Per layer, the head average of the normalised singular values ``sigma_i / sigma_1``.
+
+    Args:
+        S: ``(L, H, N)`` singular values of every head, each row descending (as NumPy's ``svd``
+            returns them), dimensionless.
+
+    Returns:
+        ``(L, N)`` float64 array, row ``l`` = mean over heads ``h`` of ``S[l, h] / S[l, h, 0]``
+        (each in [0, 1], non-increasing, first entry 1; a head whose sigma_1 is 0 contributes zeros).
+    """
+    S = np.asarray(S, dtype=np.float64)
+    top = S[..., :1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(top > 0, S / np.where(top > 0, top, 1.0), 0.0)
+    return ratios.mean(axis=1)
+
+
+def measure_stack(A: torch.Tensor, dtype: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """:func:`head_measures` and :func:`layer_spectra` of an ``(L, H, N, N)`` stack from one SVD.
+
+    Returns:
+        ``(measures, spectra)``: ``{name: (L, H)}`` as :func:`head_measures`, and the ``(L, N)``
+        head-averaged normalised spectra.
+    """
+    S = _svdvals(A)
+    return _measures_from(A, S, dtype), layer_spectra(S)
+
+
+def _svdvals(A: torch.Tensor) -> np.ndarray:
+    return np.linalg.svd(A.detach().to("cpu", torch.float64).numpy(), compute_uv=False)  # (L, H, N), descending
+
+
 @dataclass
 class Measurement:
     """The measures of every head of one model on one passage cut to ``N`` tokens.
 
     ``heads[dtype][name]`` is an ``(L, H)`` float64 array (see :data:`MEASURES`), for
     dtype "float32" (forward pass in float32) and, when measured, "float64" (the same
-    weights and tokens, forward pass in float64).
+    weights and tokens, forward pass in float64). ``spectra[dtype]`` is the ``(L, N)`` array of
+    :func:`layer_spectra` (per layer, the head average of ``sigma_i / sigma_1``).
     """
 
     model: str
@@ -124,6 +165,7 @@ class Measurement:
     seconds: float
     versions: dict = field(default_factory=dict)
     cached: bool = False
+    spectra: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def spec(self) -> ModelSpec:
@@ -142,20 +184,30 @@ class Measurement:
         a = self.get(name, dtype)
         return [(float(np.mean(r)), float(np.min(r)), float(np.max(r))) for r in a]
 
+    def layer_spectrum(self, dtype: str = "float32") -> np.ndarray:
+        """``(L, N)`` per-layer head-averaged normalised spectra (:func:`layer_spectra`).
+
+        Raises:
+            KeyError: that dtype was not measured.
+        """
+        return self.spectra[dtype]
+
     def to_json(self) -> dict:
         def enc(a):
             return [[None if not math.isfinite(v) and not math.isinf(v) else v for v in row] for row in a.tolist()]
 
         return {"model": self.model, "N": self.N, "text": self.text, "text_sha256": self.text_sha256,
                 "seconds": self.seconds, "versions": self.versions, "measure_version": MEASURE_VERSION,
-                "heads": {dt: {k: enc(v) for k, v in d.items()} for dt, d in self.heads.items()}}
+                "heads": {dt: {k: enc(v) for k, v in d.items()} for dt, d in self.heads.items()},
+                "spectra": {dt: a.tolist() for dt, a in self.spectra.items()}}
 
     @classmethod
     def from_json(cls, data: dict) -> Measurement:
         heads = {dt: {k: np.array([[math.nan if v is None else v for v in row] for row in a], dtype=np.float64)
                       for k, a in d.items()} for dt, d in data["heads"].items()}
         return cls(model=data["model"], N=data["N"], text=data["text"], text_sha256=data["text_sha256"],
-                   heads=heads, seconds=data["seconds"], versions=data.get("versions", {}), cached=True)
+                   heads=heads, seconds=data["seconds"], versions=data.get("versions", {}), cached=True,
+                   spectra={dt: np.array(a, dtype=np.float64) for dt, a in data["spectra"].items()})
 
 
 def _versions() -> dict:
@@ -205,13 +257,13 @@ def measure(key: str, N: int, text: str | None = None, float64: bool = True) -> 
             meas = _read_cache(path)
             if meas is None:
                 t0 = time.perf_counter()
-                heads = {}
+                heads, spectra = {}, {}
                 for dt in dtypes:
                     A = attention(key, N, text, dt)
-                    heads[dt] = head_measures(A, dt)
+                    heads[dt], spectra[dt] = measure_stack(A, dt)
                     del A
                 meas = Measurement(model=key, N=N, text=text, text_sha256=text_sha256(text), heads=heads,
-                                   seconds=time.perf_counter() - t0, versions=_versions())
+                                   seconds=time.perf_counter() - t0, versions=_versions(), spectra=spectra)
                 tmp = path.with_suffix(f".tmp-{os.getpid()}")
                 tmp.write_text(json.dumps(meas.to_json()), encoding="utf-8")
                 os.replace(tmp, path)

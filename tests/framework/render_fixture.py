@@ -63,6 +63,20 @@ def plot_specs() -> list[dict]:
                                             "mc_y": [0.9, 0.55], "mc_err": [0.02, 0.03]}},
         {"kind": "decay_sparsity", "data": {"n": [10, 100, 1000], "S": {"lambda = 0.9": [0.8, 0.4, 0.13]}}},
         {"kind": "curve", "data": {"x": [1, 2, 3], "series": {"y": [1, 4, 9]}, "title": "a curve"}},
+        # the forms the checks emit: per-layer spectra at log-spaced indices with reference lines (test_trained),
+        # one curve per beta with quadrature and Monte Carlo points (test_sparsity), decay with closed form and
+        # bound (test_sparsity_linear)
+        {"kind": "spectra", "data": {"spectra": {f"L{i}": (np.arange(1, 9.0) ** -(i + 1.0)).tolist() for i in range(12)},
+                                     "index": [1, 2, 3, 4, 5, 6, 7, 8], "claimed_alpha": 1, "claimed_c": 1.0,
+                                     "vlines": {"claimed effective rank ~5": 5}, "title": "toy, N = 8: per layer",
+                                     "ylabel": "mean over heads of sigma_i / sigma_1"}},
+        {"kind": "sparsity_curve", "data": {
+            "x": x.tolist(), "closed_form": {f"β = {b:g}": (1 / np.sqrt(1 + (x + b) ** 2)).tolist() for b in (0, 1)},
+            "quadrature": {"β = 0": [1 / np.sqrt(2)]}, "quad_x": {"β = 0": [1.0]},
+            "mc_x": {"β = 1": [0.5]}, "mc_y": {"β = 1": [0.55]}, "mc_err": {"β = 1": [0.05]}, "xlabel": "γ"}},
+        {"kind": "decay_sparsity", "data": {"n": [1, 2, 4], "S": {"λ = 0.5": [1.0, 0.95, 0.8]},
+                                            "closed_form": {"λ = 0.5": [1.0, 0.95, 0.8]},
+                                            "bound": {"λ = 0.5": [None, 1.2, 0.9]}}},
     ]
 
 

@@ -237,7 +237,12 @@ def test_plots_attached_by_a_check_reach_the_report(planted, args):
     assert heat["data"]["measures"]["eff_rank_90"] == [[1.0, 2.0], [3.0, None]]
     assert r["plots"][1]["data"]["breaks"][0]["gap"] == 17.34
     html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
-    assert html.count('<figure class="plot"><svg') == 2 and "m, N = 4: per layer and head" in html
+    assert html.count('<figure class="plot" data-kind="layer_head_heatmap"><svg') == 1
+    assert html.count('<figure class="plot" data-kind="rank_breaks"><svg') == 1 and "m, N = 4: per layer and head" in html
+    md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
+    for k in (1, 2):  # each plot also an SVG file next to the report, linked from claims.md
+        assert (run.report_dir / "figures" / f"c-{k}.svg").read_text(encoding="utf-8").startswith("<?xml")
+        assert f"](figures/c-{k}.svg)" in md
 
 
 def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted):

@@ -14,6 +14,7 @@ import re
 import pytest
 from render_fixture import DOC, DOC_TEXT, fixture_report, real_report, real_sources
 
+from attention_claims.framework.evidence import PLOT_KINDS
 from attention_claims.framework.render import render_html
 from attention_claims.framework.render.browser import open_page, unavailable_reason
 
@@ -37,7 +38,7 @@ VISIBLE_TEXT_JS = """() => {
 }"""
 
 
-def _check_page(page, log, *, expected_false: int, plots: tuple[str, ...]):
+def _check_page(page, log, *, expected_false: int, plots: tuple[str, ...], plot_kinds=()):
     assert log["console_errors"] == [] and log["page_errors"] == [], log
     assert log["requests"] == [], log["requests"]
     page.select_option("#f-verdict", "false")
@@ -59,6 +60,8 @@ def _check_page(page, log, *, expected_false: int, plots: tuple[str, ...]):
     assert not RAW_TEX.search(visible), RAW_TEX.search(visible).group(0)
     for kind in plots:
         assert page.locator(kind).count() > 0, kind
+    for kind in plot_kinds:  # each drawn: an <svg> with content inside its figure
+        assert page.locator(f'figure.plot[data-kind="{kind}"] svg path').count() > 0, kind
     page.evaluate("location.hash = 'doc-003'")
     page.wait_for_timeout(300)
     assert page.locator("#view-doc-003").is_visible()
@@ -84,8 +87,7 @@ def test_fixture_report_in_chromium(tmp_path):
     html.write_text(render_html(fixture_report("fig.png"), sources={DOC: DOC_TEXT}, report_dir=tmp_path),
                     encoding="utf-8")
     with open_page(html) as (page, log):
-        _check_page(page, log, expected_false=1, plots=(
-            ".chart svg", "figure.figure img", "svg.plot >> nth=6"))
+        _check_page(page, log, expected_false=1, plots=(".chart svg", "figure.figure img"), plot_kinds=PLOT_KINDS)
 
 
 def test_real_report_in_chromium(tmp_path):
@@ -97,5 +99,6 @@ def test_real_report_in_chromium(tmp_path):
     html = tmp_path / "claims.html"
     html.write_text(render_html(report, sources=sources, report_dir=folder), encoding="utf-8")
     n_false = sum(c["verdict"] == "false" for c in report["claims"])
+    kinds = sorted({p["kind"] for c in report["claims"] for r in c.get("readings", []) for p in r.get("plots") or []})
     with open_page(html) as (page, log):
-        _check_page(page, log, expected_false=n_false, plots=(".chart svg",))
+        _check_page(page, log, expected_false=n_false, plots=(".chart svg",), plot_kinds=kinds)

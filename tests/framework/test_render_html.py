@@ -98,14 +98,19 @@ def real():
     return found
 
 
-def test_real_report_budgets_and_quotes(real):
+def test_real_report_budgets_and_quotes(real, tmp_path):
     from attention_claims.framework.render import render_markdown
+    from attention_claims.framework.render.plots import warm
+    from attention_claims.framework.report import write_plot_files
 
     report, folder = real
     sources = real_sources()
+    # the checks draw their plots during the run (plugin, in the workers); here the cache is warmed first
+    warm([p for c in report["claims"] for r in c.get("readings", []) for p in r.get("plots") or []])
     t0 = time.perf_counter()
     html = render_html(report, sources=sources, report_dir=folder)
     md = render_markdown(report)
+    write_plot_files(report, tmp_path)
     import json
 
     json.dumps(report, indent=2, ensure_ascii=False)
@@ -117,3 +122,82 @@ def test_real_report_budgets_and_quotes(real):
     for name, text in sources.items():
         assert annotate(name, text, report["claims"]).unlocated == [], name
     assert not VISIBLE_DOLLAR.search(_strip_tex(html))
+
+
+def test_fixture_report_has_every_plot_kind():
+    """The fixture the browser test opens carries every kind the renderer draws (so the browser test
+    asserts each one), including the data forms the checks emit."""
+    from attention_claims.framework.evidence import PLOT_KINDS
+
+    kinds = {p["kind"] for c in fixture_report()["claims"] for r in c["readings"] for p in r.get("plots", [])}
+    assert kinds == set(PLOT_KINDS)
+
+
+def test_each_plot_drawn_with_its_kind():
+    from attention_claims.framework.evidence import PLOT_KINDS
+
+    html = render_html(fixture_report())
+    for kind in PLOT_KINDS:
+        figs = re.findall(rf'<figure class="plot" data-kind="{kind}"><svg[^>]*class="plot"', html)
+        assert figs, kind
+
+
+def test_plot_forms_the_checks_emit():
+    """The per-label forms: one curve per beta with its quadrature and Monte Carlo points in its colour,
+    reference lines on spectra, closed form and dashed bound on decay; nulls are gaps, not errors."""
+    from render_fixture import plot_specs
+
+    from attention_claims.framework.render.plots import render_plot, sparsity_curve_svg, spectra_svg
+
+    specs = {(p["kind"], i): p for i, p in enumerate(plot_specs())}
+    for (_kind, _i), spec in specs.items():
+        assert render_plot(spec).startswith("<svg")
+    assert render_plot(plot_specs()[-1]) is render_plot(plot_specs()[-1])  # memoised
+    svg = spectra_svg({"L0": [1.0, 0.5, None, 0.0]}, index=[1, 2, 4, 8], vlines={"claimed rank 3": 3},
+                      claimed_alpha=1, claimed_c=1.0)
+    assert "claimed rank 3" in svg and "stroke-dasharray" in svg  # the dotted rank line and the dashed power law
+    svg = sparsity_curve_svg([1, 2], {"β = 0": [0.9, 0.8], "β = 1": [0.7, 0.6]}, quadrature={"β = 1": [0.6]},
+                             quad_x={"β = 1": [2]}, mc_x={"β = 0": [1]}, mc_y={"β = 0": [0.9]}, mc_err={"β = 0": [0.01]})
+    assert "β = 0" in svg and "closed form" in svg and "quadrature" in svg and "Monte Carlo" in svg
+
+
+def test_trust_lines_have_one_home():
+    """The HTML and the Markdown show the same trust lines, from attention_claims.framework.trust."""
+    from attention_claims.framework import trust
+    from attention_claims.framework.render import html as html_mod
+    from attention_claims.framework.render import markdown as md_mod
+
+    assert not hasattr(html_mod, "_trust_lines")
+    assert html_mod.trust_lines is trust.trust_lines and md_mod.trust_lines is trust.trust_lines
+    t = {"planted": {"caught": 3, "falsehoods": 4, "kill_rate": 0.75, "truths": 2, "held": 2, "truth_pass_rate": 1.0,
+                     "from_this_run": True},
+         "stability": {"seeds": [1, 2], "profile": "ci", "claims": 9, "date": "2026-01-01", "flips": []},
+         "mutation": {"tool": "mutmut", "date": "2026-01-02", "score": 0.5, "killed": 1, "total": 2}}
+    rep = dict(fixture_report(), trust=t)
+    page = render_html(rep)
+    md = md_mod.render_markdown(rep)
+    for line in trust.trust_lines(t):
+        assert line in md
+        assert str(render_inline(line)) in page
+    assert trust.trust_lines(None) == [] and "not run yet" in trust.trust_lines({"planted": None})[0]
+    partial = trust.trust_lines({"planted": {"killed": 1, "total": 2}, "stability": None, "mutation": None})
+    assert "1/2" in partial[0] and "50.0 %" in partial[0]
+
+
+def test_drawn_plots_are_cached_across_processes(tmp_path, monkeypatch):
+    """A drawn plot is kept under the cache root keyed by code and data, and read back instead of drawn."""
+    from attention_claims.framework.render import plots
+
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path))
+    monkeypatch.setattr(plots, "_RENDERED", {})
+    spec = {"kind": "curve", "data": {"x": [1, 2], "series": {"y": [3, 4]}}}
+    svg = plots.render_plot(spec)
+    path = plots.plot_cache_dir() / f"{plots.plot_key(spec)}.svg"
+    assert path.parent == tmp_path / "plots" and path.read_text(encoding="utf-8") == svg
+    path.write_text("<svg>from the cache</svg>", encoding="utf-8")
+    plots._RENDERED.clear()
+    assert plots.render_plot(spec) == "<svg>from the cache</svg>"
+    other = {"kind": "curve", "data": {"x": [1, 2], "series": {"y": [3, 5]}}}
+    assert plots.plot_key(other) != plots.plot_key(spec)
+    plots.warm([other, {"kind": "curve", "data": {}}])  # the second cannot be drawn: ignored
+    assert (plots.plot_cache_dir() / f"{plots.plot_key(other)}.svg").is_file()

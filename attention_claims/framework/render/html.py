@@ -15,6 +15,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
+from ..trust import trust_lines
 from . import assets, model, plots
 from .documents import AnnotatedDocument, annotate
 from .texmd import plain_text, render_inline, render_tex
@@ -78,7 +79,7 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
     for r in claim.get("readings", []):
         figs = [dict(f, src=_figure_src(f, report_dir)) for f in r.get("figures", []) or []]
         readings.append(dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
-                             figures_shown=figs, plots_svg=[Markup(plots.render_plot(p)) for p in r.get("plots", [])],
+                             figures_shown=figs, plots_svg=[(p["kind"], Markup(plots.render_plot(p))) for p in r.get("plots", [])],
                              is_primary=reading is not None and r["name"] == reading["name"]))
     search = " ".join([claim["id"], claim.get("title") or "", claim.get("statement") or "", claim["source"]["quote"],
                        claim.get("reason") or "", claim["source"].get("section") or ""]).lower()
@@ -89,7 +90,7 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         "one_line": model.one_line_counterexample(claim), "reason": model.reason_text(claim),
         "decided": model.decided_text(claim),
         "search": plain_text(search), "severity": model.SEVERITY.get(claim["verdict"], 9),
-        "plots_svg": [Markup(plots.render_plot(p)) for p in claim.get("plots", [])],
+        "plots_svg": [(p["kind"], Markup(plots.render_plot(p))) for p in claim.get("plots", [])],
     }
 
 
@@ -196,37 +197,10 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
                                                           for d in all_docs],
         "topics": model.TOPICS, "kinds": model.READING_KINDS, "documents": docs,
         "doc_label": model.document_label, "doc_short": model.document_short, "doc_url": model.document_url,
-        "trust": _trust_lines(report.get("trust")), "katex_css": Markup(assets.katex_css()),
+        "trust": trust_lines(report.get("trust")), "katex_css": Markup(assets.katex_css()),
         "katex_js": Markup(assets.katex_js()), "katex_version": assets.katex_version(),
         "css": Markup(assets.static_text("report.css")), "js": Markup(assets.static_text("report.js")),
         "by_doc": by_doc, "json": json,
         "block_html": lambda d, b, short: block_html(d, b, short, titles),
     }
     return environment().get_template("report.html.j2").render(**ctx)
-
-
-def _trust_lines(trust: Mapping | None) -> list[str]:
-    """One line per trust item (planted variants, stability, mutation), from the report's ``trust``."""
-    if not trust:
-        return []
-    out = []
-    planted = trust.get("planted")
-    if planted:
-        caught = planted.get("caught", planted.get("killed", "?"))
-        planted_n = planted.get("falsehoods", planted.get("total", "?"))
-        truths = (f", {planted.get('held', planted['truths'])} of {planted['truths']} true restatements kept"
-                  if planted.get("truths") else "")
-        out.append(f"Planted variants: {caught} of {planted_n} wrong variants caught{truths}")
-    stab = trust.get("stability")
-    if stab:
-        out.append(f"Stability: {len(stab.get('seeds', []))} seeds over {stab.get('claims', '?')} claims under the "
-                   f"{stab.get('profile', '?')} profile, {len(stab.get('flips', []) or [])} verdict flips "
-                   f"({str(stab.get('date', ''))[:10]})")
-    mut = trust.get("mutation")
-    if mut:
-        score = mut.get("score")
-        score = f"{score:.1%}" if isinstance(score, float) else score
-        out.append(f"Mutation testing ({mut.get('tool', '')}): score {score}, "
-                   f"{mut.get('killed', '?')} of {mut.get('total', '?')} mutants killed "
-                   f"({str(mut.get('date', ''))[:10]})")
-    return out

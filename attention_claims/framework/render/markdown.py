@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jinja2
 
+from ..trust import trust_lines
 from . import model
 from .texmd import find_math
 
@@ -73,13 +74,11 @@ def render_markdown(report: dict) -> str:
         members.sort(key=lambda c: model.document_key(c["source"]["document"]))
         if members:
             sections.append((v, SECTION_TITLES[v], [_view(c) for c in members]))
-    from .html import _trust_lines
-
     return _environment().get_template("claims.md.j2").render(
         report=report, env=report.get("environment", {}), run=report.get("run", {}), total=total,
         n_claims=len(claims), by_doc=counts.get("by_document") or {}, sections=sections,
         order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
-        url=model.document_url, trust=_trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})))
+        url=model.document_url, trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})))
 
 
 def _view(c: dict) -> dict:
@@ -87,6 +86,24 @@ def _view(c: dict) -> dict:
     return {"c": c, "cx": cx, "cx_reading": reading, "one_line": model.one_line_counterexample(c),
             "reason": model.reason_text(c), "decided": model.decided_text(c), "docs": [model.document_short(d) for d in model.documents_of(c)],
             "topic": model.claim_topics(c)[0],
+            "plot_links": [(name, _plot_caption(spec), path) for name, spec, path in model.plot_files(c)],
             "readings": [dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
                               is_primary=reading is not None and r["name"] == reading["name"])
                          for r in c.get("readings", [])]}
+
+
+_DEFAULT_CAPTIONS = {"rank_breaks": "logit gap at which the causal attention matrix loses rank, against the IEEE thresholds",
+                     "spectra": "singular values", "sparsity_curve": "sparsity S", "decay_sparsity": "S(a) against n"}
+
+
+def _plot_caption(spec: dict) -> str:
+    """The alt text of a plot link: its title, else what the renderer titles it (brackets dropped, one line)."""
+    data = spec.get("data") or {}
+    kind = spec.get("kind", "plot")
+    if data.get("title"):
+        text = str(data["title"])
+    elif kind == "layer_head_heatmap":
+        text = f"{data.get('model', '?')}, N = {data.get('N', '?')}: per layer and head"
+    else:
+        text = _DEFAULT_CAPTIONS.get(kind, kind.replace("_", " "))
+    return " ".join(text.replace("[", "(").replace("]", ")").split())

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 __all__ = [
+    "plot_files", "FIGURES_DIR",
     "VERDICT_ORDER", "SECTION_ORDER", "DOCUMENT_TITLES", "TOPICS", "READING_KINDS",
     "document_key", "document_label", "document_url", "claim_topics", "reading_kind", "claim_reading_kinds",
     "one_line_counterexample", "reason_text", "evidence_text", "documents_of", "primary_counterexample",
@@ -223,3 +224,19 @@ def decided_text(claim: dict) -> str:
         return "never (not selected in any run yet)"
     at = str(d.get("at", "")).replace("T", " ")[:16]
     return f"{at} UTC, {d.get('profile')} profile, {d.get('run')} run"
+
+
+#: the folder, relative to the report folder, where the report writer puts each plot as an SVG file
+FIGURES_DIR = "figures"
+
+
+def plot_files(claim: dict) -> list[tuple[str | None, dict, str]]:
+    """The SVG file of each plot of ``claim``: ``[(reading name or None for a claim-level plot, plot spec,
+    path relative to the report folder)]``, the claim's own plots first, then its readings' in order.
+
+    Paths are ``figures/<claim id>-<k>.svg``, k = 1, 2, ... over the claim's plots, so the Markdown links
+    and the files the report writer writes agree.
+    """
+    specs = [(None, p) for p in claim.get("plots") or []]
+    specs += [(r["name"], p) for r in claim.get("readings", []) for p in r.get("plots") or []]
+    return [(name, p, f"{FIGURES_DIR}/{claim['id']}-{k}.svg") for k, (name, p) in enumerate(specs, start=1)]

@@ -10,9 +10,14 @@ the renderer only how.
 from __future__ import annotations
 
 import base64
+import functools
+import hashlib
 import io
+import json
+import os
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import matplotlib
 
@@ -22,7 +27,7 @@ import numpy as np  # noqa: E402
 
 __all__ = [
     "VERDICT_COLOURS", "verdict_counts_svg", "layer_head_heatmap_svg", "spectra_svg", "rank_breaks_svg",
-    "sparsity_curve_svg", "decay_sparsity_svg", "curve_svg", "render_plot", "png_data_uri", "PLOT_KINDS",
+    "sparsity_curve_svg", "decay_sparsity_svg", "curve_svg", "render_plot", "standalone_svg", "plot_key", "plot_cache_dir", "warm", "png_data_uri", "PLOT_KINDS",
 ]
 
 VERDICT_COLOURS = {"false": "#c62828", "caveat": "#d48806", "true": "#2e7d32", "unchecked": "#78909c",
@@ -39,6 +44,21 @@ def _svg(fig) -> str:
     text = re.sub(r"<!--.*?-->", "", text[text.index("<svg"):], flags=re.S)  # matplotlib's comments: raw labels
     # scale with the page: drop the fixed size, keep the viewBox
     return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 class="plot"', text, count=1)
+
+
+def standalone_svg(svg: str) -> str:
+    """``svg`` (as :func:`render_plot` returns it, for inlining) as the text of an ``.svg`` file: with the
+    XML declaration and a width and height (in pt, from its ``viewBox``) so an ``<img>`` or GitHub shows
+    it at its drawn size.
+
+    Raises:
+        ValueError: ``svg`` has no ``viewBox``.
+    """
+    m = re.search(r'viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"', svg)
+    if m is None:
+        raise ValueError("the SVG has no viewBox")
+    sized = svg.replace(' class="plot"', f' width="{m.group(3)}pt" height="{m.group(4)}pt"', 1)
+    return '<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + sized
 
 
 def png_data_uri(data: bytes) -> str:
@@ -107,34 +127,64 @@ def layer_head_heatmap_svg(measures: Mapping[str, np.ndarray | Sequence[Sequence
         return _svg(fig)
 
 
+def _arr(values) -> np.ndarray:
+    """``values`` as a float64 array, ``None`` (a JSON null: NaN or infinity in the check) as NaN."""
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+def _series(values) -> dict[str, np.ndarray]:
+    """A plot field that is either one sequence or ``{label: sequence}``, as ``{label: array}`` (label "")."""
+    if values is None:
+        return {}
+    if isinstance(values, Mapping):
+        return {str(k): _arr(v) for k, v in values.items()}
+    return {"": _arr(values)}
+
+
 def spectra_svg(spectra: Mapping[str, Sequence[float]], *, claimed_alpha: float | None = None,
-                claimed_c: float | None = None, title: str = "singular values") -> str:
+                claimed_c: float | None = None, title: str = "singular values",
+                index: Sequence[float] | None = None, vlines: Mapping[str, float] | None = None,
+                ylabel: str = r"$\sigma_i$", claimed_label: str | None = None) -> str:
     """Singular-value spectra on log-log axes, one line per layer (or head), against a claimed power law.
 
     Args:
-        spectra: ``{label: sigma_1 >= ... >= sigma_N}`` (each length N, non-negative; zeros are
-            dropped from the log plot).
-        claimed_alpha, claimed_c: draw ``C i^-alpha`` (table 11.3.1's decay) when given; C defaults
-            to the largest sigma_1.
+        spectra: ``{label: sigma at each index}`` (non-negative; zeros and nulls are dropped from the
+            log plot), e.g. per layer the head average of ``sigma_i / sigma_1``.
+        claimed_alpha, claimed_c: draw ``C i^-alpha`` (定理 11.21's decay, 003 section 11.3.1) when
+            given; C defaults to the largest first value.
+        title: the plot title.
+        index: the indices ``i`` (1-based) the values are at, shared by all lines (e.g. a log-spaced
+            subset of 1..N); default ``1..len``.
+        vlines: ``{label: i}`` vertical reference lines (e.g. a claimed effective rank or maximum rank).
+        ylabel: the y axis label.
+        claimed_label: the legend text of the power law (default ``claimed C i^-alpha, C = ...``).
     """
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(5.2, 3.4))
         cmap = plt.get_cmap("viridis")
         n = len(spectra)
-        top = 0.0
+        top, size = 0.0, 1.0
         for k, (label, s) in enumerate(spectra.items()):
-            s = np.asarray(s, dtype=float)
-            i = np.arange(1, s.size + 1)
-            keep = s > 0
-            top = max(top, float(s[0]) if s.size else 0.0)
+            s = _arr(s)
+            i = _arr(index) if index is not None else np.arange(1, s.size + 1, dtype=float)
+            keep = np.isfinite(s) & (s > 0)
+            if keep.any():
+                top = max(top, float(s[keep][0]))
+                size = max(size, float(i[keep][-1]))
             ax.loglog(i[keep], s[keep], color=cmap(k / max(1, n - 1)), lw=1, label=label if n <= 8 else None)
+        if n > 8:  # a colour bar would need a mappable; name the ends instead
+            first, last = list(spectra)[0], list(spectra)[-1]
+            ax.plot([], [], color=cmap(0.0), lw=1, label=first)
+            ax.plot([], [], color=cmap(1.0), lw=1, label=last)
         if claimed_alpha is not None:
-            size = max(len(s) for s in spectra.values())
-            i = np.arange(1, size + 1)
+            i = np.geomspace(1, size, 64)
             c = claimed_c if claimed_c is not None else top
-            ax.loglog(i, c * i ** (-claimed_alpha), "k--", lw=1.2, label=f"claimed $C\\,i^{{-{claimed_alpha:g}}}$")
+            ax.loglog(i, c * i ** (-claimed_alpha), "k--", lw=1.2,
+                      label=claimed_label or f"claimed $C\\,i^{{-{claimed_alpha:g}}}$, C = {c:.3g}")
+        for k, (label, x) in enumerate((vlines or {}).items()):
+            ax.axvline(float(x), color=("#c62828", "#555", "#1565c0")[k % 3], ls=":", lw=1.2, label=label)
         ax.set_xlabel("index i")
-        ax.set_ylabel(r"$\sigma_i$")
+        ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=7, frameon=False)
         return _svg(fig)
@@ -170,42 +220,78 @@ def rank_breaks_svg(breaks: Sequence[Mapping], thresholds: Mapping[str, float] |
         return _svg(fig)
 
 
-def sparsity_curve_svg(x: Sequence[float], closed_form: Sequence[float], *, quadrature: Sequence[float] | None = None,
-                       mc_x: Sequence[float] | None = None, mc_y: Sequence[float] | None = None,
-                       mc_err: Sequence[float] | None = None, xlabel: str = r"$\gamma = \sigma\,\Vert q\Vert$",
-                       title: str = "sparsity S") -> str:
+def sparsity_curve_svg(x: Sequence[float], closed_form, *, quadrature=None, quad_x=None, mc_x=None, mc_y=None,
+                       mc_err=None, xlabel: str = r"$\gamma = \sigma\,\Vert q\Vert$", title: str = "sparsity S",
+                       logx: bool = False) -> str:
     """004's sparsity curves: the closed form, the quadrature and the Monte Carlo points with error bars.
 
+    Every series field is either one sequence or ``{label: sequence}`` (one curve per label, e.g.
+    ``"beta = -1"``; a label's quadrature and Monte Carlo points take its curve's colour).
+
     Args:
-        x: abscissae (length n), e.g. gamma; closed_form: S at x (length n), in [0, 1].
-        quadrature: S by numerical quadrature at x (length n), optional.
-        mc_x, mc_y, mc_err: sampled points, their S and error half-widths (same length m), optional.
+        x: abscissae (length n), e.g. gamma = sigma |q| (004, kexue.fm/archives/9889).
+        closed_form: S at x (length n each), in [0, 1].
+        quadrature: S by numerical quadrature, at ``quad_x`` (its own abscissae, same keys) or, without
+            ``quad_x``, at x; optional.
+        mc_x, mc_y, mc_err: sampled points, their S and error half-widths (same lengths), optional.
+        logx: a log x axis.
     """
+    curves = _series(closed_form)
+    quad, qx = _series(quadrature), _series(quad_x)
+    mx, my, me = _series(mc_x), _series(mc_y), _series(mc_err)
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(5.2, 3.2))
-        ax.plot(x, closed_form, color="#1565c0", lw=1.6, label="closed form")
-        if quadrature is not None:
-            ax.plot(x, quadrature, ls="none", marker=".", ms=3, color="#ef6c00", label="quadrature")
-        if mc_x is not None and mc_y is not None:
-            ax.errorbar(mc_x, mc_y, yerr=mc_err, fmt="o", ms=3, color="#2e7d32", capsize=2, label="Monte Carlo")
+        colours = {}
+        xs = _arr(x)
+        for label, y in curves.items():
+            (line,) = ax.plot(xs, y, lw=1.6, label=label or "closed form")
+            colours[label] = line.get_color()
+        for label, y in quad.items():
+            ax.plot(qx.get(label, xs), y, ls="none", marker="D", ms=4, mfc="none", color=colours.get(label, "#ef6c00"))
+        for label, y in my.items():
+            ax.errorbar(mx[label], y, yerr=me.get(label), fmt="o", ms=3, capsize=2, color=colours.get(label, "#2e7d32"))
+        # the legend's markers in grey: a point's colour is its curve's
+        if any(curves):
+            ax.plot([], [], color="#555", lw=1.6, label="lines: closed form")
+        if quad:
+            ax.plot([], [], ls="none", marker="D", ms=4, mfc="none", color="#555", label="quadrature")
+        if my:
+            ax.errorbar([], [], yerr=[], fmt="o", ms=3, capsize=2, color="#555", label="Monte Carlo")
+        if logx:
+            ax.set_xscale("log")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("S")
         ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, frameon=False)
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside: curves fill the axes
         return _svg(fig)
 
 
-def decay_sparsity_svg(n: Sequence[float], S: Mapping[str, Sequence[float]], title: str = "S(a) against n") -> str:
-    """S(a) of decay attention against the sequence length n, one line per decay rate.
+def decay_sparsity_svg(n: Sequence[float], S: Mapping[str, Sequence[float]], title: str = "S(a) against n", *,
+                       closed_form: Mapping[str, Sequence[float]] | None = None,
+                       bound: Mapping[str, Sequence[float]] | None = None) -> str:
+    """S(a) of decay attention ``a = (lambda^{n-1}, ..., lambda, 1)`` against the sequence length n
+    (004, kexue.fm/archives/9889, "线性衰减"), one colour per decay rate.
 
     Args:
-        n: sequence lengths (length m, > 0; log axis).
-        S: ``{label (e.g. "lambda = 0.9"): S at each n (length m)}``.
+        n: sequence lengths (length m, > 0; log axes).
+        S: ``{label (e.g. "lambda = 0.9"): S computed from the vector at each n (length m)}``, drawn as points.
+        closed_form: ``{label: the printed closed form at each n}``, drawn as lines (optional).
+        bound: ``{label: the printed upper bound at each n}``, drawn dashed (optional).
     """
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(5.2, 3.2))
+        ns = _arr(n)
         for label, s in S.items():
-            ax.semilogx(n, s, marker=".", ms=3, lw=1.2, label=label)
+            (pts,) = ax.loglog(ns, _arr(s), marker="o", ms=3, ls="none" if closed_form else "-", lw=1.2, label=label)
+            c = pts.get_color()
+            if closed_form and label in closed_form:
+                ax.loglog(ns, _arr(closed_form[label]), color=c, lw=1.1)
+            if bound and label in bound:
+                ax.loglog(ns, _arr(bound[label]), color=c, lw=1, ls="--")
+        if closed_form:  # legend entries in grey: each line has its lambda's colour
+            ax.plot([], [], color="#555", lw=1.1, label="closed form")
+        if bound:
+            ax.plot([], [], color="#555", lw=1, ls="--", label="bound")
         ax.set_xlabel("n")
         ax.set_ylabel("S(a)")
         ax.set_title(title, fontsize=10)
@@ -236,7 +322,8 @@ def _heatmap(d):
 
 def _spectra(d):
     return spectra_svg(d["spectra"], claimed_alpha=d.get("claimed_alpha"), claimed_c=d.get("claimed_c"),
-                       title=d.get("title", "singular values"))
+                       title=d.get("title", "singular values"), index=d.get("index"), vlines=d.get("vlines"),
+                       ylabel=d.get("ylabel", r"$\sigma_i$"), claimed_label=d.get("claimed_label"))
 
 
 def _breaks(d):
@@ -244,12 +331,15 @@ def _breaks(d):
 
 
 def _sparsity(d):
-    return sparsity_curve_svg(d["x"], d["closed_form"], quadrature=d.get("quadrature"), mc_x=d.get("mc_x"),
-                              mc_y=d.get("mc_y"), mc_err=d.get("mc_err"), title=d.get("title", "sparsity S"))
+    return sparsity_curve_svg(d["x"], d["closed_form"], quadrature=d.get("quadrature"), quad_x=d.get("quad_x"),
+                              mc_x=d.get("mc_x"), mc_y=d.get("mc_y"), mc_err=d.get("mc_err"),
+                              title=d.get("title", "sparsity S"), logx=d.get("logx", False),
+                              **({"xlabel": d["xlabel"]} if "xlabel" in d else {}))
 
 
 def _decay(d):
-    return decay_sparsity_svg(d["n"], d["S"])
+    return decay_sparsity_svg(d["n"], d["S"], d.get("title", "S(a) against n"), closed_form=d.get("closed_form"),
+                              bound=d.get("bound"))
 
 
 def _curve(d):
@@ -261,10 +351,70 @@ PLOT_KINDS = {"layer_head_heatmap": _heatmap, "spectra": _spectra, "rank_breaks"
               "sparsity_curve": _sparsity, "decay_sparsity": _decay, "curve": _curve}
 
 
+_RENDERED: dict[str, str] = {}
+
+
+def plot_cache_dir() -> Path:
+    """Where drawn plots are kept between processes: ``$ATTENTION_CLAIMS_CACHE/plots`` if that variable
+    is set, else ``~/.cache/attention-claims/plots`` (the cache root of
+    :func:`attention_claims.models.registry.cache_root`, repeated here so drawing needs no torch)."""
+    env = os.environ.get("ATTENTION_CLAIMS_CACHE")
+    root = Path(env).expanduser() if env else Path.home() / ".cache" / "attention-claims"
+    return root / "plots"
+
+
+@functools.cache
+def _code_digest() -> str:
+    """What a drawn plot depends on besides its data: this module's source and matplotlib's version."""
+    return hashlib.sha256(Path(__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
+
+
+def plot_key(spec: Mapping) -> str:
+    """The cache key of a plot spec: SHA-256 of the drawing code (:func:`_code_digest`) and the spec's
+    canonical JSON (kind and data; sorted keys), so an edit of either draws it again."""
+    text = json.dumps({"kind": spec["kind"], "data": spec["data"]}, sort_keys=True, allow_nan=False)
+    return hashlib.sha256((_code_digest() + text).encode()).hexdigest()
+
+
 def render_plot(spec: Mapping) -> str:
     """The SVG for a plot spec ``{"kind": one of PLOT_KINDS, "data": {...}}`` (see each function).
+
+    Drawing a log-axis plot takes matplotlib about 0.3-0.9 s, so a drawn plot is kept: in memory for
+    the process and as ``<plot_cache_dir()>/<plot_key(spec)>.svg`` across processes. The plugin draws
+    each plot in the process that ran its check (an xdist worker, in parallel with the other checks;
+    :func:`warm`), so the report writer only reads them.
 
     Raises:
         KeyError: unknown kind or a missing data field.
     """
-    return PLOT_KINDS[spec["kind"]](spec["data"])
+    key = plot_key(spec)
+    if key in _RENDERED:
+        return _RENDERED[key]
+    path = plot_cache_dir() / f"{key}.svg"
+    try:
+        svg = path.read_text(encoding="utf-8")
+    except OSError:
+        svg = None
+    if not svg or not svg.startswith("<svg"):
+        svg = PLOT_KINDS[spec["kind"]](spec["data"])
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(svg, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache only costs time
+    if len(_RENDERED) > 256:
+        _RENDERED.clear()
+    _RENDERED[key] = svg
+    return svg
+
+
+def warm(specs) -> None:
+    """Draw each plot spec of ``specs`` into the cache (:func:`render_plot`), ignoring one that cannot be
+    drawn here (the report writer draws it again and reports the error there)."""
+    for spec in specs:
+        try:
+            render_plot(spec)
+        except Exception:  # noqa: BLE001 - a plot that fails to draw must not change a check's outcome
+            pass
