@@ -201,3 +201,22 @@ def test_drawn_plots_are_cached_across_processes(tmp_path, monkeypatch):
     assert plots.plot_key(other) != plots.plot_key(spec)
     plots.warm([other, {"kind": "curve", "data": {}}])  # the second cannot be drawn: ignored
     assert (plots.plot_cache_dir() / f"{plots.plot_key(other)}.svg").is_file()
+
+
+def test_the_verdict_chart_is_drawn_once_for_the_same_counts(tmp_path, monkeypatch):
+    """The report's verdict chart goes through the plot cache too: a report re-written with the same
+    counts (the in-progress and final reports of a subset run, the planted runs) is not re-drawn, and
+    row order is part of the key."""
+    from attention_claims.framework.render import plots
+
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path))
+    monkeypatch.setattr(plots, "_RENDERED", {})
+    calls = []
+    real = plots.verdict_counts_svg
+    monkeypatch.setattr(plots, "verdict_counts_svg", lambda rows: calls.append(list(rows)) or real(rows))
+    rows = [["003", {"false": 2, "true": 1}], ["all (each claim once)", {"false": 2, "true": 1}]]
+    first = plots.render_plot({"kind": "verdict_counts", "data": {"rows": rows}})
+    assert plots.render_plot({"kind": "verdict_counts", "data": {"rows": rows}}) == first
+    assert calls == [["003", "all (each claim once)"]]
+    plots.render_plot({"kind": "verdict_counts", "data": {"rows": rows[::-1]}})
+    assert len(calls) == 2

@@ -187,7 +187,7 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
     total = counts.get("total") or {v: sum(c["verdict"] == v for c in claims) for v in model.VERDICT_ORDER}
     chart_rows = {model.document_short(d): by_doc[d] for d in sorted(by_doc, key=model.document_key)}
     chart_rows["all (each claim once)"] = total
-    chart = Markup(plots.verdict_counts_svg(chart_rows)) if claims else Markup("")
+    chart = Markup(plots.render_plot({"kind": "verdict_counts", "data": {"rows": [[k, v] for k, v in chart_rows.items()]}})) if claims else Markup("")
     all_docs = sorted({d for v in views for d in v["docs"]}, key=model.document_key)
     ctx = {
         "report": report, "env": report.get("environment", {}), "run": report.get("run", {}),

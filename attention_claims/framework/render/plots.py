@@ -349,6 +349,10 @@ def _curve(d):
 
 PLOT_KINDS = {"layer_head_heatmap": _heatmap, "spectra": _spectra, "rank_breaks": _breaks,
               "sparsity_curve": _sparsity, "decay_sparsity": _decay, "curve": _curve}
+"""The plot kinds a check can attach (``CheckLog.plot``), each with its drawing function."""
+
+_DRAWERS = {**PLOT_KINDS, "verdict_counts": lambda d: verdict_counts_svg(dict(d["rows"]))}
+"""What :func:`render_plot` draws: the checks' kinds, and the report's own verdict chart."""
 
 
 _RENDERED: dict[str, str] = {}
@@ -377,7 +381,9 @@ def plot_key(spec: Mapping) -> str:
 
 
 def render_plot(spec: Mapping) -> str:
-    """The SVG for a plot spec ``{"kind": one of PLOT_KINDS, "data": {...}}`` (see each function).
+    """The SVG for a plot spec ``{"kind": one of PLOT_KINDS or "verdict_counts", "data": {...}}`` (see each
+    function; ``verdict_counts`` takes ``{"rows": [[row name, {verdict: count}], ...]}``, top row first, for
+    :func:`verdict_counts_svg`: a list, because the cache key sorts dict keys).
 
     Drawing a log-axis plot takes matplotlib about 0.3-0.9 s, so a drawn plot is kept: in memory for
     the process and as ``<plot_cache_dir()>/<plot_key(spec)>.svg`` across processes. The plugin draws
@@ -396,7 +402,7 @@ def render_plot(spec: Mapping) -> str:
     except OSError:
         svg = None
     if not svg or not svg.startswith("<svg"):
-        svg = PLOT_KINDS[spec["kind"]](spec["data"])
+        svg = _DRAWERS[spec["kind"]](spec["data"])
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
