@@ -196,6 +196,18 @@ DECAY_LAMBDAS = ("0.5", "0.9", "0.99", "0.999")  # decay rates of the S(a)-again
 DECAY_NS = tuple(2**k for k in range(0, 15))  # n = 1, 2, 4, ..., 16384
 
 
+def _eval_50_digits(claimed, key: str, lam_text: str, n: int):
+    """The claimed expression ``key`` at ``lam`` (exact decimal text) and ``n`` in the current mpmath
+    precision. A division by zero there is re-evaluated in exact rationals, where a zero denominator
+    refutes the claimed formula (certified; ``claimed.eval(exact=True)`` raises the counterexample);
+    a zero that only rounding produced re-raises."""
+    try:
+        return claimed.eval(key, lam=mpmath.mpf(lam_text), n=mpmath.mpf(n))
+    except ZeroDivisionError:
+        claimed.eval(key, exact=True, lam=Fraction(lam_text), n=Fraction(n))
+        raise
+
+
 @pytest.mark.claim("decay-sparsity-closed-form", reading="exact")
 def test_decay_sparsity_against_n(claim_log, claimed):
     """S(a) of ``a = (lambda^{n-1}, ..., lambda, 1)`` against n for a few lambda: from the vector itself
@@ -213,8 +225,8 @@ def test_decay_sparsity_against_n(claim_log, claimed):
                 for _ in range(n - 1):
                     powers.append(powers[-1] * lam)
                 s_vec = mpmath.fsum(powers) / mpmath.sqrt(n * mpmath.fsum(p * p for p in powers))
-                s_cf = mpmath.sqrt(claimed.eval("s_squared", lam=lam, n=mpmath.mpf(n)))
-                s_b = mpmath.sqrt(claimed.eval("bound_squared", lam=lam, n=mpmath.mpf(n)))
+                s_cf = mpmath.sqrt(_eval_50_digits(claimed, "s_squared", lam_text, n))
+                s_b = mpmath.sqrt(_eval_50_digits(claimed, "bound_squared", lam_text, n))
                 claim_log.example(lam=float(lam), n=n)
                 # bound^2 - S^2 = (1+lam) lam^n / (n (1-lam)(1+lam^n)): below 50 digits once lam^n < 1e-50, so
                 # here only "not below"; strictness is decided exactly by test_decay_closed_form_exact
