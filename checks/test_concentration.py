@@ -49,6 +49,7 @@ from attention_claims.testkit import (
     probability_vector,
     profiles,
     refute,
+    seeded_gaussian_qk,
     shared_argmax_logits,
 )
 
@@ -133,6 +134,30 @@ def test_winner_takes_all_rank(M, b1, db, claim_log):
         refute(f"sharpening the logits (scale {b1} -> {b1 + db}) raised the exact rank from {r1} to {r2}",
                example={"M": M, "beta_1": b1, "beta_2": b1 + db}, certified=True,
                certificate="ranks over Q(e) (exact)")
+
+
+@pytest.mark.claim("study-note-softmax-winner-takes-all", reading="effective-rank-from-unit-scale")
+@given(N=st.integers(8, 16), d=st.integers(1, 4), b1=log_uniform(0, 0.6), ratio=log_uniform(0.2, 0.9),
+       seed=st.integers(0, 2**32 - 1))
+@profiles.scaled(0.25)
+def test_winner_takes_all_effective_rank(N, d, b1, ratio, seed, claim_log):
+    """Charity check of the exact-rank reading (whose counterexample starts at beta = 0): from logit
+    scale 1 upwards (beta_2 = beta_1 * ratio <= 32), does sharpening ever lower the effective rank,
+    and does it raise it? A rise is confirmed by 40-digit singular values of both matrices."""
+    Q, K = seeded_gaussian_qk(N, d, 1.0, seed)
+    b2 = b1 * ratio
+    e1, e2 = (effective_rank(singular_values(softmax_attention(Q * b, K).numpy()), 0.9) for b in (b1, b2))
+    claim_log.example(N=N, d=d, beta_1=b1, beta_2=b2, effective_rank_change=e2 - e1)
+    target(float(e2 - e1), label="effective rank increase on sharpening")
+    if e2 > e1:
+        with mpmath.workdps(40):
+            m1, ok1 = mp_effective_rank(mp_singular_values(mp_attention(Q * b1, K)), 0.9)
+            m2, ok2 = mp_effective_rank(mp_singular_values(mp_attention(Q * b2, K)), 0.9)
+        refute(f"sharpening Gaussian logits from scale {b1:.3g} to {b2:.3g} raised the effective rank (tau = 0.9) "
+               f"from {m1} to {m2} (N = {N}, d = {d}): more dominant singular values, not fewer",
+               example={"N": N, "d": d, "seed": seed, "beta_1": b1, "beta_2": b2}, certified=bool(ok1 and ok2 and m2 > m1),
+               certificate="40-digit mpmath singular values of both matrices (from the stored float64 beta Q, K); "
+                           "no cumulative energy ratio within 1e-25 of tau")
 
 
 @pytest.mark.parametrize("which", [

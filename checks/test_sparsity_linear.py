@@ -23,6 +23,7 @@ from hypothesis import assume, given, target
 from hypothesis import strategies as st
 
 from attention_claims.maths import (
+    exact_product_rank,
     exact_rank,
     fraction_to_mpf,
     lognormal_feature_moments,
@@ -528,8 +529,11 @@ def test_rank_ceiling_is_d(N, d, data, claim_log):
     fk = np.array(data.draw(ints, label="phi(K)"), dtype=np.int64).reshape(N, d)
     nodes = np.arange(1, N + 1, dtype=np.int64)
     vander = nodes[:, None] ** np.arange(d)[None, :]  # distinct positive nodes: rank min(N, d)
-    r = exact_rank(fq @ fk.T) if (fq @ fk.T).any() else 0
-    r_top = exact_rank(vander @ vander.T)
+    r = exact_rank(fq @ fk.T) if (fq @ fk.T).any() else 0  # entries <= 10 * 4 * 4: exact in float64
+    # The Vandermonde features are at most 10^9 < 2^53 (exact in float64), but their Gram matrix reaches
+    # ~1e16 > 2^53, which float64 would round (a 10 x 10 Gram of rank 9 then looked like rank 10): the
+    # product is formed in exact integers (flint) instead.
+    r_top = exact_product_rank(vander, vander)
     claim_log.example(N=N, d=d, rank=r)
     if r > d or r_top != min(N, d):
         refute(f"N = {N}, d = {d}: rank phi(Q)phi(K)^T = {r}, Vandermonde features reach {r_top}",

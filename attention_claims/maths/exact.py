@@ -92,8 +92,32 @@ def fmpq_matrix(x, name: str = "matrix") -> fmpq_mat:
     Raises:
         AttentionInputError: ``x`` is not a non-empty finite 2-D array.
     """
+    ints = integer_entries(x, name)
+    if ints is not None:
+        return fmpq_mat(ints.shape[0], ints.shape[1], [fmpq(int(v)) for v in ints.ravel()])
     a = as_array(x, name)
     return fmpq_mat(a.shape[0], a.shape[1], [to_fmpq(v) for v in a.ravel()])
+
+
+def integer_entries(x, name: str = "matrix", *, square: bool = False) -> np.ndarray | None:
+    """``x`` itself when it is a NumPy integer array (or array-like that NumPy reads as one), after
+    the checks of :func:`as_array` (2-D, non-empty, ``square`` when asked); else ``None``.
+
+    The exact conversions read such an array's entries as Python ints instead of through float64:
+    float64 holds integers exactly only up to ``2^53``, and an integer product such as a Vandermonde
+    Gram matrix (entries near ``1e16``) would otherwise be rounded before an "exact" rank.
+
+    Raises:
+        AttentionInputError: ``x`` is an integer array that fails the checks of :func:`as_array`.
+    """
+    if not isinstance(x, np.ndarray):
+        if not isinstance(x, (list, tuple)):
+            return None
+        x = np.asarray(x)
+    if x.dtype.kind not in "iu":
+        return None
+    as_array(x, name, square=square)
+    return x
 
 
 def fmpz_matrix(x, name: str = "matrix") -> fmpz_mat:
@@ -102,6 +126,9 @@ def fmpz_matrix(x, name: str = "matrix") -> fmpz_mat:
     Raises:
         AttentionInputError: ``x`` is not a non-empty finite 2-D array of integers.
     """
+    ints = integer_entries(x, name)
+    if ints is not None:  # exact beyond 2^53, where float64 would round
+        return fmpz_mat(ints.shape[0], ints.shape[1], [int(v) for v in ints.ravel()])
     a = as_array(x, name, integer=True)
     return fmpz_mat(a.shape[0], a.shape[1], [int(v) for v in a.ravel()])
 

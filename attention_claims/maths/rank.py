@@ -26,7 +26,7 @@ from flint import arb, arb_mat, fmpq, fmpq_mat
 
 from .arrays import AttentionInputError, as_array
 from .attention import resolve_mask
-from .exact import certified_sign, fmpq_matrix, fmpz_matrix, precision, to_fmpq, to_fraction
+from .exact import certified_sign, fmpq_matrix, fmpz_matrix, integer_entries, precision, to_fmpq, to_fraction
 
 
 def default_rank_tolerance(sigma: np.ndarray, shape: tuple[int, int], eps: float) -> float:
@@ -245,9 +245,17 @@ def certified_rank_at_least(A_builder, A_float: np.ndarray, k: int, **kw) -> tup
     return ok, {"rows": rows, "cols": cols, "det": str(det), "bits": bits}
 
 
-def _flint_matrix(a: np.ndarray):
-    """A validated float64 array exactly as an ``fmpz_mat`` when its entries are integers below
-    ``2^62`` (fraction-free elimination is faster), else as an ``fmpq_mat``."""
+def _flint_matrix(x, *, square: bool = False):
+    """``x`` exactly as an ``fmpz_mat`` when it is an integer array (read as Python ints, exact at
+    any size) or a float64 array of integers below ``2^62`` (fraction-free elimination is faster),
+    else as an ``fmpq_mat``.
+
+    Raises:
+        AttentionInputError: ``x`` is not a non-empty finite 2-D array (square when asked).
+    """
+    if integer_entries(x, "matrix", square=square) is not None:
+        return fmpz_matrix(x)
+    a = as_array(x, "matrix", square=square)
     if np.all(a == np.round(a)) and np.all(np.abs(a) < 2**62):
         return fmpz_matrix(a)
     return fmpq_matrix(a)
@@ -261,7 +269,7 @@ def exact_rank(M) -> int:
     Raises:
         AttentionInputError: ``M`` is not a non-empty finite 2-D array.
     """
-    return _flint_matrix(as_array(M, "matrix")).rank()
+    return _flint_matrix(M).rank()
 
 
 def exact_det(M) -> Fraction:
@@ -271,7 +279,7 @@ def exact_det(M) -> Fraction:
     Raises:
         AttentionInputError: ``M`` is not a non-empty finite square 2-D array.
     """
-    return to_fraction(fmpq(_flint_matrix(as_array(M, "matrix", square=True)).det()))
+    return to_fraction(fmpq(_flint_matrix(M, square=True).det()))
 
 
 def exact_product_rank(Q, K) -> int:

@@ -236,3 +236,17 @@ def test_certified_softmax_max_below_uses_a_partial_sum():
     for bad, bound in ((np.array([]), 0.5), (np.array([np.nan]), 0.5), (np.zeros((2, 2)), 0.5), (np.zeros(3), 0.0)):
         with pytest.raises(AttentionInputError):
             certified_softmax_max_below(bad, bound)
+
+
+def test_exact_rank_reads_integer_arrays_exactly():
+    """An int64 matrix with entries beyond 2^53 keeps its exact rank: the Gram matrix of 10 x 9
+    Vandermonde features (entries near 1e16) has rank 9; read through float64 it looked like rank 10."""
+    nodes = np.arange(1, 11, dtype=np.int64)
+    vander = nodes[:, None] ** np.arange(9)[None, :]
+    gram = vander @ vander.T
+    assert np.abs(gram).max() > 2**53
+    assert exact_rank(gram) == 9 == exact_product_rank(vander, vander)
+    assert exact_rank(gram.tolist()) == 9  # a list of ints is read as integers too
+    assert exact_rank(gram.astype(np.float64)) == 10  # the float64 rounding this avoids
+    with pytest.raises(AttentionInputError):
+        exact_rank(np.zeros((0, 2), dtype=np.int64))
