@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import mpmath
 import numpy as np
 import pytest
 from flint import arb
@@ -25,7 +24,6 @@ from attention_claims.maths import (
     decimal_fraction,
     matmul_count,
     meta_matmul_flops,
-    mp_attention,
     op_count,
     precision,
     schedule_peak,
@@ -33,9 +31,7 @@ from attention_claims.maths import (
 from attention_claims.testkit import (
     SEQUENCE_LENGTHS,
     claim_reading,
-    integer_arrays,
     profiles,
-    qk_pairs,
     refute,
 )
 
@@ -168,24 +164,3 @@ def test_linear_attention_cost_linear_in_n(d, claim_log, claimed):
                f"{SEQUENCE_LENGTHS[lo]} and {float(ratios[hi]):.6g} at N = {SEQUENCE_LENGTHS[hi]}, a factor {float(spread):.4g} >= {growth}: "
                f"the cost formula does not grow like the exact count in N", example={"d": d}, certified=True,
                certificate="exact integer operation counts")
-
-
-# -- 表 11.3.2, the standard row read literally ---------------------------------------------------
-@pytest.mark.claim("table-11-3-2-standard-attention-row", reading="literal-without-scale")
-@given(qk=qk_pairs(n=(1, 3), d=(1, 3), scale_exp=(-1.0, 1.0)), data=st.data())
-@profiles.scaled(0.5, explain=False)
-def test_table_standard_row_literal(qk, data, claim_log, claimed):
-    Q, K, _ = qk
-    N, d = Q.shape
-    V = data.draw(integer_arrays((N, 2)), label="V").astype(np.float64)
-    with mpmath.workdps(40):
-        printed = mp_attention(Q, K, V, scale=claimed.eval("printed_scale", d=mpmath.mpf(d)), dps=40)
-        ref = mp_attention(Q, K, V, dps=40)  # 定义 11.24: softmax(QK^T/sqrt d)V
-        diff = max(abs(printed[i, c] - ref[i, c]) for i in range(N) for c in range(2))
-    claim_log.example(N=N, d=d)
-    if diff > mpmath.mpf(10) ** -25:
-        refute(f"softmax(QK^T * {claimed.text('printed_scale')})V differs from softmax(QK^T/sqrt d)V by "
-               f"{mpmath.nstr(diff, 8)} (N = {N}, d = {d}): the row's error is not 0 as printed",
-               example={"Q": Q, "K": K, "V": V}, certified=True, certificate="40-digit mpmath from the float64 inputs")
-
-

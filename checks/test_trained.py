@@ -219,6 +219,23 @@ def test_effective_rank_at_most_head_dim(key, N, claim_log, claimed):
                  f"eff-rank (tau 0.9) <= d = {d}", claim_log)
 
 
+@pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "eff-rank-le-hidden-", lengths=(512,),
+                                                builtin=(MINILM,)))
+def test_effective_rank_at_most_hidden_size(key, N, claim_log, claimed):
+    # 引理 11.34 (3) in the lemma's own words: eff-rank <= 隐藏维度 d, the hidden size (表 11.3.1 and
+    # 引理 11.43 give BERT-base's d as 768, its hidden size). eff-rank <= N always, so the bound says
+    # something only when N > hidden: of the built-in models only all-MiniLM-L6-v2 (hidden 384) at
+    # N = 512; SmolLM2-135M's hidden size 576 exceeds every N here (as 768 > 512 in 表 11.3.1's Base row).
+    meas = _measure(key, N)
+    d = meas.spec.hidden
+    if d >= meas.N:
+        pytest.skip(f"{_label(meas)}: hidden size {d} >= N = {meas.N}, so eff-rank <= {d} cannot fail")
+    for r in meas.get("eff_rank_90").ravel():
+        claim_log.example(eff_rank_90=r)
+    _share_check(meas, lambda m, dt: m.get("eff_rank_90", dt) <= d, float(claimed.eval("share")), False,
+                 f"eff-rank (tau 0.9) <= the hidden size d = {d}", claim_log)
+
+
 @pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "full-rank-", lengths=(512,),
                                                 builtin=(SMOL,), user=lambda spec: spec.causal))
 def test_causal_heads_exactly_nonsingular(key, N, claim_log):
