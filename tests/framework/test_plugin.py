@@ -168,19 +168,38 @@ def test_markers_and_options_are_declared(pytester):
 
 
 def test_xdist_gives_the_same_report(planted, pytester):
-    rec = record_toml("c", expected="caveat", readings=(("exact", True), ("fp16", False), ("fp32", False)))
+    """``-n 2`` and a serial run give the same report, on a project that exercises what crosses from a
+    worker to the controller: a caveat from three readings, plots attached by a check, and one check
+    deciding two claims (their serial-only twins are the tests of each feature below)."""
+    records = {"c.toml": record_toml("c", expected="caveat", readings=(("exact", True), ("fp16", False), ("fp32", False))),
+               "p.toml": record_toml("p"),
+               "s.toml": record_toml("s", expected="false"),
+               "t.toml": record_toml("t", expected="false", readings=(("other", True),))}
     files = checks(exact="pass", fp16="refute", fp32="pass")
-    serial = planted({"c.toml": rec}, files, subprocess=True).report
+    files["test_plot.py"] = PLOT.replace('claim("c"', 'claim("p"')
+    files["test_both.py"] = TWO_MARKERS.replace('claim("c"', 'claim("s"').replace('claim("d"', 'claim("t"').format(
+        body='refute("shared failure", example={"N": 3}, certified=True)')
+    serial = planted(records, files).report
     (pytester.path / "out" / "claims.json").unlink()
-    parallel = planted({"c.toml": rec}, files, args=["-n", "2"], subprocess=True).report
+    run = planted(records, files, args=["-n", "2"], subprocess=True)
+    parallel = run.report
 
     def strip(rep):  # everything but the time each claim was decided
         return [{k: v for k, v in c.items() if k != "decided"} for c in rep["claims"]]
 
-    assert strip(serial) == strip(parallel)
     assert parallel["environment"]["xdist_workers"] == 2
     assert json.dumps(strip(serial), sort_keys=True) == json.dumps(strip(parallel), sort_keys=True)
-    assert [c["decided"]["run"] for c in parallel["claims"]] == ["full"]
+    assert [c["decided"]["run"] for c in parallel["claims"]] == ["full"] * 4
+    assert run.claim("c")["verdict"] == "caveat"
+    (r,) = run.claim("p")["readings"]
+    assert [x["kind"] for x in r["plots"]] == ["layer_head_heatmap", "rank_breaks"]
+    assert r["plots"][0]["data"]["measures"]["eff_rank_90"] == [[1.0, 2.0], [3.0, None]]
+    html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
+    assert html.count('<figure class="plot" data-kind="layer_head_heatmap"><svg') == 1
+    for cid, reading in (("s", "exact"), ("t", "other")):
+        (r,) = run.claim(cid)["readings"]
+        assert run.claim(cid)["verdict"] == "false" and r["name"] == reading
+        assert r["checks"] == ["test_both.py::test_both"] and r["counterexample"]["message"] == "shared failure"
 
 
 FIGURE = '''
@@ -226,9 +245,9 @@ def test_exact(claim_log):
 '''
 
 
-@pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_plots_attached_by_a_check_reach_the_report(planted, args):
-    run = planted({"c.toml": record_toml("c")}, {"test_plot.py": PLOT}, args=args, subprocess=bool(args))
+def test_plots_attached_by_a_check_reach_the_report(planted):
+    """Serial here; under xdist in test_xdist_gives_the_same_report."""
+    run = planted({"c.toml": record_toml("c")}, {"test_plot.py": PLOT})
     assert run.result.ret == 0, run.result.stdout.str()
     (r,) = run.claim("c")["readings"]
     assert [p["kind"] for p in r["plots"]] == ["layer_head_heatmap", "rank_breaks"]
@@ -323,12 +342,12 @@ def test_both(claim_log):
 '''
 
 
-@pytest.mark.parametrize("xdist", [False, True])
-def test_one_check_decides_several_claims(planted, xdist):
+def test_one_check_decides_several_claims(planted):
+    """Serial here; under xdist in test_xdist_gives_the_same_report."""
     records = {"c.toml": record_toml("c", expected="false"),
                "d.toml": record_toml("d", expected="false", readings=(("other", True),))}
     src = TWO_MARKERS.format(body='refute("shared failure", example={"N": 3}, certified=True)')
-    run = planted(records, {"test_both.py": src}, args=["-n", "2"] if xdist else [], subprocess=xdist)
+    run = planted(records, {"test_both.py": src})
     assert run.result.ret == 0, run.result.stdout.str()
     for cid, reading in (("c", "exact"), ("d", "other")):
         c = run.claim(cid)
