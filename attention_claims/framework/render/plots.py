@@ -19,11 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import numpy as np
 
 __all__ = [
     "VERDICT_COLOURS", "verdict_counts_svg", "layer_head_heatmap_svg", "spectra_svg", "rank_breaks_svg",
@@ -36,7 +32,20 @@ _RC = {"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.s
        "svg.hashsalt": "attention-claims", "font.family": "sans-serif"}
 
 
+@functools.cache
+def _pyplot():
+    """``matplotlib.pyplot`` on the Agg backend, imported on first use: a report whose plots are all in
+    the cache (:func:`render_plot`) is written without importing matplotlib (~0.5 s)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _svg(fig) -> str:
+    plt = _pyplot()
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     plt.close(fig)
@@ -76,6 +85,7 @@ def verdict_counts_svg(by_document: Mapping[str, Mapping[str, int]], labels: Map
         order: the verdicts, left to right.
     """
     rows = list(by_document)
+    plt = _pyplot()
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(7.2, 0.32 * len(rows) + 0.7))
         y = np.arange(len(rows))[::-1]
@@ -110,6 +120,7 @@ def layer_head_heatmap_svg(measures: Mapping[str, np.ndarray | Sequence[Sequence
         names: optional panel titles per measure.
     """
     keys = list(measures)
+    plt = _pyplot()
     with plt.rc_context(_RC):
         arrays = [np.asarray(measures[k], dtype=float) for k in keys]
         L, H = arrays[0].shape
@@ -159,6 +170,7 @@ def spectra_svg(spectra: Mapping[str, Sequence[float]], *, claimed_alpha: float 
         ylabel: the y axis label.
         claimed_label: the legend text of the power law (default ``claimed C i^-alpha, C = ...``).
     """
+    plt = _pyplot()
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(5.2, 3.4))
         cmap = plt.get_cmap("viridis")
@@ -200,6 +212,7 @@ def rank_breaks_svg(breaks: Sequence[Mapping], thresholds: Mapping[str, float] |
         thresholds: ``{dtype: gap}`` reference lines, e.g. the IEEE underflow/rounding thresholds
             ``-ln(eps/2)`` or ``-ln(smallest subnormal)`` for each dtype.
     """
+    plt = _pyplot()
     with plt.rc_context(_RC):
         labels = [f"{b['dtype']} ({b.get('device', 'cpu')})" for b in breaks]
         gaps = [float(b["gap"]) for b in breaks]
@@ -239,6 +252,7 @@ def sparsity_curve_svg(x: Sequence[float], closed_form, *, quadrature=None, quad
     curves = _series(closed_form)
     quad, qx = _series(quadrature), _series(quad_x)
     mx, my, me = _series(mc_x), _series(mc_y), _series(mc_err)
+    plt = _pyplot()
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(5.2, 3.2))
         colours = {}
@@ -278,6 +292,7 @@ def decay_sparsity_svg(n: Sequence[float], S: Mapping[str, Sequence[float]], tit
         closed_form: ``{label: the printed closed form at each n}``, drawn as lines (optional).
         bound: ``{label: the printed upper bound at each n}``, drawn dashed (optional).
     """
+    plt = _pyplot()
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(5.2, 3.2))
         ns = _arr(n)
@@ -302,6 +317,7 @@ def decay_sparsity_svg(n: Sequence[float], S: Mapping[str, Sequence[float]], tit
 def curve_svg(x: Sequence[float], series: Mapping[str, Sequence[float]], *, xlabel: str = "x", ylabel: str = "y",
               title: str = "", logx: bool = False, logy: bool = False) -> str:
     """Any other evidence that is a curve: ``{label: y at x}`` lines over one x axis (same lengths)."""
+    plt = _pyplot()
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(5.2, 3.2))
         for label, y in series.items():
@@ -370,7 +386,9 @@ def plot_cache_dir() -> Path:
 @functools.cache
 def _code_digest() -> str:
     """What a drawn plot depends on besides its data: this module's source and matplotlib's version."""
-    return hashlib.sha256(Path(__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
+    from importlib.metadata import version
+
+    return hashlib.sha256(Path(__file__).read_bytes() + version("matplotlib").encode()).hexdigest()
 
 
 def plot_key(spec: Mapping) -> str:
