@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from flint import arb, fmpq
 
+from .._refcache import disk_memo
 from .arrays import AttentionInputError, as_array, as_int, positive_int
 from .exact import as_fractions, precision
 
@@ -251,6 +252,7 @@ def _relu_moment(k: int, beta, gamma) -> mpmath.mpf:
     return gm**k * mpmath.quad(w, [*pts, mpmath.inf])
 
 
+@disk_memo
 def s_reference(f: str, beta, gamma, dps: int = DPS) -> mpmath.mpf:
     """``S = E|f(X)| / sqrt(E f(X)^2)``, ``X = beta + gamma eps``, by quadrature (004 "简化形式",
     last display equation), independent of every closed form.
@@ -258,6 +260,9 @@ def s_reference(f: str, beta, gamma, dps: int = DPS) -> mpmath.mpf:
     For ``relu2`` the expectations are taken over the support ``X > 0`` only, with the
     Gaussian factor ``phi(-beta/gamma)`` pulled out (see :func:`_relu_moment`), so the
     reference stays accurate at ``beta/gamma = -30`` where ``phi`` is ``1e-196``.
+
+    Results are kept on disk keyed by the exact arguments and this module's source
+    (:func:`attention_claims._refcache.disk_memo`): the ``ci`` profile's examples repeat from run to run.
 
     Raises:
         AttentionInputError: unknown ``f`` or bad arguments.

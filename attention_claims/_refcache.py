@@ -1,0 +1,107 @@
+"""A disk cache for expensive high-precision references, keyed by their exact inputs and their code.
+
+A 45-digit Gaussian quadrature (:func:`attention_claims.maths.sparsity.s_reference`) takes 0.1–0.5 s,
+and the derandomized ``ci`` profile draws the same examples on every run, so most of a re-run's
+quadratures were already computed by the last one. :func:`disk_memo` keeps each result as a small JSON
+file under ``<cache root>/references/<name>/`` (``$ATTENTION_CLAIMS_CACHE`` or
+``~/.cache/attention-claims``, shared with the model measurements and the plots).
+
+The key is exact: the function's qualified name, the SHA-256 of the source file that defines it (an
+edit of the reference's code computes everything again), the mpmath version, and every argument
+serialised without rounding (a float by ``float.hex``, an mpf by its binary ``(sign, mantissa,
+exponent, bitcount)``, a Fraction as ``p/q``). The value, an mpf, is stored the same way and rebuilt
+bit for bit (``mpmath.mp.make_mpf``), so a hit returns exactly what the computation returned
+(``tests/test_refcache.py``). Arguments of other types bypass the cache. Set
+``ATTENTION_CLAIMS_REFERENCE_CACHE=0`` to turn it off; an unwritable cache only costs the speed-up.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import os
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+
+import mpmath
+
+__all__ = ["disk_memo", "reference_cache_dir"]
+
+
+def reference_cache_dir() -> Path | None:
+    """``<cache root>/references``, or None when ``ATTENTION_CLAIMS_REFERENCE_CACHE=0``."""
+    if os.environ.get("ATTENTION_CLAIMS_REFERENCE_CACHE", "1") == "0":
+        return None
+    env = os.environ.get("ATTENTION_CLAIMS_CACHE")
+    root = Path(env).expanduser() if env else Path.home() / ".cache" / "attention-claims"
+    return root / "references"
+
+
+class _Unkeyable(TypeError):
+    pass
+
+
+def _exact(value) -> object:
+    """``value`` as JSON without rounding; raises _Unkeyable for a type it cannot key exactly."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return ["int", str(value)]
+    if isinstance(value, float):
+        return ["float", value.hex()]
+    if isinstance(value, Fraction):
+        return ["fraction", f"{value.numerator}/{value.denominator}"]
+    if isinstance(value, mpmath.mpf):
+        sign, man, exp, bc = value._mpf_
+        return ["mpf", sign, hex(man), exp, bc]
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():  # a NumPy scalar
+        return _exact(value.item())
+    raise _Unkeyable(type(value).__name__)
+
+
+@functools.cache
+def _source_digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def disk_memo(fn: Callable[..., mpmath.mpf]) -> Callable[..., mpmath.mpf]:
+    """Decorate a pure function returning an mpf with the disk cache of this module (see above).
+
+    A result that is not an mpf is returned and not stored."""
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    source = inspect.getsourcefile(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        folder = reference_cache_dir()
+        if folder is None:
+            return fn(*args, **kwargs)
+        try:
+            blob = json.dumps([name, _source_digest(source), mpmath.__version__, mpmath.mp.prec,
+                               [_exact(a) for a in args], {k: _exact(v) for k, v in sorted(kwargs.items())}])
+        except _Unkeyable:
+            return fn(*args, **kwargs)
+        key = hashlib.sha256(blob.encode()).hexdigest()
+        path = folder / fn.__qualname__ / f"{key}.json"
+        try:
+            sign, man, exp, bc = json.loads(path.read_text(encoding="utf-8"))
+            return mpmath.mp.make_mpf((sign, int(man, 16), exp, bc))
+        except (OSError, ValueError, TypeError):
+            pass
+        value = fn(*args, **kwargs)
+        if isinstance(value, mpmath.mpf):
+            sign, man, exp, bc = value._mpf_
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+                tmp.write_text(json.dumps([sign, hex(man), exp, bc]), encoding="utf-8")
+                os.replace(tmp, path)
+            except OSError:
+                pass
+        return value
+
+    wrapper.uncached = fn
+    return wrapper
