@@ -354,10 +354,13 @@ def test_implicit_position_blocks(N, D, seed, claim_log):
     bi = float((_block_stack(X[perm], params, None) - ref[perm]).abs().max()) / scale
     ca = float((_block_stack(X[perm], params, "causal") - _block_stack(X, params, "causal")[perm]).abs().max()) / scale
     claim_log.example(N=N, D=D, bidirectional_rel_diff=bi, causal_rel_diff=ca)
-    # tolerances: 1e-12 relative is ~5000 float64 ulps; 1e-6 is far above rounding
-    if bi > 1e-12 or ca < 1e-6:
+    # One threshold, 1e-12 relative (~5000 float64 ulps, far above what two float64 evaluations of the same
+    # stack in another row order differ by): the bidirectional defect must stay below it (equivariant up to
+    # rounding) and the causal one must exceed it (a change rounding cannot make: position is recoverable).
+    # How large the causal change is depends on the draw (2e-7 at some seeds): its size is not the claim.
+    if bi > 1e-12 or ca <= 1e-12:
         refute(f"2 blocks, N = {N}: bidirectional permutation defect {bi:.2e} (want <= 1e-12), causal {ca:.2e} "
-               f"(want >= 1e-6)", example={"N": N, "D": D, "seed": seed}, certified=False,
+               f"(want > 1e-12)", example={"N": N, "D": D, "seed": seed}, certified=False,
                certificate="float64 only")
 
 
