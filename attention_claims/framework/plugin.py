@@ -138,12 +138,16 @@ def _resolve(config: pytest.Config, opt: str | None, default: Path) -> Path:
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (in the project's ``addopts``): a worker per available core for a full run; no
-    workers (in-process, no start-up cost) for one core, ``--collect-only``, or a run that selects
-    claims with ``--claims-select`` / ``--claims-document``. The report is the same either way
+    workers (in-process, no start-up cost) for one core, ``--collect-only``, a run that selects
+    claims with ``--claims-select`` / ``--claims-document``, or one that names its tests
+    (``pytest path::test``, as a counterexample's reproduce command does). The report is the same either way
     (``tests/framework/test_trust.py`` compares a serial and an xdist run)."""
     import os
 
     if config.option.collectonly or config.getoption("claims_select") or config.getoption("claims_document"):
+        return 0
+    args = [a for a in config.args if not a.startswith("-")]
+    if args and all("::" in a for a in args):  # named tests (the reproduce commands): too few to share out
         return 0
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return cores if cores > 1 else 0

@@ -89,11 +89,12 @@ def test_every_check_names_its_claims_literally():
     assert not missing, f"checks whose file does not name their claim id literally: {missing}"
 
 
-@pytest.mark.parametrize("args", [["--claims-select", "alpha-claim"], ["--claims-document", "003"]])
+@pytest.mark.parametrize("args", [["--claims-select", "alpha-claim"], ["--claims-document", "003"],
+                                  ["test_a.py::test_a"]])
 def test_a_selected_run_under_n_auto_runs_in_process(planted, args):
-    """``-n auto`` (the project's addopts) starts no xdist workers for a run that selects claims: the
-    plugin's ``pytest_xdist_auto_num_workers`` must win over xdist's own (tryfirst), whatever order
-    the entry points load in."""
+    """``-n auto`` (the project's addopts) starts no xdist workers for a run that selects claims or names
+    its tests: the plugin's ``pytest_xdist_auto_num_workers`` must win over xdist's own (tryfirst),
+    whatever order the entry points load in."""
     run = planted(_records(), _checks(), args=["-n", "auto", *args], subprocess=True)
     out = run.result.stdout.str()
     assert "workers" not in out and "[gw" not in out, out
