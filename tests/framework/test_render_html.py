@@ -220,3 +220,26 @@ def test_the_verdict_chart_is_drawn_once_for_the_same_counts(tmp_path, monkeypat
     assert calls == [["003", "all (each claim once)"]]
     plots.render_plot({"kind": "verdict_counts", "data": {"rows": rows[::-1]}})
     assert len(calls) == 2
+
+
+def test_claim_cards_and_annotated_documents_are_reused_only_when_unchanged():
+    """A re-rendered report reuses each claim's card and each annotated document from memory (keyed by
+    what they show): the page is byte-identical to a fresh rendering, and a claim whose verdict changes
+    gets a new card and a re-annotated document."""
+    import copy
+
+    from attention_claims.framework.render import html as H
+
+    report = fixture_report()
+    sources = {DOC: DOC_TEXT}
+    H._CARDS.clear()
+    H._ANNOTATED.clear()
+    fresh = render_html(report, sources=sources)
+    assert render_html(report, sources=sources) == fresh and H._CARDS and len(H._ANNOTATED) == 1
+    changed = copy.deepcopy(report)
+    changed["claims"][0]["verdict"] = "undecided"
+    page = render_html(changed, sources=sources)
+    assert len(H._ANNOTATED) == 2
+    H._CARDS.clear()
+    H._ANNOTATED.clear()
+    assert render_html(changed, sources=sources) == page != fresh

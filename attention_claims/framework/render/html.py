@@ -94,6 +94,27 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
     }
 
 
+_CARDS: dict[str, str] = {}
+
+
+def _card(view: dict, macro) -> Markup:
+    """``macro(view)`` (the claim card of the report template), kept in memory keyed by the SHA-256 of the
+    view's canonical JSON: the view holds everything the card shows (the claim, its anchors into the
+    documents, its figures as data URIs and its drawn plots), so an equal key is an equal card. The
+    in-progress and final reports of a run, and the many small runs of the suite's own tests, share
+    most cards."""
+    import hashlib
+
+    key = hashlib.sha256(json.dumps(view, sort_keys=True, default=str).encode()).hexdigest()
+    html = _CARDS.get(key)
+    if html is None:
+        html = str(macro(view))
+        if len(_CARDS) > 4096:
+            _CARDS.clear()
+        _CARDS[key] = html
+    return Markup(html)
+
+
 _MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…"}
 
 
@@ -144,9 +165,33 @@ def _documents(report: dict, sources: Mapping[str, str] | None,
                claim_excerpts: Mapping[str, Mapping[str, str]] | None) -> list[AnnotatedDocument]:
     if not sources:
         return []
-    return [annotate(name, text, report["claims"], (classification or {}).get(name),
-                     claim_excerpts=(claim_excerpts or {}).get(name))
+    return [_annotated(name, text, report["claims"], (classification or {}).get(name), (claim_excerpts or {}).get(name))
             for name, text in sorted(sources.items(), key=lambda kv: model.document_key(kv[0]))]
+
+
+_ANNOTATED: dict[str, AnnotatedDocument] = {}
+
+
+def _annotated(name: str, text: str, claims: list[dict], kinds: Mapping[str, str] | None,
+               excerpts: Mapping[str, str] | None) -> AnnotatedDocument:
+    """:func:`annotate`, kept in memory keyed by everything it reads: the document, the id, verdict and
+    quotes of each claim that quotes it or is named by ``excerpts``, and the classification. The
+    result is only read by the renderer, so equal keys can share it."""
+    import hashlib
+
+    named = set((excerpts or {}).values())
+    relevant = [[c["id"], c["verdict"], c["source"]["document"], c["source"]["quote"],
+                 [[p["document"], p["quote"]] for p in c.get("also_in") or []]]
+                for c in claims if c["source"]["document"] == name or c["id"] in named
+                or any(p["document"] == name for p in c.get("also_in") or [])]
+    key = hashlib.sha256(json.dumps([name, text, relevant, kinds, excerpts], sort_keys=True).encode()).hexdigest()
+    doc = _ANNOTATED.get(key)
+    if doc is None:
+        doc = annotate(name, text, claims, kinds, claim_excerpts=excerpts)
+        if len(_ANNOTATED) > 256:
+            _ANNOTATED.clear()
+        _ANNOTATED[key] = doc
+    return doc
 
 
 def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
@@ -201,6 +246,6 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         "katex_js": Markup(assets.katex_js()), "katex_version": assets.katex_version(),
         "css": Markup(assets.static_text("report.css")), "js": Markup(assets.static_text("report.js")),
         "by_doc": by_doc, "json": json,
-        "block_html": lambda d, b, short: block_html(d, b, short, titles),
+        "block_html": lambda d, b, short: block_html(d, b, short, titles), "card": _card,
     }
     return environment().get_template("report.html.j2").render(**ctx)
