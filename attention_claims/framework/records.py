@@ -11,6 +11,8 @@ surfaces as a traceback from deep inside the plugin.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -317,14 +319,27 @@ def load_claim_file(path: Path) -> Claim:
         ClaimRecordError: if the file is not valid TOML or the record is malformed.
     """
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ClaimRecordError(path, None, None, f"malformed TOML: {exc}") from None
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ClaimRecordError(path, None, None, f"not UTF-8: {exc}") from None
-    return parse_claim(data, path)
+    parsed = _PARSED.get(text)
+    if parsed is not None:  # the same record text parsed before (another copy of the folder): same claim
+        return dataclasses.replace(parsed, path=str(path))
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ClaimRecordError(path, None, None, f"malformed TOML: {exc}") from None
+    claim = parse_claim(data, path)
+    _PARSED[text] = claim
+    return claim
 
 
+_PARSED: dict[str, Claim] = {}
+"""Valid records already parsed in this process, by their text (a record's meaning depends on its text
+only; its path is replaced on a hit, and a malformed record is never kept, so its error names its file)."""
+
+
+@functools.lru_cache(maxsize=64)
 def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attention_claims.framework.records import ClaimRecordError, load_catalog, parse_claim
+from attention_claims.framework.records import RECORDS_DIR, ClaimRecordError, load_catalog, parse_claim
 from conftest import record_toml
 
 OK = '''
@@ -224,3 +224,20 @@ def test_report_carries_the_kind_of_a_failed_reading(planted):
     assert readings["exact"]["kind"] is None
     md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
     assert "`fp16` (numerical)" in md
+
+
+def test_a_record_parsed_before_is_reused_with_its_own_path(tmp_path):
+    """``load_claim_file`` keeps valid records by their text: a copy elsewhere (the planted runs copy
+    the folder) is the same claim with its own path; a malformed copy still names its own file."""
+    from attention_claims.framework.records import load_claim_file
+
+    src = next(RECORDS_DIR.rglob("*.toml"))
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    b.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    ca, cb = load_claim_file(a), load_claim_file(b)
+    assert ca.path == str(a) and cb.path == str(b) and ca.id == cb.id and ca.readings == cb.readings
+    bad = tmp_path / "bad.toml"
+    bad.write_text(src.read_text(encoding="utf-8").replace("id = ", "id == ", 1), encoding="utf-8")
+    with pytest.raises(ClaimRecordError, match="bad.toml"):
+        load_claim_file(bad)
