@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
 import textwrap
 from dataclasses import dataclass
@@ -62,10 +63,18 @@ def _heavy_modules_preloaded() -> None:
     _preload_heavy_modules()
 
 
+_CACHE_ROOT = os.environ.get("ATTENTION_CLAIMS_CACHE") or str(Path.home() / ".cache" / "attention-claims")
+"""The cache root of the process that runs the tests, read before ``pytester`` points ``HOME`` at a
+temporary folder."""
+
+
 @pytest.fixture
-def pytester(_heavy_modules_preloaded, pytester: pytest.Pytester) -> pytest.Pytester:
+def pytester(_heavy_modules_preloaded, pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
     """pytest's ``pytester``, after the heavy modules are loaded (a session fixture, so before
-    pytester's snapshot of ``sys.modules``)."""
+    pytester's snapshot of ``sys.modules``), with the real cache root: pytester moves ``HOME``, which
+    would give every run an empty cache of model measurements, plots and quadrature references (all
+    keyed by their inputs and code, so sharing them changes no result)."""
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", _CACHE_ROOT)
     return pytester
 
 

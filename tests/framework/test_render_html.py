@@ -243,3 +243,24 @@ def test_claim_cards_and_annotated_documents_are_reused_only_when_unchanged():
     H._CARDS.clear()
     H._ANNOTATED.clear()
     assert render_html(changed, sources=sources) == page != fresh
+
+
+def test_a_cached_document_view_follows_its_claims_titles():
+    """The annotated document's HTML is reused only while the verdicts and titles of the claims it marks
+    are unchanged."""
+    import copy
+
+    from attention_claims.framework.render import html as H
+
+    report = fixture_report()
+    sources = {DOC: DOC_TEXT}
+    H._DOC_HTML.clear()
+    first = render_html(report, sources=sources)
+    renamed = copy.deepcopy(report)
+    renamed["claims"][0]["title"] = "a new title for the first claim"
+    page = render_html(renamed, sources=sources)
+    assert page != first and len(H._DOC_HTML) == 2
+    H._CARDS.clear()
+    H._ANNOTATED.clear()
+    H._DOC_HTML.clear()
+    assert render_html(renamed, sources=sources) == page

@@ -188,10 +188,35 @@ def _annotated(name: str, text: str, claims: list[dict], kinds: Mapping[str, str
     doc = _ANNOTATED.get(key)
     if doc is None:
         doc = annotate(name, text, claims, kinds, claim_excerpts=excerpts)
+        doc.cache_key = key
         if len(_ANNOTATED) > 256:
             _ANNOTATED.clear()
         _ANNOTATED[key] = doc
     return doc
+
+
+_DOC_HTML: dict[str, str] = {}
+
+
+def _document_html(doc: AnnotatedDocument, macro, titles: Mapping[str, tuple[str, str]]) -> Markup:
+    """``macro(doc, ...)`` (a document's annotated view), kept in memory keyed by the annotation's key
+    (:func:`_annotated`) and the verdict and title of each claim it marks; uncached for a document
+    annotated elsewhere."""
+    args = (doc, model.document_short, model.document_label, model.document_url)
+    key0 = getattr(doc, "cache_key", None)
+    if key0 is None:
+        return macro(*args)
+    import hashlib
+
+    ids = sorted({c for s in doc.sentences for c in s.claims})
+    key = hashlib.sha256(json.dumps([key0, [[i, titles.get(i)] for i in ids]]).encode()).hexdigest()
+    html = _DOC_HTML.get(key)
+    if html is None:
+        html = str(macro(*args))
+        if len(_DOC_HTML) > 256:
+            _DOC_HTML.clear()
+        _DOC_HTML[key] = html
+    return Markup(html)
 
 
 def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
@@ -247,5 +272,6 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         "css": Markup(assets.static_text("report.css")), "js": Markup(assets.static_text("report.js")),
         "by_doc": by_doc, "json": json,
         "block_html": lambda d, b, short: block_html(d, b, short, titles), "card": _card,
+        "document_html": lambda d, macro: _document_html(d, macro, titles),
     }
     return environment().get_template("report.html.j2").render(**ctx)
