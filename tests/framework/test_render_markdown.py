@@ -62,3 +62,22 @@ def test_plot_links_have_readable_captions():
     assert _plot_caption({"kind": "layer_head_heatmap", "data": {"model": "m", "N": 8}}) == "m, N = 8: per layer and head"
     assert _plot_caption({"kind": "curve", "data": {"title": "a [b]\n c"}}) == "a (b) c"
     assert "IEEE" in _plot_caption({"kind": "rank_breaks", "data": {}})
+
+
+def test_what_a_check_wrote_is_plain_text_in_both_reports():
+    """A counterexample message is plain text: ``lam**n`` (Python's power) must not turn into bold in the
+    HTML or in the Markdown, and a record's own Markdown (a note) still renders."""
+    from attention_claims.framework.render import render_html
+
+    report = fixture_report()
+    message = "the claimed s = (1 - lam**n) / (1 + lam**n) is undefined at lam = 1 [n = 1] x_1"
+    for r in report["claims"][0]["readings"]:
+        if r.get("counterexample"):
+            r["counterexample"]["message"] = message
+            r["counterexample"]["boundary"] = "ties once lam**n < 2**-53"
+    html = render_html(report)
+    assert "(1 - lam**n) / (1 + lam**n)" in html and "lam<strong>" not in html and "ties once lam**n" in html
+    assert "A <strong>bold</strong> note." in html
+    md = render_markdown(report)
+    assert r"(1 - lam\*\*n) / (1 + lam\*\*n) is undefined at lam = 1 \[n = 1\] x\_1" in md
+    assert r"ties once lam\*\*n \< 2\*\*-53" in md

@@ -35,6 +35,9 @@ def environment() -> jinja2.Environment:
     env.filters["tex"] = render_tex
     env.filters["tex_display"] = lambda t: render_tex(t, display=True)
     env.filters["plain"] = plain_text
+    # what a check wrote (counterexample messages, certificates, boundaries, evidence) is plain text, where
+    # "lam**n" is Python's power, not Markdown emphasis: escaped, never parsed
+    env.filters["verbatim"] = lambda t: escape(t or "")
     env.filters["tojson_compact"] = model.example_json
     env.globals.update(VERDICT_COLOURS=plots.VERDICT_COLOURS)
     return env

@@ -8,6 +8,7 @@ scraped page 004 cleaned first; figures are linked relative to the report folder
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import jinja2
@@ -16,7 +17,7 @@ from ..trust import trust_lines
 from . import model
 from .texmd import find_math
 
-__all__ = ["render_markdown", "md_text", "md_cell"]
+__all__ = ["render_markdown", "md_text", "md_cell", "md_plain"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 SECTION_TITLES = {"false": "False", "caveat": "True with a caveat", "undecided": "Undecided on this machine",
@@ -44,6 +45,14 @@ def md_cell(text: str | None) -> str:
     return one.replace("|", "\\|")
 
 
+def md_plain(text: str | None) -> str:
+    """Plain text written by a check (a counterexample's message, its boundary, the evidence) on one line,
+    with every character Markdown would read as markup backslash-escaped: ``lam**n`` is Python's power,
+    not emphasis. Safe inside a table cell."""
+    one = " ".join(str(text or "").split())
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", one)
+
+
 def md_quote(text: str | None) -> str:
     """:func:`md_text` as a Markdown block quote (every line prefixed by ``> ``)."""
     return "\n".join("> " + line if line.strip() else ">" for line in md_text(text).strip().splitlines())
@@ -53,7 +62,7 @@ def md_quote(text: str | None) -> str:
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
-    env.filters.update(md=md_text, cell=md_cell, quote=md_quote, one=lambda t: " ".join(str(t or "").split()),
+    env.filters.update(md=md_text, cell=md_cell, quote=md_quote, plain=md_plain, one=lambda t: " ".join(str(t or "").split()),
                        compact=model.example_json)
     return env
 
