@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import pkgutil
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from attention_claims._cache import cache_root
 
 
 def _preload_heavy_modules() -> None:
@@ -63,7 +64,7 @@ def _heavy_modules_preloaded() -> None:
     _preload_heavy_modules()
 
 
-_CACHE_ROOT = os.environ.get("ATTENTION_CLAIMS_CACHE") or str(Path.home() / ".cache" / "attention-claims")
+_CACHE_ROOT = str(cache_root())
 """The cache root of the process that runs the tests, read before ``pytester`` points ``HOME`` at a
 temporary folder."""
 

@@ -17,6 +17,7 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
+from .._cache import write_atomic
 from . import profiles
 from .records import SOURCES_DIR
 from .report_model import (
@@ -286,25 +287,6 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
                   fresh=frozenset(fresh))
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``, so a
-    reader never sees half a file; the file gets the mode a plain ``open`` would give (0666 less the
-    umask: 0644 under the usual 022), not ``mkstemp``'s 0600.
-
-    Raises:
-        OSError: the folder cannot be created or written.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURCES_DIR) -> None:
     """Write ``claims.json``, ``claims.md`` and ``claims.html`` atomically, all three from
     ``report.to_json()``: the HTML by :func:`~attention_claims.framework.render.render_html` (the source
@@ -320,14 +302,14 @@ def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURC
     from .sentences import classification_maps, load_all
 
     data = report.to_json()
-    _atomic_write(report_dir / "claims.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(report_dir / "claims.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     write_plot_files(data, report_dir)
-    _atomic_write(report_dir / "claims.md", render_markdown(data))
+    write_atomic(report_dir / "claims.md", render_markdown(data))
     sources = load_sources(sources_dir) if Path(sources_dir).is_dir() else {}
     kinds, claim_excerpts = {}, {}
     for doc, entries in load_all(Path(sources_dir) / "sentences").items():
         kinds[doc], claim_excerpts[doc] = classification_maps(entries)
-    _atomic_write(report_dir / "claims.html", render_html(data, sources=sources, classification=kinds,
+    write_atomic(report_dir / "claims.html", render_html(data, sources=sources, classification=kinds,
                                                           claim_excerpts=claim_excerpts, report_dir=report_dir))
 
 
@@ -350,7 +332,7 @@ def write_plot_files(data: dict, report_dir: Path) -> list[Path]:
     for claim in data.get("claims", []):
         for _name, spec, rel in plot_files(claim):
             path = report_dir / rel
-            _atomic_write(path, standalone_svg(render_plot(spec)))
+            write_atomic(path, standalone_svg(render_plot(spec)))
             written.append(path)
     keep = {p.name for p in written}
     for old in (report_dir / FIGURES_DIR).glob("*.svg"):

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from flint import arb, fmpq
 
-from .._refcache import disk_memo
+from .._cache import disk_memo
 from .arrays import AttentionInputError, as_array, as_int, positive_int
 from .exact import as_fractions, precision
 
@@ -262,7 +262,7 @@ def s_reference(f: str, beta, gamma, dps: int = DPS) -> mpmath.mpf:
     reference stays accurate at ``beta/gamma = -30`` where ``phi`` is ``1e-196``.
 
     Results are kept on disk keyed by the exact arguments and this module's source
-    (:func:`attention_claims._refcache.disk_memo`): the ``ci`` profile's examples repeat from run to run.
+    (:func:`attention_claims._cache.disk_memo`): the ``ci`` profile's examples repeat from run to run.
 
     Raises:
         AttentionInputError: unknown ``f`` or bad arguments.

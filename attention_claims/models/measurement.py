@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .._cache import write_atomic
 from ..maths.exact import EPS_LOG2
 from ..maths.rank import default_rank_tolerance
 from ..maths.spectrum import effective_rank, power_law_fit, top_fraction_energy
@@ -264,9 +264,7 @@ def measure(key: str, N: int, text: str | None = None, float64: bool = True) -> 
                     del A
                 meas = Measurement(model=key, N=N, text=text, text_sha256=text_sha256(text), heads=heads,
                                    seconds=time.perf_counter() - t0, versions=_versions(), spectra=spectra)
-                tmp = path.with_suffix(f".tmp-{os.getpid()}")
-                tmp.write_text(json.dumps(meas.to_json()), encoding="utf-8")
-                os.replace(tmp, path)
+                write_atomic(path, json.dumps(meas.to_json()))
     _MEMO[memo] = meas
     return meas
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import torch
 
+from .._cache import cache_root
+
 LENGTHS = (128, 256, 512)
 
 
@@ -166,12 +168,6 @@ def text_sha256(name: str = PRIMARY_TEXT) -> str:
 
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
-
-
-def cache_root() -> Path:
-    """``$ATTENTION_CLAIMS_CACHE`` if set, else ``~/.cache/attention-claims`` (not created here)."""
-    env = os.environ.get("ATTENTION_CLAIMS_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "attention-claims"
 
 
 def converted_dir() -> Path:

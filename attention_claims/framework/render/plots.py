@@ -14,12 +14,13 @@ import functools
 import hashlib
 import io
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from ..._cache import cache_root, write_atomic
 
 __all__ = [
     "VERDICT_COLOURS", "verdict_counts_svg", "layer_head_heatmap_svg", "spectra_svg", "rank_breaks_svg",
@@ -375,12 +376,9 @@ _RENDERED: dict[str, str] = {}
 
 
 def plot_cache_dir() -> Path:
-    """Where drawn plots are kept between processes: ``$ATTENTION_CLAIMS_CACHE/plots`` if that variable
-    is set, else ``~/.cache/attention-claims/plots`` (the cache root of
-    :func:`attention_claims.models.registry.cache_root`, repeated here so drawing needs no torch)."""
-    env = os.environ.get("ATTENTION_CLAIMS_CACHE")
-    root = Path(env).expanduser() if env else Path.home() / ".cache" / "attention-claims"
-    return root / "plots"
+    """Where drawn plots are kept between processes: ``<cache root>/plots``
+    (:func:`attention_claims._cache.cache_root`)."""
+    return cache_root() / "plots"
 
 
 @functools.cache
@@ -422,10 +420,7 @@ def render_plot(spec: Mapping) -> str:
     if not svg or not svg.startswith("<svg"):
         svg = _DRAWERS[spec["kind"]](spec["data"])
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(svg, encoding="utf-8")
-            os.replace(tmp, path)
+            write_atomic(path, svg)
         except OSError:
             pass  # a read-only cache only costs time
     if len(_RENDERED) > 256:

@@ -1,17 +1,23 @@
-"""A disk cache for expensive high-precision references, keyed by their exact inputs and their code.
+"""The caches' one home: the cache root, atomic writes, and a disk cache for expensive high-precision
+references.
+
+:func:`cache_root` is ``$ATTENTION_CLAIMS_CACHE`` or ``~/.cache/attention-claims``; under it live the
+converted decoder and the trained models' measurements (:mod:`attention_claims.models`), the drawn plots
+(``plots/``, :func:`attention_claims.framework.render.plots.render_plot`) and the references of
+:func:`disk_memo` (``references/``). This module imports neither torch nor matplotlib, so every layer
+can use it. :func:`write_atomic` is how every cache entry and report file is written.
 
 A 45-digit Gaussian quadrature (:func:`attention_claims.maths.sparsity.s_reference`) takes 0.1–0.5 s,
 and the derandomized ``ci`` profile draws the same examples on every run, so most of a re-run's
 quadratures were already computed by the last one. :func:`disk_memo` keeps each result as a small JSON
-file under ``<cache root>/references/<name>/`` (``$ATTENTION_CLAIMS_CACHE`` or
-``~/.cache/attention-claims``, shared with the model measurements and the plots).
+file under ``<cache root>/references/<name>/``.
 
 The key is exact: the function's qualified name, the SHA-256 of the source file that defines it (an
 edit of the reference's code computes everything again), the mpmath version, and every argument
 serialised without rounding (a float by ``float.hex``, an mpf by its binary ``(sign, mantissa,
 exponent, bitcount)``, a Fraction as ``p/q``). The value, an mpf, is stored the same way and rebuilt
 bit for bit (``mpmath.mp.make_mpf``), so a hit returns exactly what the computation returned
-(``tests/test_refcache.py``). Arguments of other types bypass the cache. Set
+(``tests/test_cache.py``). Arguments of other types bypass the cache. Set
 ``ATTENTION_CLAIMS_REFERENCE_CACHE=0`` to turn it off; an unwritable cache only costs the speed-up.
 """
 
@@ -28,16 +34,39 @@ from pathlib import Path
 
 import mpmath
 
-__all__ = ["disk_memo", "reference_cache_dir"]
+__all__ = ["cache_root", "write_atomic", "disk_memo", "reference_cache_dir"]
+
+
+def cache_root() -> Path:
+    """``$ATTENTION_CLAIMS_CACHE`` if set, else ``~/.cache/attention-claims`` (not created here)."""
+    env = os.environ.get("ATTENTION_CLAIMS_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "attention-claims"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder and ``os.replace``,
+    so a reader (another xdist worker, a browser) never sees half a file; the folder is created. The
+    file gets the mode a plain ``open`` would give (0666 less the umask: 0644 under the usual 022).
+
+    Raises:
+        OSError: the folder cannot be created or written (the temporary file is removed).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def reference_cache_dir() -> Path | None:
     """``<cache root>/references``, or None when ``ATTENTION_CLAIMS_REFERENCE_CACHE=0``."""
     if os.environ.get("ATTENTION_CLAIMS_REFERENCE_CACHE", "1") == "0":
         return None
-    env = os.environ.get("ATTENTION_CLAIMS_CACHE")
-    root = Path(env).expanduser() if env else Path.home() / ".cache" / "attention-claims"
-    return root / "references"
+    return cache_root() / "references"
 
 
 class _Unkeyable(TypeError):
@@ -95,10 +124,7 @@ def disk_memo(fn: Callable[..., mpmath.mpf]) -> Callable[..., mpmath.mpf]:
         if isinstance(value, mpmath.mpf):
             sign, man, exp, bc = value._mpf_
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-                tmp.write_text(json.dumps([sign, hex(man), exp, bc]), encoding="utf-8")
-                os.replace(tmp, path)
+                write_atomic(path, json.dumps([sign, hex(man), exp, bc]))
             except OSError:
                 pass
         return value

@@ -1,4 +1,4 @@
-"""The disk cache of high-precision references (attention_claims._refcache)."""
+"""The caches' home (attention_claims._cache): the disk cache of high-precision references."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import mpmath
 
-from attention_claims._refcache import disk_memo
+from attention_claims._cache import disk_memo
 from attention_claims.maths import s_reference
 
 CALLS = []
