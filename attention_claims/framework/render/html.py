@@ -97,25 +97,29 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
     }
 
 
+def _memo(store: dict, limit: int, key_parts, compute):
+    """``compute()``, kept in ``store`` under the SHA-256 of ``key_parts``' canonical JSON (the store is
+    emptied when it grows past ``limit``); returns ``(key, value)``. The render caches below key on
+    everything their value shows, so an equal key is an equal value."""
+    import hashlib
+
+    key = hashlib.sha256(json.dumps(key_parts, sort_keys=True, default=str).encode()).hexdigest()
+    if key not in store:
+        if len(store) > limit:
+            store.clear()
+        store[key] = compute()
+    return key, store[key]
+
+
 _CARDS: dict[str, str] = {}
 
 
 def _card(view: dict, macro) -> Markup:
-    """``macro(view)`` (the claim card of the report template), kept in memory keyed by the SHA-256 of the
-    view's canonical JSON: the view holds everything the card shows (the claim, its anchors into the
-    documents, its figures as data URIs and its drawn plots), so an equal key is an equal card. The
-    in-progress and final reports of a run, and the many small runs of the suite's own tests, share
-    most cards."""
-    import hashlib
-
-    key = hashlib.sha256(json.dumps(view, sort_keys=True, default=str).encode()).hexdigest()
-    html = _CARDS.get(key)
-    if html is None:
-        html = str(macro(view))
-        if len(_CARDS) > 4096:
-            _CARDS.clear()
-        _CARDS[key] = html
-    return Markup(html)
+    """``macro(view)`` (the claim card of the report template), kept in memory keyed by the view: it
+    holds everything the card shows (the claim, its anchors into the documents, its figures as data
+    URIs and its drawn plots). The in-progress and final reports of a run, and the many small runs of
+    the suite's own tests, share most cards."""
+    return Markup(_memo(_CARDS, 4096, view, lambda: str(macro(view)))[1])
 
 
 _MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…"}
@@ -180,21 +184,14 @@ def _annotated(name: str, text: str, claims: list[dict], kinds: Mapping[str, str
     """:func:`annotate`, kept in memory keyed by everything it reads: the document, the id, verdict and
     quotes of each claim that quotes it or is named by ``excerpts``, and the classification. The
     result is only read by the renderer, so equal keys can share it."""
-    import hashlib
-
     named = set((excerpts or {}).values())
     relevant = [[c["id"], c["verdict"], c["source"]["document"], c["source"]["quote"],
                  [[p["document"], p["quote"]] for p in c.get("also_in") or []]]
                 for c in claims if c["source"]["document"] == name or c["id"] in named
                 or any(p["document"] == name for p in c.get("also_in") or [])]
-    key = hashlib.sha256(json.dumps([name, text, relevant, kinds, excerpts], sort_keys=True).encode()).hexdigest()
-    doc = _ANNOTATED.get(key)
-    if doc is None:
-        doc = annotate(name, text, claims, kinds, claim_excerpts=excerpts)
-        doc.cache_key = key
-        if len(_ANNOTATED) > 256:
-            _ANNOTATED.clear()
-        _ANNOTATED[key] = doc
+    key, doc = _memo(_ANNOTATED, 256, [name, text, relevant, kinds, excerpts],
+                     lambda: annotate(name, text, claims, kinds, claim_excerpts=excerpts))
+    doc.cache_key = key
     return doc
 
 
@@ -206,20 +203,11 @@ def _document_html(doc: AnnotatedDocument, macro, titles: Mapping[str, tuple[str
     (:func:`_annotated`) and the verdict and title of each claim it marks; uncached for a document
     annotated elsewhere."""
     args = (doc, model.document_short, model.document_label, model.document_url)
-    key0 = getattr(doc, "cache_key", None)
-    if key0 is None:
+    if getattr(doc, "cache_key", None) is None:
         return macro(*args)
-    import hashlib
-
     ids = sorted({c for s in doc.sentences for c in s.claims})
-    key = hashlib.sha256(json.dumps([key0, [[i, titles.get(i)] for i in ids]]).encode()).hexdigest()
-    html = _DOC_HTML.get(key)
-    if html is None:
-        html = str(macro(*args))
-        if len(_DOC_HTML) > 256:
-            _DOC_HTML.clear()
-        _DOC_HTML[key] = html
-    return Markup(html)
+    return Markup(_memo(_DOC_HTML, 256, [doc.cache_key, [[i, titles.get(i)] for i in ids]],
+                        lambda: str(macro(*args)))[1])
 
 
 def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
