@@ -51,10 +51,13 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     return dev
 
 
-def _check_shape(batch: int, N: int, d: int) -> None:
+def _check_draw(batch: int, N: int, d: int, scale: float) -> None:
+    """The arguments of the seeded batch generators: positive integer sizes and a finite scale."""
     for name, v in (("batch", batch), ("N", N), ("d", d)):
         if not (isinstance(v, int | np.integer) and v >= 1):
             raise AttentionInputError(f"{name}: must be a positive integer, got {v!r}")
+    if not math.isfinite(scale):
+        raise AttentionInputError(f"scale: must be finite, got {scale!r}")
 
 
 def seeded_gaussian_batch(seed: int, batch: int, N: int, d: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
@@ -69,9 +72,7 @@ def seeded_gaussian_batch(seed: int, batch: int, N: int, d: int, scale: float) -
     Raises:
         AttentionInputError: ``batch``, ``N`` or ``d`` not a positive integer, or ``scale`` not finite.
     """
-    _check_shape(batch, N, d)
-    if not math.isfinite(scale):
-        raise AttentionInputError(f"scale: must be finite, got {scale!r}")
+    _check_draw(batch, N, d, scale)
     rng = np.random.default_rng(seed)
     Q = np.empty((batch, N, d))
     K = np.empty((batch, N, d))
@@ -91,9 +92,7 @@ def seeded_uniform_batch(seed: int, batch: int, N: int, d: int, scale: float) ->
     Raises:
         AttentionInputError: ``batch``, ``N`` or ``d`` not a positive integer, or ``scale`` not finite.
     """
-    _check_shape(batch, N, d)
-    if not math.isfinite(scale):
-        raise AttentionInputError(f"scale: must be finite, got {scale!r}")
+    _check_draw(batch, N, d, scale)
     rng = np.random.default_rng(seed)
     return rng.uniform(-1.0, 1.0, (batch, N, d)) * scale, rng.uniform(-1.0, 1.0, (batch, N, d))
 
