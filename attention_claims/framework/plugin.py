@@ -342,6 +342,27 @@ def _target_problem(state: State, nodeid: str, cid: str, reading: str) -> str | 
     return None
 
 
+def _compact_expected_counterexamples(item: pytest.Item) -> None:
+    """Format a counterexample of a check whose claims are all expected false or caveat in Python's
+    native traceback style instead of pytest's long style, unless ``--tb`` was given.
+
+    Such a failure is the expected result: the plugin turns it into an xfail and the report keeps the
+    counterexample from the exception itself, so nobody reads this traceback. pytest's long style
+    parses the whole source file of every frame (``getstatementrange_ast``) and Hypothesis formats a
+    failing test's traceback twice more through ``item.repr_failure``; for the catalog's expected
+    counterexamples that was about a quarter of the checks' CPU time. Any other exception (a crash of
+    the check) keeps pytest's own representation.
+    """
+    default = item.repr_failure
+
+    def repr_failure(excinfo: pytest.ExceptionInfo[BaseException], *args, **kwargs):
+        if excinfo.errisinstance(AssertionError) and item.config.getoption("tbstyle", "auto") == "auto":
+            return excinfo.getrepr(style="native")
+        return default(excinfo, *args, **kwargs)
+
+    item.repr_failure = repr_failure  # type: ignore[method-assign]
+
+
 def _skip_reason(report: pytest.TestReport) -> str:
     lr = report.longrepr
     if isinstance(lr, tuple) and len(lr) == 3:
@@ -451,8 +472,12 @@ class _ClaimsHooks:
                 config.hook.pytest_deselected(items=drop)
                 items[:] = keep
         for item in items:
-            for cid, reading in _claim_markers(item):
+            targets = _claim_markers(item)
+            for cid, reading in targets:
                 state.collected.add((cid, reading, item.nodeid))
+            expected = {state.by_id[cid].expected for cid, _ in targets if cid in state.by_id}
+            if expected and expected <= {"false", "caveat"}:
+                _compact_expected_counterexamples(item)
 
     def pytest_deselected(self, items) -> None:
         if any(item.get_closest_marker("claim") is not None for item in items):

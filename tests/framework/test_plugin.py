@@ -395,3 +395,44 @@ def test_the_last_lines_are_the_false_claims_and_the_tally(planted):
     assert not any(line.startswith("XFAIL") for line in lines)  # no -ra forced
     verbose = planted(rec, files, args=["-v"])
     verbose.result.stdout.fnmatch_lines(["*attention-claims verdicts*", "c  false *", "d  true *"])
+
+
+LONGREPR_LOG = '''
+import json, os
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and report.longrepr is not None:
+        with open(os.environ["PLANTED_LONGREPR_LOG"], "a", encoding="utf-8") as f:
+            f.write(json.dumps([report.nodeid, report.longreprtext]) + "\\n")
+'''
+
+CRASH = '''
+import pytest
+
+@pytest.mark.claim("k", reading="exact")
+def test_crash():
+    raise ZeroDivisionError("a crash in the suite")
+'''
+
+
+@pytest.mark.parametrize("tb", [None, "long"])
+def test_expected_counterexample_traceback_is_native_unless_tb_given(planted, pytester, monkeypatch, tb):
+    """An expected counterexample becomes an xfail that nobody reads: it is formatted in Python's
+    native style (cheap: no re-parse of every frame's source file). A crash keeps pytest's long style,
+    and so does every failure when ``--tb`` is given."""
+    log = pytester.path / "longrepr.jsonl"
+    monkeypatch.setenv("PLANTED_LONGREPR_LOG", str(log))
+    pytester.makeconftest(LONGREPR_LOG)
+    files = checks(exact="refute") | {"test_crash.py": CRASH}
+    records = {"c.toml": record_toml("c", expected="false"), "k.toml": record_toml("k", expected="false")}
+    run = planted(records, files, args=[] if tb is None else [f"--tb={tb}"])
+    assert run.claim("c")["verdict"] == "false"
+    text = dict(json.loads(line) for line in log.read_text(encoding="utf-8").splitlines())
+    refuted, crashed = text["test_exact.py::test_exact"], text["test_crash.py::test_crash"]
+    assert "planted failure" in refuted and "planted failure" in run.claim("c")["readings"][0]["counterexample"]["message"]
+    # pytest's long style quotes the failing function's source with '>' and 'E   ' markers
+    assert ("Traceback (most recent call last)" in refuted) is (tb is None)
+    assert ("E   " in refuted) is (tb is not None)
+    assert '>       raise ZeroDivisionError("a crash in the suite")' in crashed
+    assert "Traceback (most recent call last)" not in crashed
