@@ -39,7 +39,7 @@ import pytest
 from . import profiles
 from .evidence import CheckLog, Counterexample, resolve_deferred
 from .records import RECORDS_DIR, SOURCES_DIR, Claim, ClaimRecordError, load_catalog
-from .report_model import Report
+from .report_model import REPORT_FORMATS, Report
 from .sentences import SentenceDataError
 from .sentences import load_all as load_sentences
 
@@ -83,6 +83,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--claims-no-report", action="store_true", default=False, help="compute verdicts but write no report files"
     )
+    group.addoption(
+        "--claims-report-formats",
+        default=",".join(REPORT_FORMATS),
+        metavar="FORMAT[,FORMAT...]",
+        help="which report files to write: json (claims.json), md (claims.md and figures/), html (claims.html); "
+        "default: all three. Files of a format not written are left as they are",
+    )
 
 
 @dataclass
@@ -111,6 +118,7 @@ class State:
     by_id: dict[str, Claim]
     report_dir: Path | None
     sources_dir: Path
+    report_formats: tuple[str, ...] = REPORT_FORMATS  # --claims-report-formats, in REPORT_FORMATS order
     collected: set = field(default_factory=set)  # (claim, reading, nodeid)
     results: dict[tuple[str, str, str], CheckResult] = field(default_factory=dict)  # CheckResult.key -> result
     partial: bool = False
@@ -174,6 +182,7 @@ def pytest_configure(config: pytest.Config) -> None:
     report_dir = None
     if not config.getoption("claims_no_report"):
         report_dir = _resolve(config, config.getoption("claims_report_dir"), rootdir / "reports")
+    formats = _report_formats(config.getoption("claims_report_formats"))
     try:
         catalog = load_catalog(records, sources)
         load_sentences(Path(sources) / "sentences")  # malformed: a usage error now, not at report time
@@ -185,6 +194,7 @@ def pytest_configure(config: pytest.Config) -> None:
         by_id={c.id: c for c in catalog},
         report_dir=report_dir,
         sources_dir=sources,
+        report_formats=formats,
         selected=_selection(config, catalog),
     )
     config.stash[STATE_KEY] = state
@@ -340,6 +350,21 @@ def _target_problem(state: State, nodeid: str, cid: str, reading: str) -> str | 
         names = ", ".join(r.name for r in claim.readings) or "none"
         return f"{nodeid}: claim '{cid}' ({claim.path}) has no reading '{reading}' (its readings: {names})"
     return None
+
+
+def _report_formats(value: str) -> tuple[str, ...]:
+    """The formats ``--claims-report-formats`` names (comma-separated), in :data:`REPORT_FORMATS` order.
+
+    Raises:
+        pytest.UsageError: an unknown format, or none.
+    """
+    names = [v.strip() for v in str(value).split(",") if v.strip()]
+    unknown = [n for n in names if n not in REPORT_FORMATS]
+    if unknown or not names:
+        raise pytest.UsageError(f"attention-claims: --claims-report-formats {value!r}: "
+                                f"{'unknown format ' + ', '.join(map(repr, unknown)) if unknown else 'no format'}; "
+                                f"choose from {', '.join(REPORT_FORMATS)}")
+    return tuple(f for f in REPORT_FORMATS if f in names)
 
 
 def _compact_expected_counterexamples(item: pytest.Item) -> None:
@@ -653,7 +678,7 @@ class ClaimsController(_ClaimsHooks):
         report = build_report(state, self.config, int(exitstatus))
         state.report = report
         if state.report_dir is not None:
-            write_reports(report, state.report_dir, sources_dir=state.sources_dir)
+            write_reports(report, state.report_dir, sources_dir=state.sources_dir, formats=state.report_formats)
         bad = [c for c in report.claims if c.id in report.fresh and (not c.agrees or c.errors)]
         if (bad or state.errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -689,15 +714,20 @@ class ClaimsController(_ClaimsHooks):
         tr = config.pluginmanager.get_plugin("terminalreporter")
         if tr is None or self.state.report is None:
             return
-        for line, red in terminal_lines(self.state.report, self.state.errors, self.state.report_dir,
+        shown = self.state.report_dir
+        if shown is not None:  # the file a person opens first: claims.md, else claims.html, else claims.json
+            fmt = next(f for f in ("md", "html", "json") if f in self.state.report_formats)
+            shown = shown / f"claims.{fmt}"
+        for line, red in terminal_lines(self.state.report, self.state.errors, shown,
                                         width=tr._tw.fullwidth if getattr(tr, "isatty", False) else 160):
             tr.write_line(line, red=red, bold=line.startswith("verdicts:"))
 
 
-def terminal_lines(report: Report, errors: list[str], report_dir: Path | None, *, width: int = 120) -> list:
+def terminal_lines(report: Report, errors: list[str], report_file: Path | None, *, width: int = 120) -> list:
     """``[(line, red)]``: the false claims this run decided (id and one-line counterexample, cut to
     ``width``), the claims whose verdict disagrees with ``expected`` or whose check errored, the run's
-    errors, then the tally of this run's verdicts (the last line)."""
+    errors, then the tally of this run's verdicts (the last line, naming ``report_file`` when one was
+    written)."""
     from .render.model import SECTION_ORDER, one_line_counterexample
 
     fresh = [c for c in report.claims if c.id in report.fresh]
@@ -726,7 +756,7 @@ def terminal_lines(report: Report, errors: list[str], report_dir: Path | None, *
         tally += f"; {not_selected} claim{'s' if not_selected != 1 else ''} not selected"
     if report.run.interrupted:
         tally += "; run interrupted"
-    if report_dir is not None:
-        tally += f"; report: {report_dir / 'claims.md'}"
+    if report_file is not None:
+        tally += f"; report: {report_file}"
     lines.append((f"verdicts: {tally}", bool(bad or errors)))
     return lines

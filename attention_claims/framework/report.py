@@ -21,6 +21,7 @@ from .._cache import write_atomic
 from . import profiles
 from .records import SOURCES_DIR
 from .report_model import (
+    REPORT_FORMATS,
     ClaimEntry,
     CounterexampleEntry,
     Decided,
@@ -287,12 +288,15 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
                   fresh=frozenset(fresh))
 
 
-def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURCES_DIR) -> None:
-    """Write ``claims.json``, ``claims.md`` and ``claims.html`` atomically, all three from
+def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURCES_DIR,
+                  formats: tuple[str, ...] = REPORT_FORMATS) -> None:
+    """Write ``claims.json``, ``claims.md`` and ``claims.html`` atomically, each from
     ``report.to_json()``: the HTML by :func:`~attention_claims.framework.render.render_html` (the source
     documents in ``sources_dir`` annotated with the sentence classification of ``sources_dir/sentences``,
     figures under ``report_dir`` inlined), the Markdown by
-    :func:`~attention_claims.framework.render.render_markdown`.
+    :func:`~attention_claims.framework.render.render_markdown` with its SVG files. Only the ``formats``
+    named (of :data:`~attention_claims.framework.report_model.REPORT_FORMATS`) are written; the files of
+    the others are left as they are.
 
     Raises:
         OSError: a file cannot be written.
@@ -302,9 +306,13 @@ def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURC
     from .sentences import classification_maps, load_all
 
     data = report.to_json()
-    write_atomic(report_dir / "claims.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    write_plot_files(data, report_dir)
-    write_atomic(report_dir / "claims.md", render_markdown(data))
+    if "json" in formats:
+        write_atomic(report_dir / "claims.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if "md" in formats:
+        write_plot_files(data, report_dir)
+        write_atomic(report_dir / "claims.md", render_markdown(data))
+    if "html" not in formats:
+        return
     sources = load_sources(sources_dir) if Path(sources_dir).is_dir() else {}
     kinds, claim_excerpts = {}, {}
     for doc, entries in load_all(Path(sources_dir) / "sentences").items():
@@ -350,4 +358,5 @@ def write_in_progress(state, config) -> None:
     Raises:
         OSError: a file cannot be written.
     """
-    write_reports(build_report(state, config, None, in_progress=True), state.report_dir, sources_dir=state.sources_dir)
+    write_reports(build_report(state, config, None, in_progress=True), state.report_dir, sources_dir=state.sources_dir,
+                  formats=state.report_formats)

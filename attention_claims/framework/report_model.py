@@ -14,6 +14,9 @@ from typing import Any
 
 SCHEMA = 1
 VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided")
+REPORT_FORMATS = ("json", "md", "html")
+"""The report files, by format: ``claims.json`` (for tools), ``claims.md`` with its ``figures/`` (for
+GitHub) and ``claims.html`` (for a browser)."""
 
 
 @dataclass

@@ -10,7 +10,8 @@ contain the literal marker ``claim("<id>"`` (or name the id in ``claim_params``,
 ``reading_params``), found by scanning ``checks/``, so moving a check between files cannot break a
 variant. ``--claims-select`` runs only the checks of that claim, and a reading filter (a conftest)
 keeps only the named readings. The ``planted`` Hypothesis profile (derandomized, 30 examples, no
-shrinking) keeps each run short.
+shrinking) keeps each run short, and so does writing only ``claims.json`` (the HTML and Markdown
+writers have tests of their own).
 """
 
 from __future__ import annotations
@@ -253,7 +254,7 @@ def _run(pytester, variant: Variant, expected: str):
     out = pytester.path / "out"
     result = pytester.runpytest(*copies, "--claims-select", variant.claim, "--claims-dir", str(rec),
                                 "--claims-report-dir", str(out), "-p", "no:cacheprovider",
-                                "--hypothesis-profile=planted")
+                                "--hypothesis-profile=planted", "--claims-report-formats=json")
     import json
 
     report = json.loads((out / "claims.json").read_text(encoding="utf-8"))

@@ -436,3 +436,26 @@ def test_expected_counterexample_traceback_is_native_unless_tb_given(planted, py
     assert ("E   " in refuted) is (tb is not None)
     assert '>       raise ZeroDivisionError("a crash in the suite")' in crashed
     assert "Traceback (most recent call last)" not in crashed
+
+
+def test_report_formats_json_only_writes_claims_json_and_leaves_the_rest(planted, pytester):
+    out = pytester.path / "out"
+    out.mkdir()
+    (out / "claims.html").write_text("an earlier report", encoding="utf-8")
+    run = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=["--claims-report-formats", "json"])
+    assert run.result.ret == 0, run.result.stdout.str()
+    assert run.claim("c")["verdict"] == "true"
+    assert not (out / "claims.md").exists()
+    assert (out / "claims.html").read_text(encoding="utf-8") == "an earlier report"
+    assert run.result.stdout.lines[-1].endswith(f"report: {out / 'claims.json'}")
+    both = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=["--claims-report-formats", "html, md"])
+    assert both.result.ret == 0 and (out / "claims.md").exists()
+    assert "an earlier report" not in (out / "claims.html").read_text(encoding="utf-8")
+    assert both.result.stdout.lines[-1].endswith(f"report: {out / 'claims.md'}")
+
+
+@pytest.mark.parametrize("value", ["pdf", "json,xml", ","])
+def test_unknown_report_format_is_a_usage_error(planted, value):
+    run = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=[f"--claims-report-formats={value}"])
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR
+    run.result.stderr.fnmatch_lines(["*--claims-report-formats*choose from json, md, html*"])
