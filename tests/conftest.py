@@ -59,6 +59,25 @@ def _preload_heavy_modules() -> None:
     render_markdown(warm)
 
 
+COLLECTED = pytest.StashKey[list]()
+"""Every item this session collected, before any deselection (``-k``, ``--claims-select``)."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    config.stash[COLLECTED] = list(items)
+
+
+@pytest.fixture
+def session_checks(request: pytest.FixtureRequest) -> list | None:
+    """The claim checks this session collected (every item of every ``checks/test_*.py``), when it
+    collected all of them, as the README's plain ``pytest`` does; ``None`` otherwise."""
+    root = Path(__file__).resolve().parents[1] / "checks"
+    items = [i for i in request.config.stash.get(COLLECTED, []) if Path(i.path).parent == root]
+    files = {p.name for p in root.glob("test_*.py")}
+    return items if files and {Path(i.path).name for i in items} == files else None
+
+
 @pytest.fixture(scope="session")
 def _heavy_modules_preloaded() -> None:
     _preload_heavy_modules()

@@ -167,10 +167,29 @@ def test_markers_and_options_are_declared(pytester):
     pytester.runpytest("--help").stdout.fnmatch_lines(["*--claims-dir*", "*--claims-report-dir*"])
 
 
-def test_xdist_gives_the_same_report(planted, pytester):
+THREADS = '''
+import os
+import pytest
+
+@pytest.mark.claim("p", reading="exact")
+def test_threads():
+    if os.environ.get("PLANTED_THREADS_LOG"):
+        with open(os.environ["PLANTED_THREADS_LOG"], "a", encoding="utf-8") as f:
+            f.write(" ".join(os.environ.get(v, "unset") for v in THREAD_VARIABLES) + "\\n")
+'''
+
+
+def test_xdist_gives_the_same_report(planted, pytester, monkeypatch):
     """``-n 2`` and a serial run give the same report, on a project that exercises what crosses from a
     worker to the controller: a caveat from three readings, plots attached by a check, and one check
-    deciding two claims (their serial-only twins are the tests of each feature below)."""
+    deciding two claims (their serial-only twins are the tests of each feature below). Each of the two
+    workers gets its share of the cores for its BLAS and OpenMP threads."""
+    import os
+
+    from attention_claims.framework.plugin import THREAD_VARIABLES
+
+    for name in THREAD_VARIABLES:  # as a user's shell would have them: unset (a full run's controller sets them)
+        monkeypatch.delenv(name, raising=False)
     records = {"c.toml": record_toml("c", expected="caveat", readings=(("exact", True), ("fp16", False), ("fp32", False))),
                "p.toml": record_toml("p"),
                "s.toml": record_toml("s", expected="false"),
@@ -179,10 +198,15 @@ def test_xdist_gives_the_same_report(planted, pytester):
     files["test_plot.py"] = PLOT.replace('claim("c"', 'claim("p"')
     files["test_both.py"] = TWO_MARKERS.replace('claim("c"', 'claim("s"').replace('claim("d"', 'claim("t"').format(
         body='refute("shared failure", example={"N": 3}, certified=True)')
+    files["test_threads.py"] = THREADS.replace("THREAD_VARIABLES", repr(THREAD_VARIABLES))
     serial = planted(records, files).report
     (pytester.path / "out" / "claims.json").unlink()
+    log = pytester.path / "threads.log"
+    monkeypatch.setenv("PLANTED_THREADS_LOG", str(log))
     run = planted(records, files, args=["-n", "2"], subprocess=True)
     parallel = run.report
+    share = str(max(1, len(os.sched_getaffinity(0)) // 2))
+    assert log.read_text(encoding="utf-8").split() == [share] * len(THREAD_VARIABLES)
 
     def strip(rep):  # everything but the time each claim was decided
         return [{k: v for k, v in c.items() if k != "decided"} for c in rep["claims"]]

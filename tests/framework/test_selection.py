@@ -61,27 +61,30 @@ def test_unknown_document_is_a_usage_error(planted):
     run.result.stderr.fnmatch_lines(["*--claims-document: no claim is stated in '007'*"])
 
 
-def test_every_check_names_its_claims_literally():
+def test_every_check_names_its_claims_literally(session_checks):
     """The selection skips a check file that does not name a selected claim id literally, so every
-    claim marker of the real checks must name its claim in its own file (one full collection)."""
+    claim marker of the real checks must name its claim in its own file. Read off this session's own
+    collection when it collected every check (the plain ``pytest``), else off a collection of its own."""
+    import json
     import subprocess
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
-    script = (
-        "import json, pytest\n"
-        "class P:\n"
-        "    def pytest_collection_modifyitems(self, items):\n"
-        "        out = [(str(i.path), m.args[0]) for i in items for m in i.iter_markers('claim')]\n"
-        "        print('CLAIMS=' + json.dumps(out))\n"
-        "pytest.main(['checks', '--collect-only', '-q', '-p', 'no:cacheprovider', '-n', '0',"
-        " '--claims-no-report'], plugins=[P()])\n")
-    proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
-    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("CLAIMS="))
-    import json
-
-    pairs = json.loads(line.removeprefix("CLAIMS="))
+    if session_checks is not None:
+        pairs = [(str(i.path), m.args[0]) for i in session_checks for m in i.iter_markers("claim")]
+    else:
+        root = Path(__file__).resolve().parents[2]
+        script = (
+            "import json, pytest\n"
+            "class P:\n"
+            "    def pytest_collection_modifyitems(self, items):\n"
+            "        out = [(str(i.path), m.args[0]) for i in items for m in i.iter_markers('claim')]\n"
+            "        print('CLAIMS=' + json.dumps(out))\n"
+            "pytest.main(['checks', '--collect-only', '-q', '-p', 'no:cacheprovider', '-n', '0',"
+            " '--claims-no-report'], plugins=[P()])\n")
+        proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
+        line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("CLAIMS="))
+        pairs = json.loads(line.removeprefix("CLAIMS="))
     assert len(pairs) > 300
     texts: dict[str, str] = {}
     missing = sorted({(Path(f).name, cid) for f, cid in pairs
@@ -95,7 +98,7 @@ def test_a_selected_run_under_n_auto_runs_in_process(planted, args):
     """``-n auto`` (the project's addopts) starts no xdist workers for a run that selects claims or names
     its tests: the plugin's ``pytest_xdist_auto_num_workers`` must win over xdist's own (tryfirst),
     whatever order the entry points load in."""
-    run = planted(_records(), _checks(), args=["-n", "auto", *args], subprocess=True)
+    run = planted(_records(), _checks(), args=["-n", "auto", *args])
     out = run.result.stdout.str()
     assert "workers" not in out and "[gw" not in out, out
     assert run.report["environment"]["xdist_workers"] == 0
