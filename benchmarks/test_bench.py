@@ -10,7 +10,10 @@
 - a certified determinant of a stored float64 ``N x N`` attention matrix, N = 32, 64, 128: arb
   (python-flint, :func:`attention_claims.maths.certify_nonzero_det`) against mpmath's interval
   arithmetic (``mpmath.iv.det``) at the same precision;
-- the report writers: ``claims.json``, ``claims.md``, ``claims.html`` from ``reports/claims.json``.
+- the report writers: ``claims.json``, ``claims.md``, ``claims.html`` from ``reports/claims.json``;
+- a trained model's per-head measurement (:func:`attention_claims.models.measure`, the encoder
+  all-MiniLM-L6-v2 at N = 128, float32 and float64 forward passes): cold (an empty cache; the model
+  itself already loaded) against cached (read back from the JSON cache).
 """
 
 from __future__ import annotations
@@ -262,3 +265,30 @@ def test_sanity_of_the_rate_measurement():
     hits = _b_rank_numerical(Q, K, 12, 3)
     assert (0 in hits) == _rank_numerical((Q[0], K[0], 100.0))
     assert math.isfinite(float(attention_matrix(Q[0], K[0]).sum()))
+
+
+@pytest.mark.parametrize("path", ["cold", "cached"])
+def test_trained_model_measurement(benchmark, bench_results, tmp_path_factory, monkeypatch, path):
+    from attention_claims import models
+    from attention_claims.models import measurement
+
+    key, N = "minilm-l6", 128
+    if models.install_hint(key) is not None:
+        pytest.skip(models.install_hint(key))
+    cache = tmp_path_factory.getbasetemp() / "measurement-cache"  # shared by both paths: cached reads cold's files
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(cache))
+
+    def run():
+        measurement._MEMO.clear()  # the in-process memo: every round goes to the cache or measures
+        if path == "cold":
+            for f in (cache / "measurements").glob("*.json"):
+                f.unlink()
+        return models.measure(key, N)
+
+    meas = benchmark.pedantic(run, rounds=3, iterations=1, warmup_rounds=1)
+    assert meas is not None and meas.get("eff_rank_90").shape == (6, 12)
+    entry = bench_results.setdefault("trained_model_measurement/minilm-l6-n128",
+                                     {"unit": "seconds per measurement, float32 and float64"})
+    entry[path] = benchmark.stats.stats.median
+    if "cold" in entry and "cached" in entry:
+        entry["ratio_cold_over_cached"] = round(entry["cold"] / entry["cached"], 1)
