@@ -63,9 +63,17 @@ COLLECTED = pytest.StashKey[list]()
 """Every item this session collected, before any deselection (``-k``, ``--claims-select``)."""
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "subprocess_run: a self-test that runs pytest in a subprocess "
+                            "(seconds each, mostly interpreter start-up); scheduled first")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     config.stash[COLLECTED] = list(items)
+    # Longest first, as checks/conftest.py does for the trained-model checks: started last, a
+    # subprocess run of several seconds would leave the other worker idle at the end of the run.
+    items.sort(key=lambda item: item.get_closest_marker("subprocess_run") is None)
 
 
 @pytest.fixture
@@ -73,9 +81,9 @@ def session_checks(request: pytest.FixtureRequest) -> list | None:
     """The claim checks this session collected (every item of every ``checks/test_*.py``), when it
     collected all of them, as the README's plain ``pytest`` does; ``None`` otherwise."""
     root = Path(__file__).resolve().parents[1] / "checks"
-    items = [i for i in request.config.stash.get(COLLECTED, []) if Path(i.path).parent == root]
-    files = {p.name for p in root.glob("test_*.py")}
-    return items if files and {Path(i.path).name for i in items} == files else None
+    items = [i for i in request.config.stash.get(COLLECTED, []) if root in Path(i.path).parents]
+    files = set(root.rglob("test_*.py"))
+    return items if files and {Path(i.path) for i in items} == files else None
 
 
 @pytest.fixture(scope="session")

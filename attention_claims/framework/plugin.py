@@ -87,8 +87,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--claims-report-formats",
         default=",".join(REPORT_FORMATS),
         metavar="FORMAT[,FORMAT...]",
-        help="which report files to write: json (claims.json), md (claims.md and figures/), html (claims.html); "
-        "default: all three. Files of a format not written are left as they are",
+        help="which report files to write: json (claims.json, always written), md (claims.md and figures/), "
+        "html (claims.html); default: all three. The files of a format not written are left as they are, "
+        "from an earlier run",
     )
 
 
@@ -165,20 +166,20 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 """The variables that set the thread pools of torch (OpenMP), NumPy/SciPy (OpenBLAS) and MKL builds."""
 
 
-def _share_cores_among_workers(config: pytest.Config) -> None:
-    """Under xdist, give each worker its share of the cores for its BLAS and OpenMP thread pools
-    (``cores // workers``, at least 1), through the environment the workers start with; a variable the
-    user set is kept.
+def _share_cores_among_workers(workers: int) -> None:
+    """Give each of ``workers`` xdist workers its share of the cores for its BLAS and OpenMP thread
+    pools (``cores // workers``, at least 1), through the environment the workers start with; a
+    variable the user set is kept.
 
     By default every worker's torch and OpenBLAS start a thread per core, so two workers on two cores
     run four busy threads, and OpenBLAS's threads spin while they wait: measuring the trained models
-    (batched SVDs) took 156 s in a full run instead of about 70 s. With one thread per worker the whole
-    run is faster too. Set in the controller before xdist starts its workers (``pytest_sessionstart``).
+    (batched SVDs) took 156 s in a full run instead of about 70 s, and the README's warm run 125-135 s
+    instead of about 101 s. Called from the controller's ``pytest_xdist_setupnodes``, before any worker
+    starts, with the number of workers xdist really starts (``--tx 2*popen`` counts 2).
     """
     import os
 
-    workers = len(getattr(config.option, "tx", None) or [])
-    if workers < 1 or config.option.collectonly:
+    if workers < 1:
         return
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     for name in THREAD_VARIABLES:
@@ -200,8 +201,6 @@ def pytest_configure(config: pytest.Config) -> None:
         from hypothesis import settings
 
         settings.load_profile(profiles.default_profile())
-    if not hasattr(config, "workerinput"):
-        _share_cores_among_workers(config)
     rootdir = Path(config.rootpath)
     records = _resolve(config, config.getoption("claims_dir"), RECORDS_DIR)
     sources = _resolve(config, config.getoption("claims_sources"), SOURCES_DIR)
@@ -379,7 +378,9 @@ def _target_problem(state: State, nodeid: str, cid: str, reading: str) -> str | 
 
 
 def _report_formats(value: str) -> tuple[str, ...]:
-    """The formats ``--claims-report-formats`` names (comma-separated), in :data:`REPORT_FORMATS` order.
+    """The formats ``--claims-report-formats`` names (comma-separated), with ``json`` always among them
+    (``claims.json`` is what a later subset run keeps the last decisions from, and what tools and CI's
+    snapshot read), in :data:`REPORT_FORMATS` order.
 
     Raises:
         pytest.UsageError: an unknown format, or none.
@@ -390,15 +391,16 @@ def _report_formats(value: str) -> tuple[str, ...]:
         raise pytest.UsageError(f"attention-claims: --claims-report-formats {value!r}: "
                                 f"{'unknown format ' + ', '.join(map(repr, unknown)) if unknown else 'no format'}; "
                                 f"choose from {', '.join(REPORT_FORMATS)}")
-    return tuple(f for f in REPORT_FORMATS if f in names)
+    return tuple(f for f in REPORT_FORMATS if f in names or f == "json")
 
 
 def _compact_expected_counterexamples(item: pytest.Item) -> None:
     """Format a counterexample of a check whose claims are all expected false or caveat in Python's
-    native traceback style instead of pytest's long style, unless ``--tb`` was given.
+    native traceback style instead of pytest's long style, unless a traceback style other than the
+    default was given (``--tb``) or more detail was asked for (``--xfail-tb``, ``--fulltrace``, ``-l``).
 
     Such a failure is the expected result: the plugin turns it into an xfail and the report keeps the
-    counterexample from the exception itself, so nobody reads this traceback. pytest's long style
+    counterexample from the exception itself, so by default nobody reads this traceback. pytest's long style
     parses the whole source file of every frame (``getstatementrange_ast``) and Hypothesis formats a
     failing test's traceback twice more through ``item.repr_failure``; for the catalog's expected
     counterexamples that was about a quarter of the checks' CPU time. Any other exception (a crash of
@@ -406,8 +408,11 @@ def _compact_expected_counterexamples(item: pytest.Item) -> None:
     """
     default = item.repr_failure
 
-    def repr_failure(excinfo: pytest.ExceptionInfo[BaseException], *args, **kwargs):
-        if excinfo.errisinstance(AssertionError) and item.config.getoption("tbstyle", "auto") == "auto":
+    def repr_failure(excinfo: pytest.ExceptionInfo[BaseException], *args, **kwargs) -> object:
+        option = item.config.option
+        detail = (getattr(option, "tbstyle", "auto") != "auto" or getattr(option, "xfail_tb", False)
+                  or getattr(option, "fulltrace", False) or getattr(option, "showlocals", False))
+        if excinfo.errisinstance(AssertionError) and not detail:
             return excinfo.getrepr(style="native")
         return default(excinfo, *args, **kwargs)
 
@@ -598,6 +603,11 @@ class ClaimsController(_ClaimsHooks):
     """The plugin in the controlling process (a plain run, or xdist's controller): it gathers every
     check's result from the test reports, computes the verdicts, writes the report and sets the
     exit status."""
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs) -> None:
+        """xdist is about to start ``len(specs)`` workers: share the cores among them."""
+        _share_cores_among_workers(len(specs))
 
     # -- collection -------------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:

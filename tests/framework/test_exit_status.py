@@ -39,6 +39,7 @@ def test_verdicts_and_errors(planted, expected, body, status):
     assert run.result.ret == status, run.result.stdout.str()
 
 
+@pytest.mark.subprocess_run
 def test_interrupted_is_2(planted):
     run = planted({"c.toml": record_toml("c")}, _check("raise KeyboardInterrupt"), subprocess=True)
     assert run.result.ret == pytest.ExitCode.INTERRUPTED == 2

@@ -179,6 +179,7 @@ def test_threads():
 '''
 
 
+@pytest.mark.subprocess_run
 def test_xdist_gives_the_same_report(planted, pytester, monkeypatch):
     """``-n 2`` and a serial run give the same report, on a project that exercises what crosses from a
     worker to the controller: a caveat from three readings, plots attached by a check, and one check
@@ -205,7 +206,8 @@ def test_xdist_gives_the_same_report(planted, pytester, monkeypatch):
     monkeypatch.setenv("PLANTED_THREADS_LOG", str(log))
     run = planted(records, files, args=["-n", "2"], subprocess=True)
     parallel = run.report
-    share = str(max(1, len(os.sched_getaffinity(0)) // 2))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    share = str(max(1, cores // 2))
     assert log.read_text(encoding="utf-8").split() == [share] * len(THREAD_VARIABLES)
 
     def strip(rep):  # everything but the time each claim was decided
@@ -439,6 +441,27 @@ def test_crash():
     raise ZeroDivisionError("a crash in the suite")
 '''
 
+UNEXPECTED = '''
+import pytest
+from attention_claims.testkit import refute
+
+@pytest.mark.claim("u", reading="exact")
+def test_unexpected():
+    refute("a counterexample to a claim expected true", example={"N": 2}, certified=True)
+'''
+
+GIVEN = '''
+import pytest
+from hypothesis import given, strategies as st
+from attention_claims.testkit import refute
+
+@pytest.mark.claim("g", reading="exact")
+@given(st.integers(0, 10))
+def test_given(n):
+    if n > 3:
+        refute("found by Hypothesis", example={"n": n}, certified=True)
+'''
+
 
 @pytest.mark.parametrize("tb", [None, "long"])
 def test_expected_counterexample_traceback_is_native_unless_tb_given(planted, pytester, monkeypatch, tb):
@@ -448,18 +471,23 @@ def test_expected_counterexample_traceback_is_native_unless_tb_given(planted, py
     log = pytester.path / "longrepr.jsonl"
     monkeypatch.setenv("PLANTED_LONGREPR_LOG", str(log))
     pytester.makeconftest(LONGREPR_LOG)
-    files = checks(exact="refute") | {"test_crash.py": CRASH}
-    records = {"c.toml": record_toml("c", expected="false"), "k.toml": record_toml("k", expected="false")}
+    files = checks(exact="refute") | {"test_crash.py": CRASH, "test_unexpected.py": UNEXPECTED, "test_given.py": GIVEN}
+    records = {"c.toml": record_toml("c", expected="false"), "k.toml": record_toml("k", expected="false"),
+               "u.toml": record_toml("u", expected="true"), "g.toml": record_toml("g", expected="false")}
     run = planted(records, files, args=[] if tb is None else [f"--tb={tb}"])
-    assert run.claim("c")["verdict"] == "false"
+    assert run.claim("c")["verdict"] == "false" and run.claim("g")["verdict"] == "false"
     text = dict(json.loads(line) for line in log.read_text(encoding="utf-8").splitlines())
-    refuted, crashed = text["test_exact.py::test_exact"], text["test_crash.py::test_crash"]
+    refuted, found = text["test_exact.py::test_exact"], text["test_given.py::test_given"]
     assert "planted failure" in refuted and "planted failure" in run.claim("c")["readings"][0]["counterexample"]["message"]
     # pytest's long style quotes the failing function's source with '>' and 'E   ' markers
-    assert ("Traceback (most recent call last)" in refuted) is (tb is None)
-    assert ("E   " in refuted) is (tb is not None)
-    assert '>       raise ZeroDivisionError("a crash in the suite")' in crashed
-    assert "Traceback (most recent call last)" not in crashed
+    for expected_failure in (refuted, found):
+        assert ("Traceback (most recent call last)" in expected_failure) is (tb is None)
+        assert ("E   " in expected_failure) is (tb is not None)
+    # a crash, and a counterexample to a claim expected true, keep pytest's long style
+    assert '>       raise ZeroDivisionError("a crash in the suite")' in text["test_crash.py::test_crash"]
+    assert "E   " in text["test_unexpected.py::test_unexpected"]
+    for nodeid in ("test_crash.py::test_crash", "test_unexpected.py::test_unexpected"):
+        assert "Traceback (most recent call last)" not in text[nodeid]
 
 
 def test_report_formats_json_only_writes_claims_json_and_leaves_the_rest(planted, pytester):
@@ -472,10 +500,15 @@ def test_report_formats_json_only_writes_claims_json_and_leaves_the_rest(planted
     assert not (out / "claims.md").exists()
     assert (out / "claims.html").read_text(encoding="utf-8") == "an earlier report"
     assert run.result.stdout.lines[-1].endswith(f"report: {out / 'claims.json'}")
-    both = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=["--claims-report-formats", "html, md"])
-    assert both.result.ret == 0 and (out / "claims.md").exists()
-    assert "an earlier report" not in (out / "claims.html").read_text(encoding="utf-8")
-    assert both.result.stdout.lines[-1].endswith(f"report: {out / 'claims.md'}")
+    (out / "claims.json").unlink()
+    md = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=["--claims-report-formats", "md"])
+    assert md.result.ret == 0 and (out / "claims.md").exists()
+    assert md.claim("c")["verdict"] == "true"  # claims.json is always written: later subset runs read it
+    assert (out / "claims.html").read_text(encoding="utf-8") == "an earlier report"
+    assert md.result.stdout.lines[-1].endswith(f"report: {out / 'claims.md'}")
+    html = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=["--claims-report-formats", " html, json"])
+    assert html.result.ret == 0 and "an earlier report" not in (out / "claims.html").read_text(encoding="utf-8")
+    assert html.result.stdout.lines[-1].endswith(f"report: {out / 'claims.html'}")
 
 
 @pytest.mark.parametrize("value", ["pdf", "json,xml", ","])

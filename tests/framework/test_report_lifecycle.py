@@ -8,6 +8,8 @@ import json
 import os
 import stat
 
+import pytest
+
 from conftest import record_toml
 
 CHECK = '''
@@ -89,6 +91,7 @@ def test_a_subset_run_without_an_earlier_report_lists_the_others_as_not_selected
     assert "not selected" in beta["reason"]
 
 
+@pytest.mark.subprocess_run
 def test_an_interrupted_subset_run_keeps_the_last_decisions_and_does_not_look_complete(planted, monkeypatch):
     planted(_records(), _checks())
     monkeypatch.setenv("PLANTED_INTERRUPT", "alpha-claim")
@@ -101,6 +104,7 @@ def test_an_interrupted_subset_run_keeps_the_last_decisions_and_does_not_look_co
     assert "nterrupted" in md
 
 
+@pytest.mark.subprocess_run
 def test_an_interrupted_full_run_without_an_earlier_report_decides_nothing_it_did_not_finish(planted, monkeypatch):
     monkeypatch.setenv("PLANTED_INTERRUPT", "alpha-claim")
     run = planted(_records(), _checks(), subprocess=True)

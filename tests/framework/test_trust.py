@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from attention_claims.framework.trust import planted_counts, trust_lines
 from attention_claims.tools.stability import compare
 from conftest import record_toml
@@ -26,6 +28,7 @@ def test_trust_lines_report_kill_rate():
     assert "not run yet" in lines[1] and "not run yet" in lines[2]
 
 
+@pytest.mark.subprocess_run
 def test_interrupted_run_leaves_an_honest_report(planted):
     src = '''
 import pytest
@@ -80,6 +83,7 @@ def test_a(request):
     assert run.claim("a")["verdict"] == "true", run.result.stdout.str()
 
 
+@pytest.mark.subprocess_run
 def test_real_checks_same_report_under_xdist(tmp_path):
     """``pytest -n 2`` on real checks gives the same verdicts and evidence as a serial run (``-n 0``).
 

@@ -133,6 +133,7 @@ def _pytest(*args: str, env: dict) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.subprocess_run
 def test_unsupported_model_option_is_a_usage_error(tiny, tmp_path):
     env = os.environ | {"HF_HUB_OFFLINE": "1"}
     res = _pytest("--co", "-q", "checks/test_trained.py", "--claims-model", str(tiny["gpt_neo"]),
@@ -141,6 +142,7 @@ def test_unsupported_model_option_is_a_usage_error(tiny, tmp_path):
     assert "gpt_neo" in res.stderr and str(tiny["gpt_neo"].resolve()) in res.stderr
 
 
+@pytest.mark.subprocess_run
 def test_claims_model_run_adds_the_model_to_the_report(tmp_path):
     """``pytest --claims-model <tiny llama> --claims-select ...``: the user model's cases run (only
     they, ``-k user-``, to keep this fast), its readings and tables name it, and the verdicts stay."""
