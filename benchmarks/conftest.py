@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import platform
 from pathlib import Path
 
 import pytest
+
+from attention_claims.framework.plugin import available_cores
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS: dict[str, dict] = {}
@@ -53,7 +54,7 @@ def pytest_sessionfinish(session, exitstatus):
         return
     import torch
 
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = available_cores()
     out = {
         "machine": {"cpu": _cpu_name(), "cpu_count": cores, "platform": platform.platform(),
                     "python": platform.python_version(), "torch": torch.__version__,

@@ -144,6 +144,13 @@ def _resolve(config: pytest.Config, opt: str | None, default: Path) -> Path:
     return default
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one), at least 1."""
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (in the project's ``addopts``): a worker per available core for a full run; no
@@ -151,14 +158,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     claims with ``--claims-select`` / ``--claims-document``, or one that names its tests
     (``pytest path::test``, as a counterexample's reproduce command does). The report is the same either way
     (``tests/framework/test_trust.py`` compares a serial and an xdist run)."""
-    import os
 
     if config.option.collectonly or config.getoption("claims_select") or config.getoption("claims_document"):
         return 0
     args = [a for a in config.args if not a.startswith("-")]
     if args and all("::" in a for a in args):  # named tests (the reproduce commands): too few to share out
         return 0
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = available_cores()
     return cores if cores > 1 else 0
 
 
@@ -181,7 +187,7 @@ def _share_cores_among_workers(workers: int) -> None:
 
     if workers < 1:
         return
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = available_cores()
     for name in THREAD_VARIABLES:
         os.environ.setdefault(name, str(max(1, cores // workers)))
 

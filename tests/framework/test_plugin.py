@@ -185,9 +185,8 @@ def test_xdist_gives_the_same_report(planted, pytester, monkeypatch):
     worker to the controller: a caveat from three readings, plots attached by a check, and one check
     deciding two claims (their serial-only twins are the tests of each feature below). Each of the two
     workers gets its share of the cores for its BLAS and OpenMP threads."""
-    import os
 
-    from attention_claims.framework.plugin import THREAD_VARIABLES
+    from attention_claims.framework.plugin import THREAD_VARIABLES, available_cores
 
     for name in THREAD_VARIABLES:  # as a user's shell would have them: unset (a full run's controller sets them)
         monkeypatch.delenv(name, raising=False)
@@ -206,8 +205,7 @@ def test_xdist_gives_the_same_report(planted, pytester, monkeypatch):
     monkeypatch.setenv("PLANTED_THREADS_LOG", str(log))
     run = planted(records, files, args=["-n", "2"], subprocess=True)
     parallel = run.report
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    share = str(max(1, cores // 2))
+    share = str(max(1, available_cores() // 2))
     assert log.read_text(encoding="utf-8").split() == [share] * len(THREAD_VARIABLES)
 
     def strip(rep):  # everything but the time each claim was decided
