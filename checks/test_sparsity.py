@@ -10,7 +10,7 @@ f = identity (``sparsity-identity-closed-form``, ``sparsity-identity-even-in-bet
 ``sparsity-identity-lower-bound``, with its figure). Linear attention and decay are
 ``checks/test_sparsity_linear.py``.
 
-References: :func:`attention_claims.maths.s_reference` (40-digit mpmath quadrature, independent of
+References: :func:`attention_claims.maths.s_reference` (40-digit quadrature in arb ball arithmetic, certified, independent of
 every closed form); exact checks use ``fractions.Fraction`` / python-flint. Tolerances are stated next
 to each comparison.
 """
@@ -332,7 +332,7 @@ def test_smaller_is_sparser(p, data, claim_log):
 
 
 # -- f = exp --------------------------------------------------------------------------------
-@pytest.mark.claim("sparsity-exp-closed-form", reading="mpmath-reference")
+@pytest.mark.claim("sparsity-exp-closed-form", reading="certified-quadrature")
 @given(beta=st.floats(-50, 50), sigma=log_uniform(-2, 0.5), q_norm=log_uniform(-1, 0.5))
 @profiles.scaled(0.25)
 def test_exp_closed_form_vs_quadrature(beta, sigma, q_norm, claim_log, claimed):
@@ -348,8 +348,8 @@ def test_exp_closed_form_vs_quadrature(beta, sigma, q_norm, claim_log, claimed):
         refute(f"S = {claimed.text('expression')} = {mpmath.nstr(closed, 20)} but quadrature gives "
                f"{mpmath.nstr(ref, 20)} (beta={beta}, sigma={sigma}, |q|={q_norm})",
                example={"beta": beta, "sigma": sigma, "q_norm": q_norm}, certified=True,
-               certificate=f"40-digit mpmath quadrature; relative difference {mpmath.nstr(err, 5)} > 1e-25")
-    claim_log.note("Tolerance: relative 1e-25 against 40-digit tanh-sinh quadrature.")
+               certificate=f"40-digit certified quadrature (arb); relative difference {mpmath.nstr(err, 5)} > 1e-25")
+    claim_log.note("Tolerance: relative 1e-25 against 40-digit certified quadrature (arb balls).")
 
 
 @pytest.mark.parametrize("device,dtype,reading", reading_params("sparsity-exp-closed-form"))
@@ -386,7 +386,7 @@ def test_exp_monte_carlo(device, dtype, reading, q, mu, gamma, seed, claim_log, 
 
 
 # -- f = identity -----------------------------------------------------------------------------
-@pytest.mark.claim("sparsity-identity-even-in-beta", reading="mpmath-reference")
+@pytest.mark.claim("sparsity-identity-even-in-beta", reading="certified-quadrature")
 @given(beta=log_uniform(-3, 1.5), gamma=log_uniform(-3, 3))
 @profiles.scaled(0.25)
 def test_identity_even_in_beta(beta, gamma, claim_log, claimed):
@@ -411,7 +411,7 @@ def test_identity_even_in_beta(beta, gamma, claim_log, claimed):
 @pytest.mark.parametrize("cid", [
     pytest.param("even", marks=pytest.mark.claim("sparsity-identity-even-in-beta", reading="closed-form"),
                  id="even-in-beta"),
-    pytest.param("closed-form", marks=pytest.mark.claim("sparsity-identity-closed-form", reading="mpmath-reference"), id="closed-form"),
+    pytest.param("closed-form", marks=pytest.mark.claim("sparsity-identity-closed-form", reading="certified-quadrature"), id="closed-form"),
 ])
 @given(beta=st.floats(-1e3, 1e3), gamma=log_uniform(-3, 3))
 @example(beta=1.0, gamma=1.0)
@@ -640,7 +640,7 @@ def test_exp_sparsity_finite_n(n, gamma, seed, claim_log):
                         f"{_finite_floor_crossing(256):.4g} for n = 256 (bisection on 10-digit quadrature)")
 
 
-@pytest.mark.claim("sparsity-relu2-closed-form", reading="mpmath-reference")
+@pytest.mark.claim("sparsity-relu2-closed-form", reading="certified-quadrature")
 @given(c=st.floats(-30, 30), gamma=log_uniform(-3, 3))
 @profiles.scaled(0.2)
 def test_relu2_printed_vs_quadrature(c, gamma, claim_log, claimed):

@@ -76,8 +76,8 @@ def V(name, claim, readings=(), **kw):
 # (claim, readings): what each family of variants runs
 RQK = ("rank-qk-at-most-d", ("exact",))
 T1123 = ("theorem-11-23-softmax-rank-bound", ("exact",))
-EXP = ("sparsity-exp-closed-form", ("mpmath-reference",))
-EVEN = ("sparsity-identity-even-in-beta", ("mpmath-reference",))
+EXP = ("sparsity-exp-closed-form", ("certified-quadrature",))
+EVEN = ("sparsity-identity-even-in-beta", ("certified-quadrature",))
 IDCF = ("sparsity-identity-even-in-beta", ("closed-form",))  # as_stated moved
 DCF = ("decay-sparsity-closed-form", ("exact",))
 DVAN = ("decay-sparsity-vanishes", ("exact",))

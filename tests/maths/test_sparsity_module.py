@@ -47,6 +47,53 @@ def test_relu_moments_match_quadrature(c):
         assert abs(s_relu2(c, 1.0) - ref) / ref < mpmath.mpf("1e-30")  # printed form, erfc rewrite
 
 
+def _identity_closed_form(b, g):
+    # E|X| / sqrt(E X^2) for X ~ N(b, g^2): the folded-normal mean (Leone, Nelson & Nottingham 1961)
+    return (g * mpmath.sqrt(2 / mpmath.pi) * mpmath.exp(-b * b / (2 * g * g)) + b * mpmath.erf(b / (g * mpmath.sqrt(2)))) / mpmath.sqrt(b * b + g * g)
+
+
+@pytest.mark.parametrize("f,beta,gamma", [
+    ("identity", 0.7, 1.3), ("identity", -0.7, 1.3), ("identity", -3.0, 0.01), ("identity", 1e3, 1e-3),
+    ("identity", -0.5, 1e3), ("identity", 0.0, 1.0),
+    ("exp", 3.0, 2.5), ("exp", -3.0, 0.05), ("exp", -50.0, 10.0),
+    ("relu2", 0.7, 1.3), ("relu2", -3.0, 2.0), ("relu2", -30.0, 1.0), ("relu2", 30.0, 1.0),
+])
+def test_s_reference_matches_the_closed_forms_to_40_digits(f, beta, gamma):
+    # the certified quadrature against the closed forms it is independent of, negative beta included
+    # (a sign lost in converting beta to arb made S(-beta) = S(beta) for relu2)
+    with mpmath.workdps(50):
+        b, g = mpmath.mpf(beta), mpmath.mpf(gamma)
+        exact = {"identity": lambda: _identity_closed_form(b, g), "exp": lambda: mpmath.exp(-g * g / 2),
+                 "relu2": lambda: s_relu2_moments(b / g)}[f]()
+        ref = s_reference.uncached(f, beta, gamma)
+        assert abs(ref - exact) / exact < mpmath.mpf("1e-40")
+
+
+def test_s_reference_agrees_with_mpmath_quadrature():
+    # a second, unrelated integrator (mpmath tanh-sinh) at a point where every moment is non-trivial
+    with mpmath.workdps(50):
+        b, g = mpmath.mpf(-0.4), mpmath.mpf(1.7)
+        dens = lambda e: mpmath.npdf(e)  # noqa: E731
+        e1 = mpmath.quad(lambda e: abs(b + g * e) * dens(e), [-mpmath.inf, -b / g, mpmath.inf])
+        e2 = mpmath.quad(lambda e: (b + g * e) ** 2 * dens(e), [-mpmath.inf, 0, mpmath.inf])
+        assert abs(s_reference.uncached("identity", -0.4, 1.7) - e1 / mpmath.sqrt(e2)) < mpmath.mpf("1e-40")
+
+
+def test_gaussian_moment_arb_encloses_the_exact_moment():
+    from attention_claims.maths import gaussian_moment_arb
+
+    # E X^2 = b^2 + g^2 exactly; E e^X = e^{b + g^2/2} (lognormal mean)
+    assert (gaussian_moment_arb("identity", 2, 0.5, 2.0, 200) - arb("4.25")).contains(0)
+    m = gaussian_moment_arb("exp", 1, 0.5, 2.0, 200)
+    assert (m - arb("2.5").exp()).contains(0) and m.rad() < arb("1e-55")
+    with pytest.raises(AttentionInputError, match="gamma"):
+        gaussian_moment_arb("identity", 1, 0.0, -1.0, 100)
+    with pytest.raises(AttentionInputError, match="unknown"):
+        gaussian_moment_arb("tanh", 1, 0.0, 1.0, 100)
+    with pytest.raises(AttentionInputError, match="beta"):
+        gaussian_moment_arb("exp", 1, math.inf, 1.0, 100)
+
+
 def test_relu_moment_known_values():
     with mpmath.workdps(30):
         assert abs(relu_moment(0, 0) - mpmath.mpf(1) / 2) < mpmath.mpf("1e-28")
