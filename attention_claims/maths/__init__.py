@@ -176,6 +176,8 @@ _WHERE = {
     "fraction_to_fmpq": "exact",
     "decimal_fraction": "exact",
     "relative_error": "exact",
+    "to_arb": "exact",
+    "arb_to_mpf": "exact",
     "attention_matrix": "attention",
     "causal_logit_gap": "attention",
     "row_cosines": "attention",

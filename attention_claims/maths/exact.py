@@ -9,7 +9,9 @@ conversions of that value into each exact or high-precision arithmetic live here
 - :func:`to_fraction` -> :class:`fractions.Fraction` (from an ``fmpq`` or a float), and
   :func:`as_fractions` for a vector of mixed ints, floats and fractions;
 - :func:`mp_matrix` -> ``mpmath.matrix`` (exact at any working precision of 53 bits or more);
-- :func:`arb_matrix` -> ``arb_mat`` (balls of radius 0).
+- :func:`arb_matrix` -> ``arb_mat`` (balls of radius 0);
+- :func:`to_arb` -> ``arb`` (one number, radius 0, from a float, int, ``Fraction`` or ``mpmath.mpf``),
+  and back: :func:`arb_to_mpf`, the midpoint of a ball narrow enough to certify the digits asked for.
 """
 
 from __future__ import annotations
@@ -174,6 +176,43 @@ def as_fractions(a, name: str = "a") -> list[Fraction]:
     if not out:
         raise AttentionInputError(f"{name}: empty vector")
     return out
+
+
+def to_arb(x, name: str = "x") -> arb:
+    """``x`` (a float, int, :class:`fractions.Fraction` or ``mpmath.mpf``) as an arb ball of radius 0,
+    exactly (a double and an mpf are dyadic rationals).
+
+    Raises:
+        AttentionInputError: ``x`` is infinite or NaN (the message names ``name``).
+    """
+    if isinstance(x, mpmath.mpf):
+        if not mpmath.isfinite(x):
+            raise AttentionInputError(f"{name}: {x!r} is not finite")
+        sign, man, exp, _ = x._mpf_  # ``mpf.man_exp`` drops the sign
+        return arb(((-1) ** sign * int(man), int(exp))) if man else arb(0)
+    if isinstance(x, Fraction):
+        return arb(fmpq(x.numerator, x.denominator))
+    if isinstance(x, (int, np.integer)):
+        return arb(int(x))
+    v = float(x)
+    if not math.isfinite(v):
+        raise AttentionInputError(f"{name}: {x!r} is not finite")
+    return arb(v)
+
+
+def arb_to_mpf(x: arb, digits: int, dps: int | None = None) -> mpmath.mpf:
+    """The midpoint of the ball ``x`` as an ``mpmath.mpf`` rounded to ``dps`` digits (default
+    ``digits + 8``), once the ball's radius is below ``10^-digits`` of its midpoint: every one of the
+    first ``digits`` significant digits is then certified.
+
+    Raises:
+        CertificationError: the ball is not finite, contains 0, or is wider than that.
+    """
+    if not x.is_finite() or x.rad() >= abs(x.mid()) * arb(10) ** (-digits):
+        raise CertificationError(f"the enclosure {x} does not certify {digits} digits")
+    man, exp = x.mid().man_exp()
+    with mpmath.workdps(dps or digits + 8):
+        return +mpmath.mpf((int(man), int(exp)))
 
 
 def fraction_to_mpf(x):

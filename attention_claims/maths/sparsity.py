@@ -17,7 +17,7 @@ from flint import arb, fmpq
 
 from .._cache import disk_memo
 from .arrays import AttentionInputError, as_array, as_int, positive_int
-from .exact import as_fractions, precision
+from .exact import CertificationError, arb_to_mpf, as_fractions, precision, to_arb
 
 
 def sparsity_measure(x) -> float:
@@ -213,27 +213,6 @@ F_TORCH: dict[str, Callable] = {
 _WINDOW = 40
 
 
-def _arb_exact(x, name: str) -> arb:
-    """``x`` (a float, int, ``Fraction`` or ``mpmath.mpf``) as an arb ball of radius 0, exactly.
-
-    Raises:
-        AttentionInputError: ``x`` is not finite or of another type.
-    """
-    if isinstance(x, mpmath.mpf):
-        if not mpmath.isfinite(x):
-            raise AttentionInputError(f"{name}: {x!r} is not finite")
-        sign, man, exp, _ = x._mpf_  # man_exp drops the sign
-        return arb(((-1) ** sign * int(man), int(exp))) if man else arb(0)
-    if isinstance(x, Fraction):
-        return arb(fmpq(x.numerator, x.denominator))
-    if isinstance(x, (int, np.integer)):
-        return arb(int(x))
-    v = float(x)
-    if not math.isfinite(v):
-        raise AttentionInputError(f"{name}: {x!r} is not finite")
-    return arb(v)  # a double is exact in arb
-
-
 def _gaussian_tail(j: int, t: arb) -> arb:
     """``int_t^inf v^j e^{-v^2/2} dv = 2^{(j-1)/2} Gamma((j+1)/2, t^2/2)`` for ``t > 0`` (substitute
     ``w = v^2/2``; DLMF 8.2.2), as an arb enclosure."""
@@ -278,7 +257,7 @@ def gaussian_moment_arb(f: str, k: int, beta, gamma, prec: int) -> arb:
         raise AttentionInputError(f"f: unknown {f!r} (one of exp, relu2, identity)")
     k = as_int(k, "k", lo=1, hi=12)
     with precision(prec):
-        b, g = _arb_exact(beta, "beta"), _arb_exact(gamma, "gamma")
+        b, g = to_arb(beta, "beta"), to_arb(gamma, "gamma")
         if not g > 0:
             raise AttentionInputError(f"gamma = sigma*||q|| must be > 0, got {gamma!r}")
         t = arb(_WINDOW)
@@ -328,8 +307,6 @@ def s_reference(f: str, beta, gamma, dps: int = DPS) -> mpmath.mpf:
         AttentionInputError: unknown ``f`` or bad arguments.
         CertificationError: the enclosure stays wider than ``10^-(dps+2)`` relative at 8x the precision.
     """
-    from .exact import CertificationError
-
     if f not in F_TORCH:
         raise AttentionInputError(f"f: unknown {f!r} (one of {', '.join(F_TORCH)})")
     dps = as_int(dps, "dps", lo=5, hi=1000)
@@ -337,17 +314,16 @@ def s_reference(f: str, beta, gamma, dps: int = DPS) -> mpmath.mpf:
     for _ in range(4):
         with precision(prec):
             if f == "relu2":
-                b, g = _arb_exact(beta, "beta"), _arb_exact(gamma, "gamma")
+                b, g = to_arb(beta, "beta"), to_arb(gamma, "gamma")
                 phi_c = (-(b / g) ** 2 / 2).exp() / (2 * arb.pi()).sqrt() if g > 0 else arb(1)
                 s = phi_c.sqrt() * gaussian_moment_arb(f, 2, beta, gamma, prec) / gaussian_moment_arb(
                     f, 4, beta, gamma, prec).sqrt()
             else:
                 s = gaussian_moment_arb(f, 1, beta, gamma, prec) / gaussian_moment_arb(f, 2, beta, gamma, prec).sqrt()
-            if s.rad() < abs(s.mid()) * arb(10) ** (-(dps + 2)):
-                man, exp = s.mid().man_exp()
-                with mpmath.workdps(dps + 10):
-                    return +mpmath.mpf((int(man), int(exp)))
-        prec *= 2
+            try:
+                return arb_to_mpf(s, dps + 2, dps + 10)
+            except CertificationError:
+                prec *= 2
     raise CertificationError(f"s_reference({f!r}, {beta!r}, {gamma!r}): enclosure {s} too wide at {prec // 2} bits")
 
 

@@ -186,6 +186,11 @@ def test_random_features_estimate_exp_kernel():
 def test_quadrature_moments_known_values():
     with mpmath.workdps(30):
         assert abs(gaussian_mgf_quadrature(1.5) - mpmath.exp(mpmath.mpf(1.5) ** 2 / 2)) < mpmath.mpf("1e-25")
+    with mpmath.workdps(50):
+        for a in (-3.25, -1e-3, 0.0, 0.7, 12.0):
+            exact = mpmath.exp(mpmath.mpf(a) ** 2 / 2)
+            assert abs(gaussian_mgf_quadrature(a, dps=40) - exact) / exact < mpmath.mpf("1e-40")
+    with mpmath.workdps(30):
         m1, m2 = prf_moments_quadrature(np.array([0.5]), np.array([0.25]))
         assert abs(m1 - mpmath.exp(mpmath.mpf(0.125))) < mpmath.mpf("1e-25")
     with pytest.raises(AttentionInputError, match="shapes differ"):
