@@ -146,6 +146,7 @@ _WHERE = {
     "chi2_two_sided_tail": "projections",
     "linformer_mixing": "projections",
     "doc_linformer": "projections",
+    "pairwise_distortion_holds": "projections",
     "mp_row_line_distance": "projections",
     "rademacher_gram_mean": "projections",
     "identity_gap_lower_bound": "projections",

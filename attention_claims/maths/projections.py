@@ -143,3 +143,65 @@ def identity_gap_lower_bound(P) -> tuple[Fraction, int]:
         rq = (vq.transpose() * G * vq)[0, 0] / vv - 1
         bound = max(bound, abs(to_fraction(rq)))
     return bound, rank
+
+
+#: unit roundoff of float64 (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §2.1)
+_U = 2.0**-53
+
+
+def pairwise_distortion_holds(X, Y, eps) -> tuple[bool, int]:
+    """Whether every pair of rows ``i < j`` satisfies, exactly,
+
+        (1 - eps) |x_i - x_j|^2 < |y_i - y_j|^2 < (1 + eps) |x_i - x_j|^2,
+
+    the Johnson-Lindenstrauss distortion condition (003 定理 11.25; Dasgupta & Gupta 2003, Thm 2.1), for
+    ``X (n, d)`` and ``Y (n, k)`` float64 (``Y`` the images ``P x_i`` as computed) and the exact value
+    of the float ``eps``. The difference vectors are the float64 ones (``X[i] - X[j]`` as computed);
+    their squared lengths are decided exactly.
+
+    A floating-point filter decides most pairs: the computed sum of squares ``s`` of ``m`` terms satisfies
+    ``|s - S| <= gamma_m S``, ``gamma_m = m u / (1 - m u)``, in any order of summation (Higham, 2nd ed.,
+    eq. (3.5)), provided nothing underflows or overflows (every non-zero entry in ``[2^-500, 2^500]``).
+    ``S`` is then enclosed by ``s (1 -+ g)``, ``g = 2 gamma_m + 2^-45`` (which also covers the rounding of
+    the bounds), and a pair is decided when its two comparisons clear a further relative margin of
+    ``2^-40`` (more than the ``<= 4u`` rounding of evaluating them). The remaining pairs are decided in
+    exact rational arithmetic (``fractions.Fraction``).
+
+    Returns ``(holds, exact_pairs)``: the decision and how many pairs needed exact arithmetic.
+
+    Raises:
+        AttentionInputError: not finite 2-D arrays, different numbers of rows, or ``eps`` not in (0, 1).
+    """
+    x, y = as_array(X, "X"), as_array(Y, "Y")
+    if x.shape[0] != y.shape[0]:
+        raise AttentionInputError(f"X, Y: different numbers of rows ({x.shape[0]} vs {y.shape[0]})")
+    e = float(eps)
+    if not 0 < e < 1:
+        raise AttentionInputError(f"eps: must be in (0, 1), got {eps!r}")
+    iu, ju = np.triu_indices(x.shape[0], 1)
+    dx, dy = x[iu] - x[ju], y[iu] - y[ju]
+
+    def bounds(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        m = a.shape[1]
+        g = 2 * (m * _U / (1 - m * _U)) + 2.0**-45
+        s = np.sum(a * a, axis=1)
+        mag = np.abs(a)
+        safe = np.all((mag == 0) | ((mag >= 2.0**-500) & (mag <= 2.0**500)), axis=1)
+        return s * (1 - g), s * (1 + g), safe
+
+    x_lo, x_hi, x_safe = bounds(dx)
+    y_lo, y_hi, y_safe = bounds(dy)
+    margin = 1 + 2.0**-40
+    safe = x_safe & y_safe
+    inside = safe & (y_lo > (1 - e) * x_hi * margin) & (y_hi * margin < (1 + e) * x_lo)
+    outside = safe & ((y_hi * margin < (1 - e) * x_lo) | (y_lo > (1 + e) * x_hi * margin))
+    if outside.any():
+        return False, 0
+    undecided = np.flatnonzero(~inside)
+    ef = Fraction(e)
+    for p in undecided:
+        sx = sum(Fraction(v) ** 2 for v in dx[p].tolist())
+        sy = sum(Fraction(v) ** 2 for v in dy[p].tolist())
+        if not (1 - ef) * sx < sy < (1 + ef) * sx:
+            return False, int(undecided.size)
+    return True, int(undecided.size)

@@ -21,6 +21,7 @@ from attention_claims.maths import (
     meta_matmul_flops,
     mp_row_line_distance,
     op_count,
+    pairwise_distortion_holds,
     rademacher_gram_mean,
     schedule_peak,
     softmax_attention,
@@ -209,3 +210,51 @@ def test_identity_gap_lower_bound_is_certified_and_tight(k, d, seed):
 def test_identity_gap_lower_bound_input_errors(P, match):
     with pytest.raises(AttentionInputError, match=match):
         identity_gap_lower_bound(P)
+
+
+# -- the JL distortion condition, decided exactly -------------------------------------------------
+
+
+def _distortion_exact(X, Y, eps):
+    e = Fraction(eps)
+    for i, j in itertools.combinations(range(X.shape[0]), 2):
+        sx = sum(Fraction(v) ** 2 for v in (X[i] - X[j]).tolist())
+        sy = sum(Fraction(v) ** 2 for v in (Y[i] - Y[j]).tolist())
+        if not (1 - e) * sx < sy < (1 + e) * sx:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pairwise_distortion_agrees_with_rationals(seed):
+    # random projections that pass and fail, against the all-rational decision of every pair
+    rng = np.random.default_rng(seed)
+    n, d, k = 8, 60, [4, 40, 400][seed % 3]
+    X = rng.standard_normal((n, d))
+    Y = X @ (rng.standard_normal((k, d)) / np.sqrt(k)).T
+    for eps in (0.1, 0.3, 0.6):
+        holds, _ = pairwise_distortion_holds(X, Y, eps)
+        assert holds == _distortion_exact(X, Y, eps)
+
+
+def test_pairwise_distortion_decides_ties_exactly():
+    # |y|^2 = (1 + eps)|x|^2 exactly: the strict inequality fails, and only rationals can tell
+    X = np.array([[0.0, 0.0], [3.0, 4.0]])  # |x|^2 = 25
+    eps = 0.25
+    Y = np.array([[0.0], [np.sqrt(31.25)]])  # float sqrt: |y|^2 within an ulp of 31.25 = (1 + eps) 25
+    holds, exact_pairs = pairwise_distortion_holds(X, Y, eps)
+    assert exact_pairs == 1 and holds == _distortion_exact(X, Y, eps)
+    Y_tie = np.array([[0.0, 0.0], [5.0, 2.5]])  # 31.25 exactly
+    assert pairwise_distortion_holds(X, Y_tie, eps) == (False, 1)
+    Y_in = np.array([[0.0], [5.0]])
+    assert pairwise_distortion_holds(X, Y_in, eps) == (True, 0)
+    # an entry below 2^-500 (squares underflow the filter's error bound): decided exactly
+    tiny = np.array([[0.0, 0.0], [3.0, 2.0**-600]])
+    assert pairwise_distortion_holds(tiny, tiny, 0.5) == (True, 1)
+
+
+def test_pairwise_distortion_rejects_bad_input():
+    with pytest.raises(AttentionInputError, match="different numbers of rows"):
+        pairwise_distortion_holds(np.ones((3, 2)), np.ones((2, 2)), 0.5)
+    with pytest.raises(AttentionInputError, match="eps"):
+        pairwise_distortion_holds(np.ones((3, 2)), np.ones((3, 2)), 1.5)
