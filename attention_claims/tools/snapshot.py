@@ -6,8 +6,10 @@ and whether its counterexample is certified. It prints every difference and exit
 is one, 0 otherwise. ``--update`` rewrites the snapshot from the report instead (do that in a
 commit of its own, when a verdict is meant to change, and say why).
 
-Only a complete report (``run.complete``, not partial, not interrupted) can be compared or
-snapshotted: a subset run does not decide every claim.
+A complete report (``run.complete``) is compared claim by claim over the whole catalog. A subset run
+(``run.partial``: ``--claims-select``, ``-k``, explicit paths) is compared on the claims it decided
+(``"selected": true``) only, and says how many; it cannot rewrite the snapshot. An interrupted run is
+refused.
 """
 
 from __future__ import annotations
@@ -38,20 +40,32 @@ def outcomes(report: dict) -> dict[str, dict]:
     return out
 
 
-def load_report(path: Path) -> dict:
-    """Read a complete ``claims.json``.
+def load_report(path: Path, *, allow_partial: bool = False) -> dict:
+    """Read a ``claims.json`` of a complete run (or, with ``allow_partial``, of a finished subset run).
 
     Raises:
-        SnapshotError: the file is missing or not JSON, or the run was partial or interrupted.
+        SnapshotError: the file is missing or not JSON, the run was interrupted or still in progress,
+            or it was a subset run and ``allow_partial`` is false.
     """
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise SnapshotError(f"{path}: cannot read the report ({exc})") from None
     run = report.get("run", {})
-    if not run.get("complete") or run.get("partial") or run.get("interrupted"):
+    if run.get("interrupted") or run.get("in_progress"):
+        raise SnapshotError(f"{path}: the run was interrupted or has not finished ({run})")
+    if run.get("partial") and allow_partial:
+        return report
+    if not run.get("complete") or run.get("partial"):
         raise SnapshotError(f"{path}: not a complete run ({run}); run the whole suite first")
     return report
+
+
+def decided_ids(report: dict) -> set[str] | None:
+    """The ids of the claims a subset run decided (``"selected": true``); ``None`` for a complete run."""
+    if not report.get("run", {}).get("partial"):
+        return None
+    return {c["id"] for c in report["claims"] if c.get("selected")}
 
 
 def differences(old: dict[str, dict], new: dict[str, dict]) -> list[str]:
@@ -98,17 +112,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="append the verdict tally and the differences, in Markdown, to this file (CI job summary)")
     args = ap.parse_args(argv)
     try:
-        report = load_report(args.report)
+        report = load_report(args.report, allow_partial=not args.update)
         new = outcomes(report)
     except SnapshotError as exc:
         print(f"snapshot: {exc}", file=sys.stderr)
         return 2
+    subset = decided_ids(report)
     if args.update:
         args.snapshot.parent.mkdir(parents=True, exist_ok=True)
         args.snapshot.write_text(json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
         print(f"snapshot: wrote {len(new)} claims to {args.snapshot}")
         return 0
     old = json.loads(args.snapshot.read_text(encoding="utf-8"))
+    if subset is not None:
+        old = {cid: v for cid, v in old.items() if cid in subset}
+        new = {cid: v for cid, v in new.items() if cid in subset}
     diff = differences(old, new)
     if args.summary is not None:
         with args.summary.open("a", encoding="utf-8") as fh:
@@ -116,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     for line in diff:
         print(line)
     n_read = sum(len(c["readings"]) for c in new.values())
-    print(f"snapshot: {len(diff)} difference(s) over {len(new)} claims and {n_read} readings")
+    scope = "" if subset is None else " (a subset run: only the claims it decided)"
+    print(f"snapshot: {len(diff)} difference(s) over {len(new)} claims and {n_read} readings{scope}")
     return 1 if diff else 0
 
 

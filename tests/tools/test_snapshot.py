@@ -34,6 +34,39 @@ def test_partial_report_is_refused(tmp_path):
         load_report(path)
 
 
+def _subset_report(verdict_c="false", verdict_d="true"):
+    # a subset run that decided c; d kept its last decision (here a different one from the snapshot's)
+    rep = {"run": {"complete": False, "partial": True, "interrupted": False, "in_progress": False}, "claims": [
+        {"id": "c", "verdict": verdict_c, "selected": True,
+         "readings": [{"name": "exact", "outcome": "failed", "certified": True}]},
+        {"id": "d", "verdict": verdict_d, "selected": False, "readings": []}]}
+    return rep
+
+
+def test_subset_run_is_compared_on_the_claims_it_decided(tmp_path, capsys):
+    rep, snap = tmp_path / "claims.json", tmp_path / "snap.json"
+    snap.write_text(json.dumps({"c": {"verdict": "false", "readings": {"exact": ["failed", True]}},
+                                "d": {"verdict": "caveat", "readings": {}}}), encoding="utf-8")
+    rep.write_text(json.dumps(_subset_report()), encoding="utf-8")
+    assert main([str(rep), "--snapshot", str(snap)]) == 0  # d differs but was not decided by this run
+    assert "over 1 claims and 1 readings (a subset run" in capsys.readouterr().out
+    rep.write_text(json.dumps(_subset_report(verdict_c="caveat")), encoding="utf-8")
+    assert main([str(rep), "--snapshot", str(snap)]) == 1
+    assert "c: verdict false -> caveat" in capsys.readouterr().out
+    assert main([str(rep), "--snapshot", str(snap), "--update"]) == 2  # a subset never rewrites the snapshot
+    assert "not a complete run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["interrupted", "in_progress"])
+def test_interrupted_or_unfinished_run_is_refused(tmp_path, flag):
+    path = tmp_path / "claims.json"
+    rep = _subset_report()
+    rep["run"][flag] = True
+    path.write_text(json.dumps(rep), encoding="utf-8")
+    with pytest.raises(SnapshotError, match="interrupted or has not finished"):
+        load_report(path, allow_partial=True)
+
+
 def test_main_exit_status(tmp_path, capsys):
     rep, snap = tmp_path / "claims.json", tmp_path / "snap.json"
     rep.write_text(json.dumps(_report()), encoding="utf-8")
