@@ -44,6 +44,7 @@ from attention_claims.maths import (
     exact_rank,
     exact_softmax_rank,
     fraction_to_mpf,
+    hurwitz_zeta,
     knee_spectrum_energy,
     mp_matrix_effective_rank,
     mp_singular_values,
@@ -516,7 +517,7 @@ def test_corollary_11_8(C, alpha, claim_log, claimed):
 
 def _capped_power_sq(C, s, a, lo, hi):
     """sum_{i=lo}^{hi} min(s, C i^-a)^2 (hi None: infinity), by counting the capped terms and Hurwitz
-    zeta for the rest (mpmath at the caller's precision)."""
+    zeta for the rest (arb, certified at the caller's mpmath precision)."""
     if hi is not None and hi < lo:
         return mpmath.mpf(0)
     i0 = int(mpmath.floor((C / s) ** (1 / a)))  # last i with C i^-a >= s, corrected below for rounding
@@ -529,7 +530,7 @@ def _capped_power_sq(C, s, a, lo, hi):
     p_lo = max(lo, i0 + 1)
     if hi is not None and p_lo > hi:
         return flat
-    tail = mpmath.zeta(2 * a, p_lo) - (0 if hi is None else mpmath.zeta(2 * a, hi + 1))
+    tail = hurwitz_zeta(2 * a, p_lo) - (0 if hi is None else hurwitz_zeta(2 * a, hi + 1))
     return flat + C * C * tail
 
 

@@ -88,6 +88,7 @@ _WHERE = {
     "mp_effective_rank": "spectrum",
     "exact_effective_rank": "spectrum",
     "knee_spectrum_energy": "spectrum",
+    "hurwitz_zeta": "spectrum",
     "eckart_young_factors": "spectrum",
     "exact_frobenius_sq": "spectrum",
     "sparsity_measure": "sparsity",

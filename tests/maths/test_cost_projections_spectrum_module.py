@@ -16,7 +16,9 @@ from attention_claims.maths import (
     AttentionInputError,
     chunked_attention,
     doc_linformer,
+    hurwitz_zeta,
     identity_gap_lower_bound,
+    knee_spectrum_energy,
     matmul_count,
     meta_matmul_flops,
     mp_row_line_distance,
@@ -258,3 +260,33 @@ def test_pairwise_distortion_rejects_bad_input():
         pairwise_distortion_holds(np.ones((3, 2)), np.ones((2, 2)), 0.5)
     with pytest.raises(AttentionInputError, match="eps"):
         pairwise_distortion_holds(np.ones((3, 2)), np.ones((3, 2)), 1.5)
+
+
+# -- Hurwitz zeta (the tails of power-law spectra) -------------------------------------------------
+
+
+@pytest.mark.parametrize("s,a", [(2, 1), (1.5, 7), (Fraction(11, 5), 12345), (8.0, 3), (1.000001, 2)])
+def test_hurwitz_zeta_matches_mpmath(s, a):
+    with mpmath.workdps(40):
+        sm = mpmath.mpf(s.numerator) / s.denominator if isinstance(s, Fraction) else mpmath.mpf(s)
+        assert abs(hurwitz_zeta(s, a) - mpmath.zeta(sm, a)) <= mpmath.mpf(10) ** -38 * abs(mpmath.zeta(sm, a))
+        if (s, a) == (2, 1):
+            assert abs(hurwitz_zeta(s, a) - mpmath.pi**2 / 6) < mpmath.mpf(10) ** -39  # Basel
+
+
+def test_hurwitz_zeta_rejects_divergent_series():
+    with pytest.raises(AttentionInputError, match="s > 1"):
+        hurwitz_zeta(1, 3)
+    with pytest.raises(AttentionInputError, match="a"):
+        hurwitz_zeta(2.0, 0)
+
+
+def test_knee_spectrum_energy_by_direct_summation():
+    # finite N: the Hurwitz-zeta head and total against summing the spectrum term by term
+    alpha, j, k, N = Fraction(3, 4), 5, 9, 40
+    with mpmath.workdps(40):
+        head, total = knee_spectrum_energy(alpha, j, k, N)
+        s = [mpmath.mpf(1)] + [mpmath.mpf(j + 1) ** -0.75] * (j - 1) + [mpmath.mpf(i) ** -0.75 for i in range(j + 1, N + 1)]
+        sq = [v * v for v in s]
+        assert abs(head - mpmath.fsum(sq[:k])) < mpmath.mpf(10) ** -35
+        assert abs(total - mpmath.fsum(sq)) < mpmath.mpf(10) ** -35
