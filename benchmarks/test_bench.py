@@ -10,6 +10,10 @@
 - a certified determinant of a stored float64 ``N x N`` attention matrix, N = 32, 64, 128: arb
   (python-flint, :func:`attention_claims.maths.certify_nonzero_det`) against mpmath's interval
   arithmetic (``mpmath.iv.det``) at the same precision;
+- a certified 40-digit Gaussian reference of 004's sparsity checks (``S`` for f = identity, exp, relu^2):
+  arb quadrature (:func:`attention_claims.maths.s_reference`, uncached) against mpmath's tanh-sinh
+  quadrature of the same integrals (the implementation it replaced, kept here); and a Hurwitz zeta value
+  of the power-law spectrum checks: arb against ``mpmath.zeta``;
 - the report writers: ``claims.json``, ``claims.md``, ``claims.html`` from ``reports/claims.json``;
 - a trained model's per-head measurement (:func:`attention_claims.models.measure`, the encoder
   all-MiniLM-L6-v2 at N = 128, float32 and float64 forward passes): cold (an empty cache; the model
@@ -236,6 +240,54 @@ def test_certified_determinant(benchmark, bench_results, N, library):
     entry[library] = benchmark.stats.stats.median
     if "arb" in entry and "mpmath-iv" in entry:
         entry["ratio_mpmath_over_arb"] = round(entry["mpmath-iv"] / entry["arb"], 1)
+
+
+def _s_reference_mpmath(f: str, beta: float, gamma: float, dps: int = 40) -> mpmath.mpf:
+    """S = E|f(X)| / sqrt(E f(X)^2), X = beta + gamma eps, by mpmath tanh-sinh quadrature split at the bulk
+    quadrature of the Gaussian and at the kink: the reference of 004's checks before the arb quadrature
+    (which, for relu^2, integrated over the support X > 0 after a substitution instead)."""
+    with mpmath.workdps(dps + 10):
+        b, g = mpmath.mpf(beta), mpmath.mpf(gamma)
+        fn = {"identity": lambda x: x, "exp": mpmath.exp, "relu2": lambda x: (x if x > 0 else 0) ** 2}[f]
+
+        def expect(h):
+            pts = sorted({mpmath.mpf(0), mpmath.mpf(-8), mpmath.mpf(8), 2 * g, 4 * g, -b / g})
+            return mpmath.quad(lambda e: h(b + g * e) * mpmath.npdf(e), [-mpmath.inf, *pts, mpmath.inf])
+
+        return expect(lambda x: abs(fn(x))) / mpmath.sqrt(expect(lambda x: fn(x) ** 2))
+
+
+@pytest.mark.parametrize("library", ["arb", "mpmath"])
+@pytest.mark.parametrize("f,beta,gamma", [("identity", 0.7, 1.3), ("exp", -3.0, 2.5), ("relu2", -0.5, 1.5)])
+def test_gaussian_reference(benchmark, bench_results, f, beta, gamma, library):
+    from attention_claims.maths import s_reference
+
+    fn = (lambda: s_reference.uncached(f, beta, gamma)) if library == "arb" else (
+        lambda: _s_reference_mpmath(f, beta, gamma))
+    value = benchmark.pedantic(fn, rounds=5 if library == "arb" else 2, iterations=1)
+    with mpmath.workdps(45):
+        assert abs(value - s_reference.uncached(f, beta, gamma)) < mpmath.mpf(10) ** -35 * value  # the same number
+    entry = bench_results.setdefault(f"gaussian_reference/{f}", {"unit": "seconds per 40-digit S(beta, gamma)"})
+    entry[library] = benchmark.stats.stats.median
+    if "arb" in entry and "mpmath" in entry:
+        entry["ratio_mpmath_over_arb"] = round(entry["mpmath"] / entry["arb"], 1)
+
+
+@pytest.mark.parametrize("library", ["arb", "mpmath"])
+def test_hurwitz_zeta(benchmark, bench_results, library):
+    from attention_claims.maths import hurwitz_zeta
+
+    def run():
+        with mpmath.workdps(40):
+            return [hurwitz_zeta(s, a) if library == "arb" else mpmath.zeta(s, a)
+                    for s in (mpmath.mpf(2.2), mpmath.mpf(3.5), mpmath.mpf(8)) for a in (2, 101, 12345)]
+
+    values = benchmark.pedantic(run, rounds=5, iterations=1)
+    assert all(v > 0 for v in values)
+    entry = bench_results.setdefault("hurwitz_zeta", {"unit": "seconds per 9 values at 40 digits"})
+    entry[library] = benchmark.stats.stats.median
+    if "arb" in entry and "mpmath" in entry:
+        entry["ratio_mpmath_over_arb"] = round(entry["mpmath"] / entry["arb"], 1)
 
 
 @pytest.mark.parametrize("fmt", ["json", "md", "html"])
