@@ -244,7 +244,7 @@ def test_certified_determinant(benchmark, bench_results, N, library):
 
 def _s_reference_mpmath(f: str, beta: float, gamma: float, dps: int = 40) -> mpmath.mpf:
     """S = E|f(X)| / sqrt(E f(X)^2), X = beta + gamma eps, by mpmath tanh-sinh quadrature split at the bulk
-    quadrature of the Gaussian and at the kink: the reference of 004's checks before the arb quadrature
+    of the Gaussian and at the kink: the reference of 004's checks before the arb quadrature
     (which, for relu^2, integrated over the support X > 0 after a substitution instead)."""
     with mpmath.workdps(dps + 10):
         b, g = mpmath.mpf(beta), mpmath.mpf(gamma)
