@@ -577,6 +577,33 @@ def participation_ratio(x) -> float:
     return float(w.sum() ** 2 / np.sum(w * w))
 
 
+def ks_distance_normal(x, mean: float, std: float) -> float:
+    """Kolmogorov-Smirnov distance ``D_n = sup_t |F_n(t) - Phi((t - mean)/std)|`` between the
+    empirical distribution of the sample ``x`` (shape ``(n,)``, float64) and ``N(mean, std^2)``.
+
+    With ``x_(1) <= ... <= x_(n)`` sorted and ``u_i = Phi((x_(i) - mean)/std)``,
+    ``D_n = max(max_i (i/n - u_i), max_i (u_i - (i-1)/n))`` (Kolmogorov 1933; Durbin 1973,
+    *Distribution Theory for Tests Based on the Sample Distribution Function*, sec. 2.1). The same
+    float64 operations as ``scipy.stats.kstest(x, "norm", args=(mean, std)).statistic`` (standardise,
+    ``scipy.special.ndtr``, the two one-sided maxima), so the value is bit-for-bit scipy's; it skips
+    scipy's exact p-value (an O(n)-term series per call) and its second sort, which callers that
+    need only the statistic do not use.
+
+    Raises:
+        AttentionInputError: empty or non-finite ``x``, or ``std`` not a positive finite number.
+    """
+    from scipy.special import ndtr
+
+    a = np.sort(as_array(x, "x", ndim=1))
+    if not (math.isfinite(mean) and math.isfinite(std) and std > 0):
+        raise AttentionInputError(f"need a finite mean and a positive finite std, got {mean}, {std}")
+    n = a.size
+    u = ndtr((a - mean) / std)
+    d_plus = float(np.max(np.arange(1.0, n + 1) / n - u))
+    d_minus = float(np.max(u - np.arange(0.0, n) / n))
+    return max(d_plus, d_minus)
+
+
 def arb_softmax_stats(x, prec: int = 128):
     """Certified enclosures (python-flint ``arb`` balls at ``prec`` bits) of
     ``(participation ratio 1/sum_j p_j^2, max_j p_j)`` for ``p = softmax(x)``, from the exact

@@ -19,6 +19,7 @@ from attention_claims.maths import (
     cloning,
     entropy_arb,
     gini_index,
+    ks_distance_normal,
     lognormal_feature_moments,
     population_moments,
     product_design,
@@ -238,3 +239,25 @@ def test_figure_samples_are_drawn_and_not_read_back_as_curves(tmp_path):
                                  samples=[(0.0, 0.7, 0.8, 0.001)])
     assert sorted(b for b, _, _ in drawn) == [0.0, 1.0]
     assert all(len(x) == 2 for _, x, _ in drawn)
+
+
+def test_ks_distance_normal_matches_scipy_and_known_values():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    for n, mean, std in [(1, 0.0, 1.0), (7, -0.3, 2.0), (1000, 0.5, 0.7), (20_000, -1.25, 1.5)]:
+        x = mean + std * rng.standard_normal(n)
+        assert ks_distance_normal(x, mean, std) == stats.kstest(x, "norm", args=(mean, std)).statistic
+    # one point at the median: F_n jumps 0 -> 1 where Phi = 1/2
+    assert ks_distance_normal([2.0], 2.0, 3.0) == 0.5
+    # a sample far to the right of the law: D -> 1
+    assert ks_distance_normal([50.0, 60.0], 0.0, 1.0) == 1.0
+    # ties and order do not matter
+    assert ks_distance_normal([1.0, -1.0, 1.0], 0.0, 1.0) == ks_distance_normal([-1.0, 1.0, 1.0], 0.0, 1.0)
+
+
+@pytest.mark.parametrize("x,mean,std", [([], 0.0, 1.0), ([1.0, math.nan], 0.0, 1.0), ([1.0], 0.0, 0.0),
+                                        ([1.0], 0.0, -1.0), ([1.0], math.inf, 1.0)])
+def test_ks_distance_normal_rejects_bad_input(x, mean, std):
+    with pytest.raises(AttentionInputError):
+        ks_distance_normal(x, mean, std)
