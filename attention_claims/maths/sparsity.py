@@ -416,11 +416,14 @@ def s_squared_exact(a):
             raise AttentionInputError("a: all-zero vector, S undefined (0/0)")
         return Fraction(l1i * l1i, len(ints) * l2i)
     x = as_fractions(a)
-    l1 = sum(abs(v) for v in x)
-    l2sq = sum(v * v for v in x)
-    if l2sq == 0:
+    # rationals: over the common denominator L, a_i = m_i / L with integers m_i and
+    # S^2 = (sum |m_i|)^2 / (n sum m_i^2) (L cancels), one reduction instead of one per addition
+    lcd = math.lcm(*(v.denominator for v in x))
+    ints = [v.numerator * (lcd // v.denominator) for v in x]
+    l1i, l2i = sum(abs(m) for m in ints), sum(m * m for m in ints)
+    if l2i == 0:
         raise AttentionInputError("a: all-zero vector, S undefined (0/0)")
-    return l1 * l1 / (len(x) * l2sq)
+    return Fraction(l1i * l1i, len(ints) * l2i)
 
 
 def population_moments(keys):

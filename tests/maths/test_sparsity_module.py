@@ -117,6 +117,20 @@ def test_relu_moment_rejects_bad_order(k):
         relu_moment(k, 0.0)
 
 
+def test_s_squared_exact_rationals_match_the_definition():
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 7, 40):
+        a = [Fraction(int(rng.integers(-50, 50)), int(rng.integers(1, 30))) for _ in range(n)]
+        if not any(a):
+            continue
+        naive = sum(abs(v) for v in a) ** 2 / (n * sum(v * v for v in a))
+        assert s_squared_exact(a) == naive
+        assert s_squared_exact(a + [0] * 3) == naive * n / (n + 3)  # zeros: mixed ints and Fractions
+    lam = Fraction(999, 1000)
+    a = [lam**j for j in range(60)]
+    assert s_squared_exact(a) == sum(a) ** 2 / (60 * sum(v * v for v in a))
+
+
 def test_s_squared_exact():
     assert s_squared_exact([1, 0, 0, 0]) == Fraction(1, 4)
     assert s_squared_exact([Fraction(-2), Fraction(2)]) == 1
