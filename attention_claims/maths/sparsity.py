@@ -417,13 +417,15 @@ def s_squared_exact(a):
         return Fraction(l1i * l1i, len(ints) * l2i)
     x = as_fractions(a)
     # rationals: over the common denominator L, a_i = m_i / L with integers m_i and
-    # S^2 = (sum |m_i|)^2 / (n sum m_i^2) (L cancels), one reduction instead of one per addition
-    lcd = math.lcm(*(v.denominator for v in x))
-    ints = [v.numerator * (lcd // v.denominator) for v in x]
-    l1i, l2i = sum(abs(m) for m in ints), sum(m * m for m in ints)
-    if l2i == 0:
+    # S^2 = (sum |m_i|)^2 / (n sum m_i^2) (L cancels), one reduction instead of one per addition;
+    # zero entries add nothing to either sum (they count only in n = len(x))
+    nz = [v for v in x if v]
+    if not nz:
         raise AttentionInputError("a: all-zero vector, S undefined (0/0)")
-    return Fraction(l1i * l1i, len(ints) * l2i)
+    lcd = math.lcm(*(v.denominator for v in nz))
+    ints = [v.numerator * (lcd // v.denominator) for v in nz]
+    l1i, l2i = sum(abs(m) for m in ints), sum(m * m for m in ints)
+    return Fraction(l1i * l1i, len(x) * l2i)
 
 
 def population_moments(keys):
