@@ -50,8 +50,7 @@ pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 # -- decay ---------------------------------------------------------------------------------
 def _s2_vector(lam: Fraction, n: int) -> Fraction:
     """``S(a)^2 = (sum a)^2 / (n sum a^2)`` of ``a = (lam^{n-1}, ..., 1)``, exactly."""
-    powers = [lam**j for j in range(n)]
-    return sum(powers) ** 2 / (n * sum(p * p for p in powers))
+    return s_squared_exact([lam**j for j in range(n)])  # a > 0, so ||a||_1 = sum a
 
 
 rational_lambda = st.builds(Fraction, st.integers(1, 999), st.just(1000))

@@ -120,6 +120,8 @@ _WHERE = {
     "gini_index": "sparsity",
     "s_and_standard_error": "sparsity",
     "participation_ratio": "sparsity",
+    "ks_distance_normal": "sparsity",
+    "sorted_standard_normals": "sparsity",
     "arb_softmax_stats": "sparsity",
     "arb_partition_ratio": "sparsity",
     "certified_softmax_max_below": "sparsity",

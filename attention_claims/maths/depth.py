@@ -9,8 +9,9 @@ optionally with a skip connection ``X -> X + Attn(X)`` (their §3) and optionall
 token-wise ReLU MLP ``x -> relu(x W1) W2`` (their §3, "MLPs"; the MLP's Lipschitz constant is what
 their corollary for SANs with MLPs depends on).
 
-Computed in mpmath at ``dps`` digits so that a doubly exponential decay stays visible far below
-float64's 1e-16 floor.
+Computed at ``dps`` digits (python-flint arb matrices at mpmath's working precision for ``dps``
+digits, reported as the balls' midpoints, so one rounding per operation as in mpmath, in C) so that a
+doubly exponential decay stays visible far below float64's 1e-16 floor.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import math
 
 import mpmath
 import numpy as np
+from flint import arb, arb_mat, fmpq
 
 from .arrays import AttentionInputError, as_array, as_int
-from .attention import mp_softmax_matrix
-from .exact import mp_matrix
+from .exact import arb_matrix, mp_matrix, precision
 
 
 def relative_residual(X) -> mpmath.mpf:
@@ -49,7 +50,9 @@ def attention_stack_residuals(X0, weights, *, skip: bool = False, mlps=None, dps
 
     ``X0`` is ``(N, D)``; ``weights`` is a list of ``(Wq, Wk, Wv)``, each ``(D, dk)``, ``(D, dk)``,
     ``(D, D)`` float arrays (converted exactly). ``skip`` adds the identity path. Computed at
-    ``dps`` decimal digits (Dong et al. 2021 §2, eq. (1); skip connections §3).
+    ``dps`` decimal digits (Dong et al. 2021 §2, eq. (1); skip connections §3): python-flint arb
+    matrices at the precision mpmath uses for ``dps`` digits, each residual from the midpoints with
+    exact column means and sums of squares rounded once; returned as mpmath numbers at ``dps`` digits.
 
     ``mlps`` (optional, one per layer) is a list of ``(W1, W2)``, ``(D, h)`` and ``(h, D)`` float arrays:
     after the attention of layer ``l``, every token goes through ``x -> relu(x W1) W2`` (Dong et al. 2021
@@ -63,37 +66,93 @@ def attention_stack_residuals(X0, weights, *, skip: bool = False, mlps=None, dps
     x0 = as_array(X0, "X0")
     if mlps is not None and len(mlps) != len(weights):
         raise AttentionInputError(f"attention_stack_residuals: {len(mlps)} MLPs for {len(weights)} layers")
-    with mpmath.workdps(dps):
-        X = mp_matrix(x0, "X0")
-        out = [relative_residual(X)]
+    # Computed with python-flint arb matrices at the working precision of ``dps`` digits (the bits
+    # mpmath uses for them) and reported as the balls' midpoints: every operation is one rounding
+    # at that precision, as it was in mpmath, but in C instead of Python (about 30x faster at 300 digits).
+    N, D = x0.shape
+    with precision(mpmath.libmp.dps_to_prec(dps)):
+        X = arb_matrix(x0, "X0")
+        out = [_arb_relative_residual(X)]
         for layer, (Wq, Wk, Wv) in enumerate(weights):
             wq, wk, wv = as_array(Wq, "Wq"), as_array(Wk, "Wk"), as_array(Wv, "Wv")
-            if not (wq.shape[0] == wk.shape[0] == wv.shape[0] == x0.shape[1] == wv.shape[1]
+            if not (wq.shape[0] == wk.shape[0] == wv.shape[0] == D == wv.shape[1]
                     and wq.shape[1] == wk.shape[1]):
                 raise AttentionInputError(f"attention_stack_residuals: weight shapes Wq {wq.shape}, Wk {wk.shape}, "
                                           f"Wv {wv.shape} do not fit X {x0.shape}")
-            P = mp_softmax_matrix(X * mp_matrix(wq), X * mp_matrix(wk), 1 / mpmath.sqrt(wq.shape[1]))
-            Y = P * X * mp_matrix(wv)
+            scale = 1 / arb(wq.shape[1]).sqrt()
+            P = _arb_softmax_rows((X * arb_matrix(wq)) * (X * arb_matrix(wk)).transpose() * scale)
+            Y = P * X * arb_matrix(wv)
             X = X + Y if skip else Y
             if mlps is not None:
-                Y = _relu_mlp(X, *mlps[layer], D=x0.shape[1])
+                Y = _relu_mlp(X, *mlps[layer], D=D)
                 X = X + Y if skip else Y
-            out.append(relative_residual(X))
-        return [+r for r in out]
+            out.append(_arb_relative_residual(X))
+        with mpmath.workdps(dps):
+            return [_mid_to_mpf(num) for num in out]
 
 
-def _relu_mlp(X: mpmath.matrix, W1, W2, *, D: int) -> mpmath.matrix:
-    """``relu(X W1) W2`` row by row, at the current precision (``W1``: ``(D, h)``, ``W2``: ``(h, D)``)."""
+def _mid_to_mpf(x: arb) -> mpmath.mpf:
+    """The midpoint of ``x`` as an mpf rounded to the current mpmath precision."""
+    man, exp = x.mid().man_exp()
+    return +mpmath.mpf((int(man), int(exp)))
+
+
+def _arb_softmax_rows(Z: arb_mat) -> arb_mat:
+    """Row-wise ``e^(z_j - m) / sum_l e^(z_l - m)`` of ``Z (N, M)`` (``m`` the largest midpoint in
+    the row, subtracted so that no term overflows; the quotient does not depend on it). Vaswani et
+    al. 2017 eq. (1)."""
+    N, M = Z.nrows(), Z.ncols()
+    A = arb_mat(N, M)
+    for i in range(N):
+        row = [Z[i, j] for j in range(M)]
+        m = max(row, key=lambda v: v.mid()).mid()
+        e = [(v - m).exp() for v in row]
+        tot = sum(e[1:], e[0])
+        for j in range(M):
+            A[i, j] = e[j] / tot
+    return A
+
+
+def _exact_sum(xs) -> fmpq:
+    """The sum of the midpoints of ``xs`` (arb balls), exactly."""
+    tot = fmpq(0)
+    for x in xs:
+        man, exp = x.mid().man_exp()
+        tot += fmpq(int(man)) * fmpq(2) ** int(exp)
+    return tot
+
+
+def _arb_relative_residual(X: arb_mat) -> arb:
+    """``sqrt(||X - 1 xbar^T||_F^2 / ||X||_F^2)`` of the midpoints of an arb matrix at the current
+    precision: column means and both sums of squares exact and then rounded once (so identical rows
+    give exactly 0), differences and squares rounded once each.
+
+    Raises:
+        AttentionInputError: X is zero (ratio undefined).
+    """
+    N, D = X.nrows(), X.ncols()
+    cols = [[X[i, j].mid() for i in range(N)] for j in range(D)]
+    means = [arb(_exact_sum(col) / N) for col in cols]
+    num = arb(_exact_sum(((v - m).mid() ** 2).mid() for col, m in zip(cols, means, strict=True) for v in col))
+    den = arb(_exact_sum((v**2).mid() for col in cols for v in col))
+    if den.mid() == 0:
+        raise AttentionInputError("relative_residual: X is zero (ratio undefined)")
+    return (num.mid() / den.mid()).sqrt().mid()
+
+
+def _relu_mlp(X: arb_mat, W1, W2, *, D: int) -> arb_mat:
+    """``relu(X W1) W2`` row by row, at the current precision (``W1``: ``(D, h)``, ``W2``: ``(h, D)``);
+    an entry is switched off when its midpoint is negative."""
     w1, w2 = as_array(W1, "W1"), as_array(W2, "W2")
     if not (w1.shape[0] == D == w2.shape[1] and w1.shape[1] == w2.shape[0]):
         raise AttentionInputError(f"attention_stack_residuals: MLP weight shapes W1 {w1.shape}, W2 {w2.shape} "
                                   f"do not fit X (D = {D})")
-    H = X * mp_matrix(w1)
-    for i in range(H.rows):
-        for j in range(H.cols):
-            if H[i, j] < 0:
-                H[i, j] = mpmath.mpf(0)
-    return H * mp_matrix(w2)
+    H = X * arb_matrix(w1)
+    for i in range(H.nrows()):
+        for j in range(H.ncols()):
+            if H[i, j].mid() < 0:
+                H[i, j] = arb(0)
+    return H * arb_matrix(w2)
 
 
 def convergence_orders(residuals, *, below: float = 1e-3) -> list[float]:

@@ -241,12 +241,14 @@ def normalised_prf_attention(Q, K, V, omega) -> tuple[np.ndarray, np.ndarray]:
                                   f"omega {w.shape} (m >= 2 features)")
     m, s = w.shape[0], q.shape[1] ** -0.25
     fq, fk = positive_random_features(q * s, w) * m, positive_random_features(k * s, w)
-    num_r = fq[:, :, None] * (fk.T @ v)[None]  # (N, m, d_v)
+    # the m one-feature terms along the last, contiguous axis: the means and standard deviations are
+    # contiguous (pairwise-summed) reductions rather than strided ones
+    num_r = fq[:, None, :] * (v.T @ fk)[None]  # (N, d_v, m)
     den_r = fq * fk.sum(axis=0)[None]  # (N, m)
     den = den_r.mean(axis=1)
-    out = num_r.mean(axis=1) / den[:, None]
-    resid = num_r - out[:, None, :] * den_r[:, :, None]
-    return out, resid.std(axis=1, ddof=1) / (math.sqrt(m) * den[:, None])
+    out = num_r.mean(axis=2) / den[:, None]
+    resid = num_r - out[:, :, None] * den_r[:, None, :]
+    return out, resid.std(axis=2, ddof=1) / (math.sqrt(m) * den[:, None])
 
 
 def monomial_feature_dots(q, k, degree: int) -> list[Fraction]:

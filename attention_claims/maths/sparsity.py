@@ -416,11 +416,16 @@ def s_squared_exact(a):
             raise AttentionInputError("a: all-zero vector, S undefined (0/0)")
         return Fraction(l1i * l1i, len(ints) * l2i)
     x = as_fractions(a)
-    l1 = sum(abs(v) for v in x)
-    l2sq = sum(v * v for v in x)
-    if l2sq == 0:
+    # rationals: over the common denominator L, a_i = m_i / L with integers m_i and
+    # S^2 = (sum |m_i|)^2 / (n sum m_i^2) (L cancels), one reduction instead of one per addition;
+    # zero entries add nothing to either sum (they count only in n = len(x))
+    nz = [v for v in x if v]
+    if not nz:
         raise AttentionInputError("a: all-zero vector, S undefined (0/0)")
-    return l1 * l1 / (len(x) * l2sq)
+    lcd = math.lcm(*(v.denominator for v in nz))
+    ints = [v.numerator * (lcd // v.denominator) for v in nz]
+    l1i, l2i = sum(abs(m) for m in ints), sum(m * m for m in ints)
+    return Fraction(l1i * l1i, len(x) * l2i)
 
 
 def population_moments(keys):
@@ -575,6 +580,61 @@ def participation_ratio(x) -> float:
     a = as_array(x, "x", ndim=1)
     w = np.exp(a - a.max())
     return float(w.sum() ** 2 / np.sum(w * w))
+
+
+def ks_distance_normal(x, mean: float, std: float) -> float:
+    """Kolmogorov-Smirnov distance ``D_n = sup_t |F_n(t) - Phi((t - mean)/std)|`` between the
+    empirical distribution of the sample ``x`` (shape ``(n,)``, float64) and ``N(mean, std^2)``.
+
+    With ``x_(1) <= ... <= x_(n)`` sorted and ``u_i = Phi((x_(i) - mean)/std)``,
+    ``D_n = max(max_i (i/n - u_i), max_i (u_i - (i-1)/n))`` (Kolmogorov 1933; Durbin 1973,
+    *Distribution Theory for Tests Based on the Sample Distribution Function*, sec. 2.1). The same
+    float64 operations as ``scipy.stats.kstest(x, "norm", args=(mean, std)).statistic`` (standardise,
+    ``scipy.special.ndtr``, the two one-sided maxima), so the value is bit-for-bit scipy's; it skips
+    scipy's exact p-value (an O(n)-term series per call) and its second sort, which callers that
+    need only the statistic do not use.
+
+    Raises:
+        AttentionInputError: empty or non-finite ``x``, or ``std`` not a positive finite number.
+    """
+    from scipy.special import ndtr
+
+    a = as_array(x, "x", ndim=1)
+    if not (math.isfinite(mean) and math.isfinite(std) and std > 0):
+        raise AttentionInputError(f"need a finite mean and a positive finite std, got {mean}, {std}")
+    if not np.all(a[1:] >= a[:-1]):  # an already sorted sample (sorted_standard_normals) skips the sort
+        a = np.sort(a)
+    n = a.size
+    u = ndtr((a - mean) / std)
+    d_plus = float(np.max(np.arange(1.0, n + 1) / n - u))
+    d_minus = float(np.max(u - np.arange(0.0, n) / n))
+    return max(d_plus, d_minus)
+
+
+def sorted_standard_normals(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` i.i.d. ``N(0, 1)`` draws in increasing order, shape ``(n,)``, sampled directly in O(n)
+    (no sort): the order statistics of i.i.d. uniforms are ``U_(i) = S_i / S_(n+1)`` with ``S_i`` the
+    partial sums of ``n + 1`` i.i.d. ``Exp(1)`` draws (Renyi 1953; David & Nagaraja, *Order
+    Statistics*, 3rd ed., 2003, §2.5), and ``Phi^-1(U_(i))`` are those of i.i.d. ``N(0, 1)`` draws.
+    So the result has exactly the law of ``np.sort(rng.standard_normal(n))``. Each tail is taken
+    from its own side, ``Phi^-1(S_i / (S_i + T_i))`` below the median and ``-Phi^-1(T_i / (S_i +
+    T_i))`` above, with ``T_i = S_(n+1) - S_i`` summed from the top, so that neither tail loses
+    digits to ``1 - U``.
+
+    Raises:
+        AttentionInputError: ``n`` not a positive integer.
+    """
+    from scipy.special import ndtri
+
+    n = positive_int(n, "n")
+    e = rng.standard_exponential(n + 1)
+    head = np.cumsum(e[:-1])  # S_i, i = 1..n
+    tail = np.cumsum(e[:0:-1])[::-1]  # T_i = e_(i+1) + ... + e_(n+1)
+    k = int(np.count_nonzero(head <= tail))  # head increases and tail decreases: the lower half is a prefix
+    out = np.empty(n)
+    out[:k] = ndtri(head[:k] / (head[:k] + tail[:k]))
+    out[k:] = -ndtri(tail[k:] / (head[k:] + tail[k:]))
+    return out
 
 
 def arb_softmax_stats(x, prec: int = 128):

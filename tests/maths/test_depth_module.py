@@ -89,3 +89,22 @@ def test_mlp_that_switches_every_unit_off_is_refused():
         attention_stack_residuals(X, [(W0, W0, Wv)] * 2, mlps=[off], dps=30)
     with pytest.raises(AttentionInputError, match="MLP weight shapes"):
         attention_stack_residuals(X, [(W0, W0, Wv)], mlps=[(np.eye(3), np.eye(3))], dps=30)
+
+
+def test_stack_residuals_match_an_mpmath_stack():
+    # the same stack layer by layer in mpmath (mp_softmax_matrix, matrix products, relative_residual)
+    from attention_claims.maths import mp_matrix
+    from attention_claims.maths.attention import mp_softmax_matrix
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((5, 3))
+    weights = random_stack(rng, 4, 3, 3, 0.8)
+    r = attention_stack_residuals(X, weights, dps=60)
+    with mpmath.workdps(60):
+        M = mp_matrix(X)
+        ref = [relative_residual(M)]
+        for Wq, Wk, Wv in weights:
+            M = mp_softmax_matrix(M * mp_matrix(Wq), M * mp_matrix(Wk), 1 / mpmath.sqrt(3)) * M * mp_matrix(Wv)
+            ref.append(relative_residual(M))
+        for a, b in zip(r, ref, strict=True):
+            assert abs(a - b) <= mpmath.mpf("1e-55")  # rounding noise at 60 digits: about 1e-60 absolute

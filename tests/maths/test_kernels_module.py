@@ -270,6 +270,25 @@ def test_normalised_prf_attention_converges_and_errors():
         normalised_prf_attention(Q, K, V, np.ones((1, 2)))
 
 
+def test_normalised_prf_attention_matches_its_definition():
+    # out = sum_r num_r / sum_r den_r and se = sd_r(num_r - out den_r) / (sqrt(m) mean_r den_r), feature by feature
+    rng = np.random.default_rng(1)
+    N, M, d, dv, m = 4, 5, 3, 3, 7
+    Q, K, V = rng.uniform(-1, 1, (N, d)), rng.uniform(-1, 1, (M, d)), rng.uniform(-1, 1, (M, dv))
+    w = rng.standard_normal((m, d))
+    s = d ** -0.25
+    out, se = normalised_prf_attention(Q, K, V, w)
+    for i in range(N):
+        num = [np.exp(w[r] @ Q[i] * s - s * s * Q[i] @ Q[i] / 2)
+               * sum(np.exp(w[r] @ K[j] * s - s * s * K[j] @ K[j] / 2) * V[j] for j in range(M)) for r in range(m)]
+        den = [np.exp(w[r] @ Q[i] * s - s * s * Q[i] @ Q[i] / 2)
+               * sum(np.exp(w[r] @ K[j] * s - s * s * K[j] @ K[j] / 2) for j in range(M)) for r in range(m)]
+        o = sum(num) / sum(den)
+        resid = np.array([num[r] - o * den[r] for r in range(m)])
+        np.testing.assert_allclose(out[i], o, rtol=1e-13)
+        np.testing.assert_allclose(se[i], resid.std(axis=0, ddof=1) / (math.sqrt(m) * np.mean(den)), rtol=1e-12)
+
+
 def test_monomial_feature_dots_multinomial():
     from fractions import Fraction
 

@@ -19,6 +19,7 @@ from attention_claims.maths import (
     cloning,
     entropy_arb,
     gini_index,
+    ks_distance_normal,
     lognormal_feature_moments,
     population_moments,
     product_design,
@@ -32,6 +33,7 @@ from attention_claims.maths import (
     s_relu2,
     s_relu2_moments,
     s_squared_exact,
+    sorted_standard_normals,
     sparsity_curves,
     taylor_features,
 )
@@ -114,6 +116,20 @@ def test_identity_moments_known_values():
 def test_relu_moment_rejects_bad_order(k):
     with pytest.raises(AttentionInputError, match=r"^k: must be an integer in \[0, 12\]"):
         relu_moment(k, 0.0)
+
+
+def test_s_squared_exact_rationals_match_the_definition():
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 7, 40):
+        a = [Fraction(int(rng.integers(-50, 50)), int(rng.integers(1, 30))) for _ in range(n)]
+        if not any(a):
+            continue
+        naive = sum(abs(v) for v in a) ** 2 / (n * sum(v * v for v in a))
+        assert s_squared_exact(a) == naive
+        assert s_squared_exact(a + [0] * 3) == naive * n / (n + 3)  # zeros: mixed ints and Fractions
+    lam = Fraction(999, 1000)
+    a = [lam**j for j in range(60)]
+    assert s_squared_exact(a) == sum(a) ** 2 / (60 * sum(v * v for v in a))
 
 
 def test_s_squared_exact():
@@ -238,3 +254,44 @@ def test_figure_samples_are_drawn_and_not_read_back_as_curves(tmp_path):
                                  samples=[(0.0, 0.7, 0.8, 0.001)])
     assert sorted(b for b, _, _ in drawn) == [0.0, 1.0]
     assert all(len(x) == 2 for _, x, _ in drawn)
+
+
+def test_ks_distance_normal_matches_scipy_and_known_values():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    for n, mean, std in [(1, 0.0, 1.0), (7, -0.3, 2.0), (1000, 0.5, 0.7), (20_000, -1.25, 1.5)]:
+        x = mean + std * rng.standard_normal(n)
+        assert ks_distance_normal(x, mean, std) == stats.kstest(x, "norm", args=(mean, std)).statistic
+    # one point at the median: F_n jumps 0 -> 1 where Phi = 1/2
+    assert ks_distance_normal([2.0], 2.0, 3.0) == 0.5
+    # a sample far to the right of the law: D -> 1
+    assert ks_distance_normal([50.0, 60.0], 0.0, 1.0) == 1.0
+    # ties and order do not matter
+    assert ks_distance_normal([1.0, -1.0, 1.0], 0.0, 1.0) == ks_distance_normal([-1.0, 1.0, 1.0], 0.0, 1.0)
+
+
+@pytest.mark.parametrize("x,mean,std", [([], 0.0, 1.0), ([1.0, math.nan], 0.0, 1.0), ([1.0], 0.0, 0.0),
+                                        ([1.0], 0.0, -1.0), ([1.0], math.inf, 1.0)])
+def test_ks_distance_normal_rejects_bad_input(x, mean, std):
+    with pytest.raises(AttentionInputError):
+        ks_distance_normal(x, mean, std)
+
+
+def test_sorted_standard_normals_law_and_order():
+    from scipy import stats
+
+    for seed, n in [(0, 1), (1, 2), (2, 1000), (3, 200_000)]:
+        z = sorted_standard_normals(np.random.default_rng(seed), n)
+        assert z.shape == (n,) and np.isfinite(z).all() and np.all(z[1:] >= z[:-1])
+    z = sorted_standard_normals(np.random.default_rng(4), 200_000)
+    # against N(0, 1) and against sorted ziggurat draws: KS p-values far from tiny (fixed seeds)
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    assert stats.ks_2samp(z, np.random.default_rng(5).standard_normal(200_000)).pvalue > 1e-3
+    assert abs(z.mean()) < 5 / math.sqrt(200_000) and abs(z.var() - 1) < 5 * math.sqrt(2 / 200_000)
+    # both tails from their own side: the extremes of 2e5 normals lie near +-4.4, symmetric in law
+    assert 3.5 < -z[0] < 6 and 3.5 < z[-1] < 6
+    # the sorted fast path of ks_distance_normal gives scipy's statistic
+    assert ks_distance_normal(z, 0.1, 1.2) == stats.kstest(z, "norm", args=(0.1, 1.2)).statistic
+    with pytest.raises(AttentionInputError):
+        sorted_standard_normals(np.random.default_rng(0), 0)
