@@ -216,11 +216,22 @@ def arb_to_mpf(x: arb, digits: int, dps: int | None = None) -> mpmath.mpf:
 
 
 def fraction_to_mpf(x):
-    """The rational ``x`` (a :class:`fractions.Fraction`) as an ``mpmath.mpf`` at the current
-    working precision (``numerator / denominator``, one rounding)."""
-    import mpmath
+    """The rational ``x`` (a :class:`fractions.Fraction`) as an ``mpmath.mpf`` at the current working
+    precision, correctly rounded (round to nearest; one rounding of the exact quotient).
 
-    return mpmath.mpf(x.numerator) / x.denominator
+    Numerator and denominator enter mpmath exactly as ``odd * 2^k``: mpmath's pure-Python normalisation
+    strips trailing zero bits a byte at a time, which is quadratic for the dyadic rationals that float64
+    data produce (a degree-30 Taylor coefficient of float inputs has some 10^5 bits), so they are split off
+    here first."""
+    import mpmath
+    from mpmath.libmp import from_man_exp, mpf_div, round_nearest
+
+    p, q = x.numerator, x.denominator
+    if p == 0:
+        return mpmath.mpf(0)
+    tp, tq = (p & -p).bit_length() - 1, (q & -q).bit_length() - 1
+    return mpmath.mp.make_mpf(mpf_div(from_man_exp(p >> tp, tp), from_man_exp(q >> tq, tq), mpmath.mp.prec,
+                                      round_nearest))
 
 
 def fraction_to_fmpq(x):

@@ -31,6 +31,17 @@ def test_fraction_conversions():
         assert abs(fraction_to_mpf(Fraction(1, 3)) - mpmath.mpf(1) / 3) < mpmath.mpf(10) ** -39
 
 
+@pytest.mark.parametrize("x", [Fraction(0), Fraction(-12, 1), Fraction(3, 2**80), Fraction(-(5**40) << 300, 3 << 7),
+                               Fraction(3**2000 << 4000, 7**900 << 3000), Fraction(2**-1074)])
+def test_fraction_to_mpf_is_correctly_rounded(x):
+    # against the quotient at 400 extra bits, rounded once: the same number, bit for bit
+    with mpmath.workprec(133):
+        got = fraction_to_mpf(x)
+        with mpmath.workprec(133 + 400 + x.numerator.bit_length() + x.denominator.bit_length()):
+            wide = mpmath.mpf(x.numerator) / x.denominator  # exact enough that one rounding below is correct
+        assert got == +wide
+
+
 def test_decimal_fraction_reads_floats_as_written():
     assert decimal_fraction(0.1) == Fraction(1, 10) != Fraction(0.1)
     assert decimal_fraction(3) == 3 and decimal_fraction(Fraction(2, 7)) == Fraction(2, 7)
