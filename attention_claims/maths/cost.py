@@ -8,6 +8,7 @@ a number of intermediate values (not bytes). Sizes: ``N`` tokens, head dimension
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -76,10 +77,12 @@ def op_count(method: str, N: int, d: int, k: int | None = None, m: int | None = 
     return mm + N * n_cols + N * (n_cols - 1) + N * n_cols + N * n_cols + N * (n_cols - 1) + N * n_cols
 
 
+@functools.lru_cache(maxsize=8192)
 def meta_matmul_flops(method: str, N: int, d: int, k: int | None = None, m: int | None = None) -> int:
     """The matmul flops of ``method`` as counted by ``torch.utils.flop_counter.FlopCounterMode``
     on ``meta`` tensors (shapes only, no data, so ``N = 10^6`` costs nothing): an independent
-    count to cross-check :func:`matmul_count`.
+    count to cross-check :func:`matmul_count`. Memoised by its arguments (a pure function of the shapes;
+    a check asks for the same shapes in many examples).
 
     Raises:
         AttentionInputError: as :func:`matmul_count`.
