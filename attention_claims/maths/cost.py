@@ -77,7 +77,7 @@ def op_count(method: str, N: int, d: int, k: int | None = None, m: int | None = 
     return mm + N * n_cols + N * (n_cols - 1) + N * n_cols + N * n_cols + N * (n_cols - 1) + N * n_cols
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=8192, typed=True)  # typed: True is not the integer 1 here (validation)
 def meta_matmul_flops(method: str, N: int, d: int, k: int | None = None, m: int | None = None) -> int:
     """The matmul flops of ``method`` as counted by ``torch.utils.flop_counter.FlopCounterMode``
     on ``meta`` tensors (shapes only, no data, so ``N = 10^6`` costs nothing): an independent

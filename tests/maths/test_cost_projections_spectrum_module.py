@@ -81,6 +81,7 @@ def test_op_count_closed_forms(N, d, k):
     (("linear", 4, 2), {}, "m"),
 ])
 def test_count_input_errors(fn, args, kw, match):
+    fn("standard", 2, 1), fn("standard", 2, 2)  # valid twins of the bad arguments first: no memo may answer
     with pytest.raises(AttentionInputError, match=match):
         fn(*args, **kw)
 
