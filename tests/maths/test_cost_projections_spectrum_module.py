@@ -249,6 +249,8 @@ def test_pairwise_distortion_decides_ties_exactly():
     assert exact_pairs == 1 and holds == _distortion_exact(X, Y, eps)
     Y_tie = np.array([[0.0, 0.0], [5.0, 2.5]])  # 31.25 exactly
     assert pairwise_distortion_holds(X, Y_tie, eps) == (False, 1)
+    Y_low_tie = np.array([[0.0] * 4, [4.0, 1.5, 0.5, 0.5]])  # 18.75 = (1 - eps) 25 exactly: the lower bound
+    assert pairwise_distortion_holds(X, Y_low_tie, eps) == (False, 1)
     Y_in = np.array([[0.0], [5.0]])
     assert pairwise_distortion_holds(X, Y_in, eps) == (True, 0)
     # an entry below 2^-500 (squares underflow the filter's error bound): decided exactly
