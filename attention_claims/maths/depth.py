@@ -23,7 +23,8 @@ import numpy as np
 from flint import arb, arb_mat, fmpq
 
 from .arrays import AttentionInputError, as_array, as_int
-from .exact import arb_matrix, mp_matrix, precision
+from .attention import arb_softmax_rows
+from .exact import arb_matrix, arb_mid_to_mpf, mp_matrix, precision
 
 
 def relative_residual(X) -> mpmath.mpf:
@@ -80,7 +81,7 @@ def attention_stack_residuals(X0, weights, *, skip: bool = False, mlps=None, dps
                 raise AttentionInputError(f"attention_stack_residuals: weight shapes Wq {wq.shape}, Wk {wk.shape}, "
                                           f"Wv {wv.shape} do not fit X {x0.shape}")
             scale = 1 / arb(wq.shape[1]).sqrt()
-            P = _arb_softmax_rows((X * arb_matrix(wq)) * (X * arb_matrix(wk)).transpose() * scale)
+            P = arb_softmax_rows((X * arb_matrix(wq)) * (X * arb_matrix(wk)).transpose() * scale)
             Y = P * X * arb_matrix(wv)
             X = X + Y if skip else Y
             if mlps is not None:
@@ -88,29 +89,7 @@ def attention_stack_residuals(X0, weights, *, skip: bool = False, mlps=None, dps
                 X = X + Y if skip else Y
             out.append(_arb_relative_residual(X))
         with mpmath.workdps(dps):
-            return [_mid_to_mpf(num) for num in out]
-
-
-def _mid_to_mpf(x: arb) -> mpmath.mpf:
-    """The midpoint of ``x`` as an mpf rounded to the current mpmath precision."""
-    man, exp = x.mid().man_exp()
-    return +mpmath.mpf((int(man), int(exp)))
-
-
-def _arb_softmax_rows(Z: arb_mat) -> arb_mat:
-    """Row-wise ``e^(z_j - m) / sum_l e^(z_l - m)`` of ``Z (N, M)`` (``m`` the largest midpoint in
-    the row, subtracted so that no term overflows; the quotient does not depend on it). Vaswani et
-    al. 2017 eq. (1)."""
-    N, M = Z.nrows(), Z.ncols()
-    A = arb_mat(N, M)
-    for i in range(N):
-        row = [Z[i, j] for j in range(M)]
-        m = max(row, key=lambda v: v.mid()).mid()
-        e = [(v - m).exp() for v in row]
-        tot = sum(e[1:], e[0])
-        for j in range(M):
-            A[i, j] = e[j] / tot
-    return A
+            return [arb_mid_to_mpf(num) for num in out]
 
 
 def _exact_sum(xs) -> fmpq:

@@ -11,7 +11,8 @@ conversions of that value into each exact or high-precision arithmetic live here
 - :func:`mp_matrix` -> ``mpmath.matrix`` (exact at any working precision of 53 bits or more);
 - :func:`arb_matrix` -> ``arb_mat`` (balls of radius 0);
 - :func:`to_arb` -> ``arb`` (one number, radius 0, from a float, int, ``Fraction`` or ``mpmath.mpf``),
-  and back: :func:`arb_to_mpf`, the midpoint of a ball narrow enough to certify the digits asked for.
+  and back: :func:`arb_to_mpf`, the midpoint of a ball narrow enough to certify the digits asked for
+  (:func:`arb_mid_to_mpf`, the midpoint alone).
 """
 
 from __future__ import annotations
@@ -210,9 +211,15 @@ def arb_to_mpf(x: arb, digits: int, dps: int | None = None) -> mpmath.mpf:
     """
     if not x.is_finite() or x.rad() >= abs(x.mid()) * arb(10) ** (-digits):
         raise CertificationError(f"the enclosure {x} does not certify {digits} digits")
-    man, exp = x.mid().man_exp()
     with mpmath.workdps(dps or digits + 8):
-        return +mpmath.mpf((int(man), int(exp)))
+        return arb_mid_to_mpf(x)
+
+
+def arb_mid_to_mpf(x: arb) -> mpmath.mpf:
+    """The midpoint of the ball ``x`` as an ``mpmath.mpf`` rounded to the current mpmath precision
+    (nothing certified: :func:`arb_to_mpf` checks the radius first)."""
+    man, exp = x.mid().man_exp()  # the midpoint's exact (signed) mantissa and exponent
+    return +mpmath.mpf((int(man), int(exp)))
 
 
 def fraction_to_mpf(x):

@@ -115,7 +115,7 @@ def gaussian_mgf_quadrature(a, dps: int = 40) -> mpmath.mpf:
     am = abs(to_arb(a, "gaussian_mgf_quadrature: a"))
     if am == 0:
         return mpmath.mpf(1)  # E exp(0) = 1
-    prec = int((dps + 10) * 3.33) + 8
+    prec = mpmath.libmp.dps_to_prec(dps + 10)  # the bits mpmath uses for dps + 10 digits
     with precision(prec):
         return arb_to_mpf(gaussian_moment_arb("exp", 1, 0, a if a > 0 else -a, prec), dps, dps + 10)
 

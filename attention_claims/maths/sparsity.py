@@ -310,7 +310,7 @@ def s_reference(f: str, beta, gamma, dps: int = DPS) -> mpmath.mpf:
     if f not in F_TORCH:
         raise AttentionInputError(f"f: unknown {f!r} (one of {', '.join(F_TORCH)})")
     dps = as_int(dps, "dps", lo=5, hi=1000)
-    prec = int((dps + 10) * 3.33) + 8
+    prec = mpmath.libmp.dps_to_prec(dps + 10)  # the bits mpmath uses for dps + 10 digits
     for _ in range(4):
         with precision(prec):
             if f == "relu2":

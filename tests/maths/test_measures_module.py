@@ -13,6 +13,7 @@ import torch
 from attention_claims.maths import (
     AttentionInputError,
     arb_softmax_attention,
+    arb_softmax_rows,
     causal_mask,
     certified_rank_at_least,
     default_rank_tolerance,
@@ -150,6 +151,21 @@ def test_references():
         assert abs(mp_softmax_entry([1000.0, 0.0], 1) - mpmath.exp(-1000) / (1 + mpmath.exp(-1000))) < mpmath.mpf("1e-460")
     assert underflow_log_threshold("float64") == pytest.approx(-1075 * math.log(2))
     assert underflow_log_threshold("float16") == pytest.approx(-25 * math.log(2))
+
+
+def test_arb_softmax_rows_encloses_the_softmax_of_an_arb_matrix():
+    # the row softmax the certified attention matrix and the Dong residual stack share: an arb_mat or nested
+    # lists, huge logits without overflow, the causal mask exactly 0
+    from flint import arb, arb_mat
+
+    Z = arb_mat([[arb(1000), arb(0)], [arb(2), arb(-3)]])
+    A = arb_softmax_rows(Z)
+    for i, row in enumerate([[1000.0, 0.0], [2.0, -3.0]]):
+        for j in range(2):
+            ref = arb(mpmath.nstr(mp_softmax_entry(row, j, dps=45), 40))  # 40 significant digits
+            assert abs(A[i, j] - ref) < ref * arb("1e-12")  # relative: the second entry of row 0 is e^-1000
+    C = arb_softmax_rows([[arb(1), arb(5)], [arb(1), arb(5)]], causal=True)
+    assert C[0, 1] == 0 and C[0, 0] == 1 and (C[1, 0] + C[1, 1]).contains(1)
 
 
 def test_error_messages_name_the_argument_exactly():
