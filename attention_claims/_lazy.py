@@ -1,10 +1,13 @@
-"""Lazy re-export of a layer's public names (PEP 562), shared by :mod:`attention_claims.maths` and
-:mod:`attention_claims.models`: ``from attention_claims.maths import X`` imports only the module that
-defines ``X``, so a check that needs no torch or python-flint does not pay for them."""
+"""Laziness, in one place: the lazy re-export of a layer's public names (PEP 562), shared by
+:mod:`attention_claims.maths`, :mod:`attention_claims.models` and :mod:`attention_claims.testkit`
+(``from attention_claims.maths import X`` imports only the module that defines ``X``), and
+:class:`LazyModule`, the stand-in through which the maths modules reach torch, so a check that needs no
+torch or python-flint does not pay for them."""
 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 
 
@@ -29,3 +32,37 @@ def lazy_exports(package: str, where: Mapping[str, str]) -> tuple[list[str], Cal
         return names
 
     return names, __getattr__, __dir__
+
+
+class LazyModule:
+    """A stand-in for the module ``name`` that imports it on first attribute access.
+
+    ``torch = LazyModule("torch")`` at the top of a module lets its functions say ``torch.softmax(...)``
+    while importing the module costs nothing: torch (about 1 s to import) is loaded by the first function
+    that needs it, so a check that never touches a tensor never pays for it. Each attribute is looked up
+    on the real module once and then kept on the stand-in. The stand-in is not put in ``sys.modules``,
+    so code that asks whether torch is loaded (Hypothesis's RNG seeding, :func:`loaded`) is told the
+    truth.
+
+    Raises (on attribute access):
+        ImportError: the module cannot be imported.
+        AttributeError: the module has no such attribute.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.__name = name
+
+    def __getattr__(self, attr: str):
+        value = getattr(importlib.import_module(self.__name), attr)
+        setattr(self, attr, value)
+        return value
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self.__name!r}>"
+
+
+def loaded(name: str):
+    """The module ``name`` if it has been imported (by anyone), else None; never imports it. An object
+    can only be an instance of a class of ``torch`` once torch is loaded, so
+    ``(t := loaded("torch")) is not None and isinstance(x, t.Tensor)`` tests for a tensor for free."""
+    return sys.modules.get(name)

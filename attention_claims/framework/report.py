@@ -10,6 +10,7 @@ never disagree. The verdict rules are all in :mod:`attention_claims.framework.ve
 from __future__ import annotations
 
 import datetime as _dt
+import importlib.metadata
 import json
 import os
 import platform
@@ -18,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .._cache import write_atomic
+from .._lazy import loaded
 from . import profiles
 from .records import SOURCES_DIR
 from .report_model import (
@@ -39,16 +41,27 @@ from .verdict import ReadingOutcome, decide, reading_outcome
 
 
 def environment(config) -> Environment:
-    """The versions, devices, Hypothesis profile and xdist workers of this process."""
-    try:
-        import torch
+    """The versions, devices, Hypothesis profile and xdist workers of this process.
 
+    ``devices`` are those this run could use: ``cpu``, and each CUDA device torch sees. A run in one
+    process that never imported torch (every check it ran was torch-free: the maths modules import torch
+    on first use, and a CUDA reading's parametrisation asks torch for the device) used the CPU alone, and
+    torch is not imported here just to list GPUs (about 1 s); its version then comes from the installed
+    distribution's metadata. An xdist controller runs no check itself, so it asks torch."""
+    torch = loaded("torch")
+    if torch is None and config is not None and getattr(config.option, "numprocesses", None):
+        import torch
+    if torch is not None:
         torch_version = torch.__version__
         devices = ["cpu"]
         if torch.cuda.is_available():
             devices += [f"cuda:{i} ({torch.cuda.get_device_name(i)})" for i in range(torch.cuda.device_count())]
-    except ImportError:  # pragma: no cover - torch is a hard dependency
-        torch_version, devices = None, ["cpu"]
+    else:
+        try:
+            torch_version = importlib.metadata.version("torch")
+        except importlib.metadata.PackageNotFoundError:  # pragma: no cover - torch is a hard dependency
+            torch_version = None
+        devices = ["cpu"]
     import hypothesis
     import mpmath
 

@@ -13,7 +13,10 @@
 - :mod:`.depth` — rank collapse with depth (Dong et al.);
 - :mod:`.boundaries` — bisection for the parameter at which a property starts to fail.
 
-Nothing here imports pytest or the framework: the mathematics stands on its own.
+Nothing here imports pytest or the framework: the mathematics stands on its own. Nor does importing
+any of it import torch: each module reaches torch through the stand-in of :mod:`.arrays`
+(:class:`attention_claims._lazy.LazyModule`), which imports it (about 1 s) on the first call that needs a
+tensor (``tests/maths/test_lazy_torch.py``).
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ One family of validators, one message per fault, every message starting with the
 - :func:`resolve_dtype`, :func:`cuda_available`: dtype names and the CUDA device.
 
 Every fault raises :class:`AttentionInputError` (a ``ValueError``).
+
+``torch`` here is a stand-in (:class:`attention_claims._lazy.LazyModule`) that imports torch on first use;
+the other maths modules reach torch through it, so importing them costs no second.
 """
 
 from __future__ import annotations
@@ -17,14 +20,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
-DTYPES = {
-    "float64": torch.float64,
-    "float32": torch.float32,
-    "bfloat16": torch.bfloat16,
-    "float16": torch.float16,
-}
+from .._lazy import LazyModule, loaded
+
+torch = LazyModule("torch")  # imported by the first function that needs it (about 1 s)
+
+DTYPES = ("float64", "float32", "bfloat16", "float16")
+"""The dtype names :func:`resolve_dtype` accepts, each the name of a torch dtype."""
+
+
+def is_tensor(x) -> bool:
+    """Whether ``x`` is a torch tensor, without importing torch (no tensor exists before torch is)."""
+    t = loaded("torch")
+    return t is not None and isinstance(x, t.Tensor)
 
 
 class AttentionInputError(ValueError):
@@ -53,7 +61,7 @@ def as_array(x, name: str, *, ndim: int | None = 2, integer: bool = False, squar
     Raises:
         AttentionInputError: a check fails (named by ``name``).
     """
-    if isinstance(x, torch.Tensor):
+    if is_tensor(x):
         x = x.detach().to("cpu", torch.float64).numpy()
     try:
         a = np.asarray(x, dtype=np.float64)
@@ -76,7 +84,7 @@ def as_tensor(x, name: str, *, dtype: torch.dtype | None = None, device: str | t
     Raises:
         AttentionInputError: a check fails (named by ``name``).
     """
-    if isinstance(x, torch.Tensor):
+    if is_tensor(x):
         t = x
     else:
         try:
@@ -122,12 +130,11 @@ def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
     Raises:
         AttentionInputError: for a name not in :data:`DTYPES`.
     """
+    if dtype in DTYPES:
+        return getattr(torch, dtype)
     if isinstance(dtype, torch.dtype):
         return dtype
-    try:
-        return DTYPES[dtype]
-    except KeyError:
-        raise AttentionInputError(f"dtype: unknown {dtype!r} (one of {', '.join(DTYPES)})") from None
+    raise AttentionInputError(f"dtype: unknown {dtype!r} (one of {', '.join(DTYPES)})")
 
 
 def cuda_available() -> bool:

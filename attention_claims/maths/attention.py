@@ -20,10 +20,9 @@ from collections.abc import Callable
 
 import mpmath
 import numpy as np
-import torch
 from flint import arb, arb_mat
 
-from .arrays import AttentionInputError, as_array, as_int, as_tensor, positive_int, resolve_dtype
+from .arrays import AttentionInputError, as_array, as_int, as_tensor, is_tensor, positive_int, resolve_dtype, torch
 from .exact import mp_matrix
 
 
@@ -80,9 +79,9 @@ def _elu_plus_one(x: torch.Tensor) -> torch.Tensor:
 
 FEATURE_MAPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "identity": lambda x: x,
-    "relu": torch.relu,
+    "relu": lambda x: torch.relu(x),
     "elu+1": _elu_plus_one,  # Katharopoulos et al. 2020, eq. (7)
-    "exp": torch.exp,
+    "exp": lambda x: torch.exp(x),
 }
 
 
@@ -179,7 +178,7 @@ def resolve_mask(mask: torch.Tensor | np.ndarray | str | None, N: int, M: int, *
         if N != M:
             raise AttentionInputError(f"mask {mask!r} needs square logits, got shape {(N, M)}")
         return attention_mask(mask, N, device=device)
-    keep = torch.as_tensor(np.asarray(mask, dtype=bool) if not isinstance(mask, torch.Tensor) else mask)
+    keep = torch.as_tensor(np.asarray(mask, dtype=bool) if not is_tensor(mask) else mask)
     keep = keep.to(dtype=torch.bool, device=device if device is not None else keep.device)
     if tuple(keep.shape) != (N, M):
         raise AttentionInputError(f"mask: shape {tuple(keep.shape)} differs from the logits' {(N, M)}")

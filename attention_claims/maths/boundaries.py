@@ -10,9 +10,7 @@ import functools
 import math
 from collections.abc import Callable
 
-import torch
-
-from .arrays import resolve_dtype
+from .arrays import resolve_dtype, torch
 
 
 def bisect_predicate(fails: Callable[[float], bool], lo: float, hi: float, *, rtol: float = 1e-9,

@@ -12,9 +12,8 @@ import functools
 import math
 
 import numpy as np
-import torch
 
-from .arrays import AttentionInputError, as_array, positive_int
+from .arrays import AttentionInputError, as_array, positive_int, torch
 
 COUNT_METHODS = ("standard", "linformer", "doc-linformer", "linear")
 

@@ -17,9 +17,8 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
-import torch
 
-from .arrays import AttentionInputError, as_array, as_int, as_tensor, positive_int, resolve_dtype
+from .arrays import AttentionInputError, as_array, as_int, as_tensor, positive_int, resolve_dtype, torch
 from .attention import arb_logits, feature_map
 from .boundaries import bisect_predicate
 from .exact import to_fmpq, to_fraction

@@ -21,10 +21,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-import torch
 from flint import arb, arb_mat, fmpq, fmpq_mat
 
-from .arrays import AttentionInputError, as_array
+from .arrays import AttentionInputError, as_array, torch
 from .attention import resolve_mask
 from .exact import certified_sign, fmpq_matrix, fmpz_matrix, integer_entries, precision, to_fmpq, to_fraction
 

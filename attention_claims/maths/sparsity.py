@@ -12,11 +12,10 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
-import torch
 from flint import arb, fmpq
 
 from .._cache import disk_memo
-from .arrays import AttentionInputError, as_array, as_int, positive_int
+from .arrays import AttentionInputError, as_array, as_int, positive_int, resolve_dtype, torch
 from .exact import CertificationError, arb_to_mpf, as_fractions, precision, to_arb
 
 
@@ -201,7 +200,7 @@ def s_vector_mp(a) -> mpmath.mpf:
 
 
 F_TORCH: dict[str, Callable] = {
-    "exp": torch.exp,
+    "exp": lambda x: torch.exp(x),
     "relu2": lambda x: torch.relu(x) ** 2,
     "identity": lambda x: x,
 }
@@ -328,13 +327,14 @@ def s_reference(f: str, beta, gamma, dps: int = DPS) -> mpmath.mpf:
 
 
 def s_monte_carlo(f: str, q, mu, sigma: float, n: int, *, generator: torch.Generator,
-                  dtype=torch.float64, device="cpu") -> float:
+                  dtype="float64", device="cpu") -> float:
     """Finite-n estimate: draw ``k_1..k_n ~ N(mu, sigma^2 I)`` in torch, form
     ``a_j = f(q·k_j)`` and return ``S(a) = mean|a| / sqrt(mean a^2)`` (004 eq. (2)).
 
     ``q``, ``mu``: ``(d,)``. The estimator converges to the ``n -> infinity`` value at rate
     ``O(1/sqrt(n))`` (delta method); see the check for the tolerance.
     """
+    dtype = resolve_dtype(dtype)
     q_t = torch.as_tensor(np.asarray(q, dtype=np.float64), dtype=dtype, device=device)
     mu_t = torch.as_tensor(np.asarray(mu, dtype=np.float64), dtype=dtype, device=device)
     eps = torch.randn(n, q_t.numel(), generator=generator, dtype=dtype, device="cpu").to(device)

@@ -1,0 +1,83 @@
+"""torch (about 1 s to import) is imported by the first maths function that needs it, never by an
+import: a check that touches no tensor (``--claims-select lemma-11-35-temperature-limits``) starts
+without it (issue 13: one cheap claim in 3 s)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from attention_claims._lazy import LazyModule, loaded
+from attention_claims.maths import MODULES
+
+
+def _fresh(code: str) -> str:
+    """Run ``code`` in a fresh interpreter; return its stdout (raises on a non-zero exit)."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_importing_the_maths_layer_the_test_kit_and_the_plugin_does_not_import_torch():
+    imports = "; ".join(f"import attention_claims.maths.{m}" for m in MODULES)
+    out = _fresh(f"import sys; {imports}; import attention_claims.testkit, attention_claims.framework.plugin; "
+                 "import attention_claims.framework.report; print('torch' in sys.modules)")
+    assert out == "False"
+
+
+def test_the_first_function_that_needs_torch_imports_it():
+    out = _fresh("import sys; from attention_claims.maths import softmax_attention; "
+                 "print('torch' in sys.modules); A = softmax_attention([[1.0]], [[1.0]]); "
+                 "print('torch' in sys.modules, type(A).__module__)")
+    assert out.splitlines() == ["False", "True torch"]
+
+
+def test_a_run_without_torch_reports_its_version_from_the_metadata_and_the_cpu_alone():
+    out = _fresh("import sys, importlib.metadata as m; from attention_claims.framework.report import environment; "
+                 "e = environment(None); print('torch' in sys.modules, e.torch == m.version('torch'), e.devices)")
+    assert out == "False True ['cpu']"
+
+
+def test_an_xdist_controller_asks_torch_for_the_devices_its_workers_could_use():
+    # the controller runs no check: without asking torch it would list the CPU alone on a GPU machine
+    out = _fresh("import sys, types; from attention_claims.framework.report import environment; "
+                 "e = environment(types.SimpleNamespace(option=types.SimpleNamespace(numprocesses=2))); "
+                 "import torch; print('torch' in sys.modules, e.torch == torch.__version__, "
+                 "len(e.devices) == 1 + torch.cuda.device_count())")
+    assert out == "True True True"
+
+
+def test_lazy_module_imports_on_first_attribute_and_keeps_it():
+    fake = LazyModule("json")
+    assert "LazyModule" not in repr(fake) and "'json'" in repr(fake)
+    import json
+
+    assert fake.dumps is json.dumps
+    assert "dumps" in vars(fake)  # looked up once, then an ordinary attribute
+    with pytest.raises(AttributeError):
+        fake.no_such_name  # noqa: B018
+    with pytest.raises(ImportError):
+        LazyModule("attention_claims_no_such_module").x  # noqa: B018
+
+
+def test_loaded_never_imports():
+    assert loaded("attention_claims_no_such_module") is None
+    assert loaded("numpy") is np
+
+
+def test_tensor_and_array_inputs_still_go_through_the_same_validators():
+    import torch
+
+    from attention_claims.maths import as_array, as_tensor, resolve_dtype
+    from attention_claims.maths.arrays import is_tensor
+
+    t = torch.tensor([[1.0, 2.0]], dtype=torch.float32)
+    assert is_tensor(t) and not is_tensor(np.ones((1, 2)))
+    assert as_array(t, "x").dtype == np.float64
+    assert as_tensor(t, "x") is t
+    assert resolve_dtype("bfloat16") is torch.bfloat16 and resolve_dtype(torch.float16) is torch.float16
+    with pytest.raises(ValueError, match="dtype: unknown 'float8'"):
+        resolve_dtype("float8")
