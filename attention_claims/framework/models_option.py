@@ -91,6 +91,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    if config.stash.get(_SAVED, None) is None:
+        return None  # no --claims-model: nothing to say, and no reason to import the registry (and torch)
     from attention_claims.models import registry
 
     if not registry.USER_MODELS:

@@ -4,14 +4,18 @@ without it (issue 13: one cheap claim in 3 s)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from attention_claims._lazy import LazyModule, loaded
 from attention_claims.maths import MODULES
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _fresh(code: str) -> str:
@@ -48,6 +52,24 @@ def test_an_xdist_controller_asks_torch_for_the_devices_its_workers_could_use():
                  "import torch; print('torch' in sys.modules, e.torch == torch.__version__, "
                  "len(e.devices) == 1 + torch.cuda.device_count())")
     assert out == "True True True"
+
+
+@pytest.mark.subprocess_run
+def test_the_readmes_one_claim_run_of_a_torch_free_check_never_imports_torch(tmp_path):
+    """``pytest --claims-select lemma-11-35-temperature-limits`` (not quiet: the header hooks run too),
+    end to end: a plugin in the run says at the very end whether torch was ever imported."""
+    (tmp_path / "torch_probe.py").write_text(
+        "import sys\n"
+        "def pytest_unconfigure(config):\n"
+        "    print('torch imported:', 'torch' in sys.modules)\n", encoding="utf-8")
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    res = subprocess.run([sys.executable, "-m", "pytest", "-p", "torch_probe", "-p", "no:cacheprovider",
+                          "--claims-select", "lemma-11-35-temperature-limits",
+                          "--claims-report-dir", str(tmp_path / "reports")],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "torch imported: False" in res.stdout, res.stdout[-3000:]
+    assert "1 passed" in res.stdout
 
 
 def test_lazy_module_imports_on_first_attribute_and_keeps_it():
