@@ -16,7 +16,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from ..trust import trust_lines
-from . import assets, model, plots
+from . import assets, diskcache, model, plots
 from .documents import AnnotatedDocument, annotate
 from .texmd import plain_text, render_inline, render_tex
 
@@ -30,7 +30,7 @@ def environment() -> jinja2.Environment:
     """The Jinja2 environment of the report templates (autoescaping on, filters for TeX and Markdown)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape(
         ["html", "j2"], default_for_string=True), trim_blocks=True, lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined)
+        undefined=jinja2.StrictUndefined, bytecode_cache=diskcache.BYTECODE)
     env.filters["inline"] = render_inline
     env.filters["tex"] = render_tex
     env.filters["tex_display"] = lambda t: render_tex(t, display=True)
@@ -97,17 +97,19 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
     }
 
 
-def _memo(store: dict, limit: int, key_parts, compute):
+def _memo(store: dict, limit: int, key_parts, compute, disk: str | None = None):
     """``compute()``, kept in ``store`` under the SHA-256 of ``key_parts``' canonical JSON (the store is
     emptied when it grows past ``limit``); returns ``(key, value)``. The render caches below key on
-    everything their value shows, so an equal key is an equal value."""
+    everything their value shows, so an equal key is an equal value. With ``disk`` (a kind name) the
+    value, a string, is also kept across processes by :func:`.diskcache.cached` under the same key
+    (and the render code's digest)."""
     import hashlib
 
     key = hashlib.sha256(json.dumps(key_parts, sort_keys=True, default=str).encode()).hexdigest()
     if key not in store:
         if len(store) > limit:
             store.clear()
-        store[key] = compute()
+        store[key] = compute() if disk is None else diskcache.cached(disk, key, compute)
     return key, store[key]
 
 
@@ -118,8 +120,8 @@ def _card(view: dict, macro) -> Markup:
     """``macro(view)`` (the claim card of the report template), kept in memory keyed by the view: it
     holds everything the card shows (the claim, its anchors into the documents, its figures as data
     URIs and its drawn plots). The in-progress and final reports of a run, and the many small runs of
-    the suite's own tests, share most cards."""
-    return Markup(_memo(_CARDS, 4096, view, lambda: str(macro(view)))[1])
+    the suite's own tests, share most cards; on disk (:mod:`.diskcache`), so do successive runs."""
+    return Markup(_memo(_CARDS, 4096, view, lambda: str(macro(view)), disk="card")[1])
 
 
 _MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…"}
@@ -200,14 +202,14 @@ _DOC_HTML: dict[str, str] = {}
 
 def _document_html(doc: AnnotatedDocument, macro, titles: Mapping[str, tuple[str, str]]) -> Markup:
     """``macro(doc, ...)`` (a document's annotated view), kept in memory keyed by the annotation's key
-    (:func:`_annotated`) and the verdict and title of each claim it marks; uncached for a document
-    annotated elsewhere."""
+    (:func:`_annotated`) and the verdict and title of each claim it marks, and on disk (:mod:`.diskcache`);
+    uncached for a document annotated elsewhere."""
     args = (doc, model.document_short, model.document_label, model.document_url)
     if getattr(doc, "cache_key", None) is None:
         return macro(*args)
     ids = sorted({c for s in doc.sentences for c in s.claims})
     return Markup(_memo(_DOC_HTML, 256, [doc.cache_key, [[i, titles.get(i)] for i in ids]],
-                        lambda: str(macro(*args)))[1])
+                        lambda: str(macro(*args)), disk="document")[1])
 
 
 def render_html(report: dict, *, sources: Mapping[str, str] | None = None,

@@ -14,7 +14,7 @@ from pathlib import Path
 import jinja2
 
 from ..trust import trust_lines
-from . import model
+from . import diskcache, model
 from .texmd import find_math
 
 __all__ = ["render_markdown", "md_text", "md_cell", "md_plain"]
@@ -61,7 +61,8 @@ def md_quote(text: str | None) -> str:
 @functools.cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,
-                             lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+                             lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                             bytecode_cache=diskcache.BYTECODE)
     env.filters.update(md=md_text, cell=md_cell, quote=md_quote, plain=md_plain, one=lambda t: " ".join(str(t or "").split()),
                        compact=model.example_json)
     return env

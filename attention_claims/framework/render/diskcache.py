@@ -1,0 +1,133 @@
+"""The rendered report parts kept on disk between processes: claim cards, annotated documents' HTML and
+the compiled Jinja templates.
+
+A fresh process (each pytest run) renders the whole catalog twice, the in-progress and the final
+report, and most claims carry the same decision as in the last run, so most of what it renders was
+rendered by the last process too. :mod:`.html` keeps cards and document views in memory keyed by
+what they show (``html._memo``); this module keeps the same values as files, so the first report of a
+process costs about what the second does.
+
+Where: ``<cache root>/render/<first 16 hex digits of render_digest()>/`` (:func:`render_cache_dir`,
+under :func:`attention_claims._cache.cache_root`), one file per value: ``<kind>-<key>.html``, ``key``
+being the in-memory memo's key (SHA-256 of the view's canonical JSON), written by
+:func:`attention_claims._cache.write_checked` (atomic, with its SHA-256 on the first line: a corrupt
+or unreadable entry is recomputed, never an error; an unwritable cache only costs the speed-up).
+
+The key of a file is therefore (render digest, kind, view): :func:`render_digest` is the SHA-256 of
+every Python module of this package (``html.py``, ``texmd.py``, ``model.py``, ``plots.py``,
+``documents.py``, ``markdown.py``, this one, ...), every template under ``templates/`` and Jinja's
+version, so an edit of a template, a filter or a helper the card calls never serves stale HTML. The
+compiled templates (:data:`BYTECODE`, Jinja's bytecode cache) live in the same folder.
+
+Growth: the render folder keeps the :data:`KEEP_DIGESTS` most recently written code versions (older
+ones are removed when a new entry is written), and a code version's folder is cut back to the
+:data:`KEEP_ENTRIES` newest files when it holds more than twice that. ``ATTENTION_CLAIMS_RENDER_CACHE=0``
+turns the disk cache off (the in-memory memo still works).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import jinja2
+
+from ..._cache import cache_root, files_digest, prune_oldest, read_checked, write_atomic, write_checked
+
+__all__ = ["render_digest", "render_cache_dir", "cached", "BYTECODE", "KEEP_DIGESTS", "KEEP_ENTRIES"]
+
+PACKAGE = Path(__file__).parent
+KEEP_DIGESTS = 4
+"""How many code versions' folders ``<cache root>/render/`` keeps (other worktrees, recent edits)."""
+KEEP_ENTRIES = 2048
+"""A code version's folder is cut back to this many newest files when it holds more than twice as many."""
+
+
+@functools.cache
+def render_digest() -> str:
+    """SHA-256 (hex) of the render package's Python modules, its templates and Jinja's version: what a
+    rendered card or document view depends on besides its view (read once per process).
+
+    Raises:
+        OSError: a module or template cannot be read.
+    """
+    files = sorted(PACKAGE.glob("*.py")) + sorted(p for p in (PACKAGE / "templates").iterdir() if p.is_file())
+    return files_digest(files) + "-" + jinja2.__version__
+
+
+def render_cache_dir() -> Path | None:
+    """``<cache root>/render/<render_digest()[:16]>``, or None when ``ATTENTION_CLAIMS_RENDER_CACHE=0``."""
+    if os.environ.get("ATTENTION_CLAIMS_RENDER_CACHE", "1") == "0":
+        return None
+    return cache_root() / "render" / render_digest()[:16]
+
+
+_PRUNED: set[Path] = set()
+
+
+def _prune(folder: Path) -> None:
+    """Once per process and folder, after a write: drop old code versions and cut an overfull folder."""
+    if folder in _PRUNED:
+        return
+    _PRUNED.add(folder)
+    try:
+        prune_oldest([p for p in folder.parent.iterdir() if p.is_dir()], KEEP_DIGESTS)
+        entries = list(folder.iterdir())
+    except OSError:
+        return
+    if len(entries) > 2 * KEEP_ENTRIES:
+        prune_oldest(entries, KEEP_ENTRIES)
+
+
+def cached(kind: str, key: str, compute: Callable[[], str]) -> str:
+    """The text stored as ``<render_cache_dir()>/<kind>-<key>.html``, or ``compute()`` stored there.
+
+    ``key`` must determine the value given this package's code (the caller's memo key: the SHA-256 of
+    everything the value shows); the folder carries :func:`render_digest`. A missing, unreadable or
+    corrupt entry is recomputed; an unwritable folder is ignored.
+    """
+    folder = render_cache_dir()
+    if folder is None:
+        return compute()
+    path = folder / f"{kind}-{key}.html"
+    text = read_checked(path)
+    if text is None:
+        text = compute()
+        if write_checked(path, text):
+            _prune(folder)
+    return text
+
+
+class _Bytecode(jinja2.BytecodeCache):
+    """Jinja's compiled templates in :func:`render_cache_dir` (``tpl-<bucket key>.jinja``): compiling the
+    report templates takes about 45 ms in a fresh process, loading them about 1 ms. Jinja checks the
+    source's checksum and its bytecode format (with Python's version) itself and drops a mismatching or
+    unreadable entry; the folder's digest covers the environments' options (in this package's code)."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        folder = render_cache_dir()
+        if folder is None:
+            return
+        try:
+            data = (folder / f"tpl-{bucket.key}.jinja").read_bytes()
+        except OSError:
+            return
+        try:
+            bucket.bytecode_from_string(data)
+        except Exception:  # noqa: BLE001 - a corrupt entry is recompiled, whatever marshal makes of it
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        folder = render_cache_dir()
+        if folder is None:
+            return
+        try:
+            write_atomic(folder / f"tpl-{bucket.key}.jinja", bucket.bytecode_to_string())
+        except OSError:
+            pass
+
+
+BYTECODE: jinja2.BytecodeCache = _Bytecode()
+"""The bytecode cache of the report's Jinja environments (``bytecode_cache=BYTECODE``)."""
