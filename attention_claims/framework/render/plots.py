@@ -381,12 +381,31 @@ def plot_cache_dir() -> Path:
     return cache_root() / "plots"
 
 
+def _matplotlib_version() -> str:
+    """matplotlib's version string without importing it: the ``version = "..."`` of its ``_version.py``
+    (written at build time; 0.2 ms), else the installed distribution's metadata (``importlib.metadata``,
+    about 35 ms, as it scans every installed distribution). Both give the same string, so the plot keys
+    do not depend on which one answered."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("matplotlib")
+    if spec is not None and spec.origin:
+        try:
+            text = (Path(spec.origin).parent / "_version.py").read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        m = re.search(r"""^(?:__)?version(?:__)?\s*=\s*["']([^"']+)["']""", text, flags=re.M)
+        if m:
+            return m.group(1)
+    from importlib.metadata import version
+
+    return version("matplotlib")
+
+
 @functools.cache
 def _code_digest() -> str:
     """What a drawn plot depends on besides its data: this module's source and matplotlib's version."""
-    from importlib.metadata import version
-
-    return hashlib.sha256(Path(__file__).read_bytes() + version("matplotlib").encode()).hexdigest()
+    return hashlib.sha256(Path(__file__).read_bytes() + _matplotlib_version().encode()).hexdigest()
 
 
 def plot_key(spec: Mapping) -> str:
