@@ -85,22 +85,31 @@ def files_digest(paths: Iterable[str | Path]) -> str:
     return h.hexdigest()
 
 
-def read_checked(path: Path) -> str | None:
-    """The text of a cache entry written by :func:`write_checked`, or None when it is missing, unreadable
-    or corrupt (its first line is not the SHA-256 of the rest): a bad entry is recomputed, never an error."""
+def read_checked(path: Path, *, binary: bool = False) -> str | bytes | None:
+    """The content of a cache entry written by :func:`write_checked` (text, or bytes with ``binary``), or
+    None when it is missing, unreadable or corrupt (its first line is not the SHA-256 of the rest, or
+    the text is not UTF-8): a bad entry is recomputed, never an error."""
     try:
-        digest, _, text = path.read_text(encoding="utf-8").partition("\n")
-    except (OSError, UnicodeDecodeError):
+        digest, _, data = path.read_bytes().partition(b"\n")
+    except OSError:
         return None
-    return text if hashlib.sha256(text.encode()).hexdigest() == digest else None
-
-
-def write_checked(path: Path, text: str) -> bool:
-    """Write ``text`` as a cache entry for :func:`read_checked` (its SHA-256 on the first line), atomically
-    (:func:`write_atomic`). Returns False, instead of raising, when it cannot be written: an unwritable
-    cache only costs the speed-up."""
+    if hashlib.sha256(data).hexdigest().encode() != digest:
+        return None
+    if binary:
+        return data
     try:
-        write_atomic(path, hashlib.sha256(text.encode()).hexdigest() + "\n" + text)
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def write_checked(path: Path, data: str | bytes) -> bool:
+    """Write ``data`` (text as UTF-8, or bytes) as a cache entry for :func:`read_checked` (its SHA-256 on
+    the first line), atomically (:func:`write_atomic`). Returns False, instead of raising, when it cannot
+    be written: an unwritable cache only costs the speed-up."""
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        write_atomic(path, hashlib.sha256(raw).hexdigest().encode() + b"\n" + raw)
     except OSError:
         return False
     return True

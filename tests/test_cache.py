@@ -70,6 +70,9 @@ def test_checked_entries_are_verified_and_unwritable_ones_ignored(tmp_path):
     assert read_checked(path) is None
     path.write_bytes(b"\xff\xfe")
     assert read_checked(path) is None
+    assert write_checked(path, b"\x00\n\r\n\xff") and read_checked(path, binary=True) == b"\x00\n\r\n\xff"
+    assert read_checked(path) is None  # not UTF-8 text
+    assert write_checked(path, "a\r\nb") and read_checked(path) == "a\r\nb"  # bytes as written, no newline translation
     blocked = tmp_path / "a-file"
     blocked.write_text("x", encoding="utf-8")
     assert write_checked(blocked / "entry.html", "text") is False

@@ -303,7 +303,8 @@ def test_a_fresh_process_renders_the_same_page_from_the_disk_cache(tmp_path, fre
     assert folder.parent == tmp_path / "cache" / "render"
     cards = sorted(folder.glob("card-*.html"))
     assert len(cards) == len(fixture_report()["claims"])
-    assert len(list(folder.glob("document-*.html"))) == 1 and list(folder.glob("tpl-*.jinja"))
+    assert len(list(folder.glob("document-*.html"))) == 1 and len(list(folder.glob("annotated-*.pickle"))) == 1
+    assert list(folder.glob("tpl-*.jinja"))
     fresh_render_state()
     assert _render_fixture(tmp_path) == cold
     monkeypatch.setenv("ATTENTION_CLAIMS_RENDER_CACHE", "0")
@@ -345,9 +346,11 @@ def test_an_edit_of_the_render_code_or_templates_misses_the_disk_cache(tmp_path,
 
 
 def test_a_corrupt_or_unwritable_disk_cache_is_recomputed(tmp_path, fresh_render_state, monkeypatch):
-    """A corrupt card, document view or compiled template is rendered again (and rewritten); an
-    unwritable cache root only costs the speed-up."""
-    from attention_claims._cache import read_checked
+    """A corrupt card, document view, annotated document or compiled template is rendered again (and
+    rewritten); an unwritable cache root only costs the speed-up."""
+    import pickle
+
+    from attention_claims._cache import read_checked, write_checked
     from attention_claims.framework.render import diskcache
 
     cold = _render_fixture(tmp_path)
@@ -358,6 +361,12 @@ def test_a_corrupt_or_unwritable_disk_cache_is_recomputed(tmp_path, fresh_render
     fresh_render_state()
     assert _render_fixture(tmp_path) == cold
     assert all(read_checked(p) is not None for p in folder.glob("*.html"))
+    (annotated,) = folder.glob("annotated-*.pickle")
+    for bad in (pickle.dumps("not a document"), b"\x80\x05 not a pickle"):  # checksum right, content wrong
+        write_checked(annotated, bad)
+        fresh_render_state()
+        assert _render_fixture(tmp_path) == cold
+        assert pickle.loads(read_checked(annotated, binary=True)).name == DOC
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder", encoding="utf-8")
     monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(blocked))

@@ -1,5 +1,5 @@
-"""The rendered report parts kept on disk between processes: claim cards, annotated documents' HTML and
-the compiled Jinja templates.
+"""The rendered report parts kept on disk between processes: claim cards, annotated documents (their
+sentence cuts and their HTML) and the compiled Jinja templates.
 
 A fresh process (each pytest run) renders the whole catalog twice, the in-progress and the final
 report, and most claims carry the same decision as in the last run, so most of what it renders was
@@ -8,8 +8,9 @@ what they show (``html._memo``); this module keeps the same values as files, so 
 process costs about what the second does.
 
 Where: ``<cache root>/render/<first 16 hex digits of render_digest()>/`` (:func:`render_cache_dir`,
-under :func:`attention_claims._cache.cache_root`), one file per value: ``<kind>-<key>.html``, ``key``
-being the in-memory memo's key (SHA-256 of the view's canonical JSON), written by
+under :func:`attention_claims._cache.cache_root`), one file per value: ``<kind>-<key>.html`` (or
+``.pickle`` for an annotated document, :func:`cached_object`), ``key`` being the in-memory memo's key
+(SHA-256 of the canonical JSON of everything the value shows), written by
 :func:`attention_claims._cache.write_checked` (atomic, with its SHA-256 on the first line: a corrupt
 or unreadable entry is recomputed, never an error; an unwritable cache only costs the speed-up).
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,7 +38,7 @@ import jinja2
 
 from ..._cache import cache_root, files_digest, prune_oldest, read_checked, write_atomic, write_checked
 
-__all__ = ["render_digest", "render_cache_dir", "cached", "BYTECODE", "KEEP_DIGESTS", "KEEP_ENTRIES"]
+__all__ = ["render_digest", "render_cache_dir", "cached", "cached_object", "BYTECODE", "KEEP_DIGESTS", "KEEP_ENTRIES"]
 
 PACKAGE = Path(__file__).parent
 KEEP_DIGESTS = 4
@@ -98,6 +100,29 @@ def cached(kind: str, key: str, compute: Callable[[], str]) -> str:
         if write_checked(path, text):
             _prune(folder)
     return text
+
+
+def cached_object(kind: str, key: str, compute: Callable[[], object], cls: type) -> object:
+    """Like :func:`cached` for an object of class ``cls`` defined in this package (an
+    :class:`~.documents.AnnotatedDocument`), pickled as ``<kind>-<key>.pickle``: the folder's digest
+    covers the class's code. An entry that does not unpickle to a ``cls`` is recomputed.
+    """
+    folder = render_cache_dir()
+    if folder is None:
+        return compute()
+    path = folder / f"{kind}-{key}.pickle"
+    data = read_checked(path, binary=True)
+    if data is not None:
+        try:
+            value = pickle.loads(data)
+        except Exception:  # noqa: BLE001 - whatever a bad entry raises, it is recomputed
+            value = None
+        if isinstance(value, cls):
+            return value
+    value = compute()
+    if write_checked(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)):
+        _prune(folder)
+    return value
 
 
 class _Bytecode(jinja2.BytecodeCache):
