@@ -3,9 +3,9 @@ sentence cuts and their HTML) and the compiled Jinja templates.
 
 A fresh process (each pytest run) renders the whole catalog twice, the in-progress and the final
 report, and most claims carry the same decision as in the last run, so most of what it renders was
-rendered by the last process too. :mod:`.html` keeps cards and document views in memory keyed by
-what they show (``html._memo``); this module keeps the same values as files, so the first report of a
-process costs about what the second does.
+rendered by the last process too. :func:`memo` keeps cards, document views (:mod:`.html`) and the
+Markdown claim sections (:mod:`.markdown`) in memory keyed by what they show, and as files, so the
+first report of a process costs about what the second does.
 
 Where: ``<cache root>/render/<first 16 hex digits of render_digest()>/`` (:func:`render_cache_dir`,
 under :func:`attention_claims._cache.cache_root`), one file per value: ``<kind>-<key>.html`` (or
@@ -29,6 +29,8 @@ turns the disk cache off (the in-memory memo still works).
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
 import pickle
 from collections.abc import Callable
@@ -38,7 +40,7 @@ import jinja2
 
 from ..._cache import cache_root, files_digest, prune_oldest, read_checked, write_atomic, write_checked
 
-__all__ = ["render_digest", "render_cache_dir", "cached", "cached_object", "BYTECODE", "KEEP_DIGESTS", "KEEP_ENTRIES"]
+__all__ = ["memo", "render_digest", "render_cache_dir", "cached", "cached_object", "BYTECODE", "KEEP_DIGESTS", "KEEP_ENTRIES"]
 
 PACKAGE = Path(__file__).parent
 KEEP_DIGESTS = 4
@@ -64,6 +66,21 @@ def render_cache_dir() -> Path | None:
     if os.environ.get("ATTENTION_CLAIMS_RENDER_CACHE", "1") == "0":
         return None
     return cache_root() / "render" / render_digest()[:16]
+
+
+def memo(store: dict, limit: int, key_parts, compute: Callable[[], object], disk=None) -> tuple[str, object]:
+    """``compute()``, kept in ``store`` under the SHA-256 of ``key_parts``' canonical JSON (sorted keys;
+    a value JSON cannot write is written as its ``str``; the store is emptied when it grows past
+    ``limit``); returns ``(key, value)``. The render caches key on everything their value shows, so an
+    equal key is an equal value. With ``disk`` (``disk(key, compute)``: :func:`cached` or
+    :func:`cached_object` with a kind) the value is also kept across processes under the same key, in
+    the folder of the render code's digest."""
+    key = hashlib.sha256(json.dumps(key_parts, sort_keys=True, default=str).encode()).hexdigest()
+    if key not in store:
+        if len(store) > limit:
+            store.clear()
+        store[key] = compute() if disk is None else disk(key, compute)
+    return key, store[key]
 
 
 _PRUNED: set[Path] = set()

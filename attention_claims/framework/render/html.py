@@ -97,22 +97,6 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
     }
 
 
-def _memo(store: dict, limit: int, key_parts, compute, disk=None):
-    """``compute()``, kept in ``store`` under the SHA-256 of ``key_parts``' canonical JSON (the store is
-    emptied when it grows past ``limit``); returns ``(key, value)``. The render caches below key on
-    everything their value shows, so an equal key is an equal value. With ``disk`` (``disk(key,
-    compute)``, a function of :mod:`.diskcache`) the value is also kept across processes under the same
-    key (and the render code's digest)."""
-    import hashlib
-
-    key = hashlib.sha256(json.dumps(key_parts, sort_keys=True, default=str).encode()).hexdigest()
-    if key not in store:
-        if len(store) > limit:
-            store.clear()
-        store[key] = compute() if disk is None else disk(key, compute)
-    return key, store[key]
-
-
 _CARDS: dict[str, str] = {}
 
 
@@ -121,8 +105,8 @@ def _card(view: dict, macro) -> Markup:
     holds everything the card shows (the claim, its anchors into the documents, its figures as data
     URIs and its drawn plots). The in-progress and final reports of a run, and the many small runs of
     the suite's own tests, share most cards; on disk (:mod:`.diskcache`), so do successive runs."""
-    return Markup(_memo(_CARDS, 4096, view, lambda: str(macro(view)),
-                        disk=lambda key, compute: diskcache.cached("card", key, compute))[1])
+    return Markup(diskcache.memo(_CARDS, 4096, view, lambda: str(macro(view)),
+                                     disk=lambda key, compute: diskcache.cached("card", key, compute))[1])
 
 
 _MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…"}
@@ -193,9 +177,10 @@ def _annotated(name: str, text: str, claims: list[dict], kinds: Mapping[str, str
                  [[p["document"], p["quote"]] for p in c.get("also_in") or []]]
                 for c in claims if c["source"]["document"] == name or c["id"] in named
                 or any(p["document"] == name for p in c.get("also_in") or [])]
-    key, doc = _memo(_ANNOTATED, 256, [name, text, relevant, kinds, excerpts],
-                     lambda: annotate(name, text, claims, kinds, claim_excerpts=excerpts),
-                     disk=lambda key, compute: diskcache.cached_object("annotated", key, compute, AnnotatedDocument))
+    key, doc = diskcache.memo(
+        _ANNOTATED, 256, [name, text, relevant, kinds, excerpts],
+        lambda: annotate(name, text, claims, kinds, claim_excerpts=excerpts),
+        disk=lambda key, compute: diskcache.cached_object("annotated", key, compute, AnnotatedDocument))
     doc.cache_key = key
     return doc
 
@@ -211,9 +196,9 @@ def _document_html(doc: AnnotatedDocument, macro, titles: Mapping[str, tuple[str
     if getattr(doc, "cache_key", None) is None:
         return macro(*args)
     ids = sorted({c for s in doc.sentences for c in s.claims})
-    return Markup(_memo(_DOC_HTML, 256, [doc.cache_key, [[i, titles.get(i)] for i in ids]],
-                        lambda: str(macro(*args)),
-                        disk=lambda key, compute: diskcache.cached("document", key, compute))[1])
+    return Markup(diskcache.memo(_DOC_HTML, 256, [doc.cache_key, [[i, titles.get(i)] for i in ids]],
+                                 lambda: str(macro(*args)),
+                                 disk=lambda key, compute: diskcache.cached("document", key, compute))[1])
 
 
 def render_html(report: dict, *, sources: Mapping[str, str] | None = None,

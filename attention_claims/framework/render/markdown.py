@@ -73,7 +73,8 @@ def render_markdown(report: dict) -> str:
 
     Layout: title and totals, the counts per document (one table), the trust lines, then one
     section per verdict in :data:`model.SECTION_ORDER` with each claim as a ``<details>`` block whose
-    summary line is the title and the one-line counterexample or reason.
+    summary line is the title and the one-line counterexample or reason. Each claim's block is kept in
+    memory and on disk (:func:`_section`), as the HTML report's claim cards are.
     """
     claims = report.get("claims", [])
     counts = report.get("counts") or {}
@@ -88,7 +89,19 @@ def render_markdown(report: dict) -> str:
         report=report, env=report.get("environment", {}), run=report.get("run", {}), total=total,
         n_claims=len(claims), by_doc=counts.get("by_document") or {}, sections=sections,
         order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
-        url=model.document_url, trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})))
+        url=model.document_url, trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})),
+        section=_section)
+
+
+_SECTIONS: dict[str, str] = {}
+
+
+def _section(view: dict, verdict: str, macro) -> str:
+    """``macro(view, verdict)`` (one claim's ``<details>`` block of the template), kept in memory and on
+    disk (:func:`.diskcache.memo`, kind ``md``) keyed by the view and the verdict: they hold everything
+    the block shows besides the render code (the document labels and links come from :mod:`.model`)."""
+    return diskcache.memo(_SECTIONS, 4096, [view, verdict], lambda: str(macro(view, verdict)),
+                          disk=lambda key, compute: diskcache.cached("md", key, compute))[1]
 
 
 def _view(c: dict) -> dict:
