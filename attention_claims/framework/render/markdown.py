@@ -84,7 +84,7 @@ def render_markdown(report: dict) -> str:
         members = [c for c in claims if c["verdict"] == v]
         members.sort(key=lambda c: model.document_key(c["source"]["document"]))
         if members:
-            sections.append((v, SECTION_TITLES[v], [_view(c) for c in members]))
+            sections.append((v, SECTION_TITLES[v], members))
     return _environment().get_template("claims.md.j2").render(
         report=report, env=report.get("environment", {}), run=report.get("run", {}), total=total,
         n_claims=len(claims), by_doc=counts.get("by_document") or {}, sections=sections,
@@ -96,11 +96,12 @@ def render_markdown(report: dict) -> str:
 _SECTIONS: dict[str, str] = {}
 
 
-def _section(view: dict, verdict: str, macro) -> str:
-    """``macro(view, verdict)`` (one claim's ``<details>`` block of the template), kept in memory and on
-    disk (:func:`.diskcache.memo`, kind ``md``) keyed by the view and the verdict: they hold everything
-    the block shows besides the render code (the document labels and links come from :mod:`.model`)."""
-    return diskcache.memo(_SECTIONS, 4096, [view, verdict], lambda: str(macro(view, verdict)),
+def _section(claim: dict, verdict: str, macro) -> str:
+    """``macro(_view(claim), verdict)`` (one claim's ``<details>`` block of the template), kept in memory
+    and on disk (:func:`.diskcache.memo`, kind ``md``) keyed by the claim's entry and the verdict: the
+    view is a function of the entry alone (:func:`_view`), and the document labels and links come from
+    :mod:`.model`, whose code the disk cache's folder digest covers. A hit skips building the view."""
+    return diskcache.memo(_SECTIONS, 4096, [claim, verdict], lambda: str(macro(_view(claim), verdict)),
                           disk=lambda key, compute: diskcache.cached("md", key, compute))[1]
 
 
