@@ -388,3 +388,25 @@ def test_the_disk_cache_keeps_a_few_code_versions(tmp_path, fresh_render_state, 
     _render_fixture(tmp_path)
     newest = {f"old{i}" for i in range(3, diskcache.KEEP_DIGESTS + 2)} | {diskcache.render_cache_dir().name}
     assert {p.name for p in root.iterdir()} == newest and len(newest) == diskcache.KEEP_DIGESTS
+
+
+def test_a_cached_card_follows_its_figure_files_and_the_plot_code(tmp_path, fresh_render_state, monkeypatch):
+    """A card is keyed by what its view is made of, not by the view: a figure file's new bytes and a
+    new plot drawing code (which draws the same specs differently) each give a new card."""
+    import base64
+
+    from attention_claims.framework.render import plots
+
+    png = tmp_path / "fig.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 32)
+    report = fixture_report("fig.png")
+    first = render_html(report, report_dir=tmp_path)
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"1" * 32)
+    second = render_html(report, report_dir=tmp_path)
+    assert second != first and base64.b64encode(png.read_bytes()).decode() in second
+    fresh_render_state()
+    assert render_html(report, report_dir=tmp_path) == second  # from the disk cache
+    monkeypatch.setattr(plots, "code_digest", lambda: "0" * 64)
+    monkeypatch.setattr(plots, "render_plot", lambda spec: f'<svg class="plot">redrawn {spec["kind"]}</svg>')
+    third = render_html(report, report_dir=tmp_path)
+    assert "redrawn spectra" in third

@@ -100,13 +100,22 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
 _CARDS: dict[str, str] = {}
 
 
-def _card(view: dict, macro) -> Markup:
-    """``macro(view)`` (the claim card of the report template), kept in memory keyed by the view: it
-    holds everything the card shows (the claim, its anchors into the documents, its figures as data
-    URIs and its drawn plots). The in-progress and final reports of a run, and the many small runs of
-    the suite's own tests, share most cards; on disk (:mod:`.diskcache`), so do successive runs."""
-    return Markup(diskcache.memo(_CARDS, 4096, view, lambda: str(macro(view)),
-                                     disk=lambda key, compute: diskcache.cached("card", key, compute))[1])
+def _card(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], str], report_dir: Path | None,
+          macro) -> Markup:
+    """``macro(claim_view(claim, order, sentence_of, report_dir))`` (the claim card of the report
+    template), kept in memory and on disk (:func:`.diskcache.memo`, kind ``card``) keyed by what the view
+    is made of: the claim's entry, its order, its anchors into the documents, its figures as data URIs,
+    and the plot drawing code (:func:`.plots.code_digest`: with the specs in the entry, that fixes the
+    drawn SVGs); the rest of the view is derived from these by this package's code, which the disk
+    folder's digest covers. A hit skips building the view. The in-progress and final reports of a run,
+    successive runs and the many small runs of the suite's own tests share most cards."""
+    places = [claim["source"], *(claim.get("also_in") or [])]
+    key_parts = [claim, order, [sentence_of.get((p["document"], claim["id"])) for p in places],
+                 [_figure_src(f, report_dir) for r in claim.get("readings", []) for f in r.get("figures") or []],
+                 plots.code_digest()]
+    return Markup(diskcache.memo(_CARDS, 4096, key_parts,
+                                 lambda: str(macro(claim_view(claim, order, sentence_of, report_dir))),
+                                 disk=lambda key, compute: diskcache.cached("card", key, compute))[1])
 
 
 _MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…"}
@@ -232,19 +241,19 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
                 sentence_of.setdefault((d.name, cid), f"{model.document_short(d.name)}-s{s.index}")
     claims = report.get("claims", [])
     titles = {c["id"]: (c["verdict"], c.get("title") or c["id"]) for c in claims}
-    views = [claim_view(c, i, sentence_of, report_dir) for i, c in enumerate(claims)]
-    views.sort(key=lambda v: (v["severity"], model.document_key(v["c"]["source"]["document"]), v["order"]))
+    ordered = sorted(enumerate(claims), key=lambda e: (model.SEVERITY.get(e[1]["verdict"], 9),
+                                                       model.document_key(e[1]["source"]["document"]), e[0]))
     counts = report.get("counts") or {}
     by_doc = counts.get("by_document") or {}
     total = counts.get("total") or {v: sum(c["verdict"] == v for c in claims) for v in model.VERDICT_ORDER}
     chart_rows = {model.document_short(d): by_doc[d] for d in sorted(by_doc, key=model.document_key)}
     chart_rows["all (each claim once)"] = total
     chart = Markup(plots.render_plot({"kind": "verdict_counts", "data": {"rows": [[k, v] for k, v in chart_rows.items()]}})) if claims else Markup("")
-    all_docs = sorted({d for v in views for d in v["docs"]}, key=model.document_key)
+    all_docs = sorted({d for c in claims for d in model.documents_of(c)}, key=model.document_key)
     ctx = {
         "report": report, "env": report.get("environment", {}), "run": report.get("run", {}),
         "banner": model.run_banner(report.get("run", {})),
-        "claims": views, "total": total, "n_claims": len(claims), "chart": chart,
+        "claims": ordered, "total": total, "n_claims": len(claims), "chart": chart,
         "section_order": model.SECTION_ORDER, "all_docs": [(d, model.document_short(d), model.document_label(d))
                                                           for d in all_docs],
         "topics": model.TOPICS, "kinds": model.READING_KINDS, "documents": docs,
@@ -253,7 +262,8 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         "katex_js": Markup(assets.katex_js()), "katex_version": assets.katex_version(),
         "css": Markup(assets.static_text("report.css")), "js": Markup(assets.static_text("report.js")),
         "by_doc": by_doc, "json": json,
-        "block_html": lambda d, b, short: block_html(d, b, short, titles), "card": _card,
+        "block_html": lambda d, b, short: block_html(d, b, short, titles),
+        "card": lambda e, macro: _card(e[1], e[0], sentence_of, report_dir, macro),  # e: (order, claim)
         "document_html": lambda d, macro: _document_html(d, macro, titles),
     }
     return environment().get_template("report.html.j2").render(**ctx)

@@ -24,7 +24,7 @@ from ..._cache import cache_root, write_atomic
 
 __all__ = [
     "VERDICT_COLOURS", "verdict_counts_svg", "layer_head_heatmap_svg", "spectra_svg", "rank_breaks_svg",
-    "sparsity_curve_svg", "decay_sparsity_svg", "curve_svg", "render_plot", "standalone_svg", "plot_key", "plot_cache_dir", "warm", "png_data_uri", "PLOT_KINDS",
+    "sparsity_curve_svg", "decay_sparsity_svg", "curve_svg", "render_plot", "standalone_svg", "plot_key", "plot_cache_dir", "code_digest", "warm", "png_data_uri", "PLOT_KINDS",
 ]
 
 VERDICT_COLOURS = {"false": "#c62828", "caveat": "#d48806", "true": "#2e7d32", "unchecked": "#78909c",
@@ -403,16 +403,17 @@ def _matplotlib_version() -> str:
 
 
 @functools.cache
-def _code_digest() -> str:
-    """What a drawn plot depends on besides its data: this module's source and matplotlib's version."""
+def code_digest() -> str:
+    """What a drawn plot depends on besides its data: SHA-256 (hex) of this module's source and
+    matplotlib's version."""
     return hashlib.sha256(Path(__file__).read_bytes() + _matplotlib_version().encode()).hexdigest()
 
 
 def plot_key(spec: Mapping) -> str:
-    """The cache key of a plot spec: SHA-256 of the drawing code (:func:`_code_digest`) and the spec's
+    """The cache key of a plot spec: SHA-256 of the drawing code (:func:`code_digest`) and the spec's
     canonical JSON (kind and data; sorted keys), so an edit of either draws it again."""
     text = json.dumps({"kind": spec["kind"], "data": spec["data"]}, sort_keys=True, allow_nan=False)
-    return hashlib.sha256((_code_digest() + text).encode()).hexdigest()
+    return hashlib.sha256((code_digest() + text).encode()).hexdigest()
 
 
 def render_plot(spec: Mapping) -> str:
