@@ -12,12 +12,13 @@ Where: ``<cache root>/render/<first 16 hex digits of render_digest()>/`` (:func:
 under :func:`attention_claims._cache.cache_root`), one file per value: ``<kind>-<key>.html`` for the
 kinds ``card``, ``document`` and ``md``, ``annotated-<key>.pickle`` (:func:`cached_object`) and
 ``tpl-<Jinja's bucket key>.jinja``; ``key`` is the in-memory memo's key (SHA-256 of the canonical JSON
-of everything the value shows: a card's view, with its drawn SVGs and figures as data URIs; a
-document's text, classification and the claims that quote it; ...). Files are written by
+of everything the value is made of: a card's claim entry, order, anchors, figures as data URIs and
+the plot drawing code; a Markdown section's claim entry; a document's text, classification and the
+claims that quote it; ...). Files are written by
 :func:`attention_claims._cache.write_checked` (atomic, with its SHA-256 on the first line: a corrupt
 or unreadable entry is recomputed, never an error; an unwritable cache only costs the speed-up).
 
-The key of a file is therefore (render digest, kind, view): :func:`render_digest` is the SHA-256 of
+The key of a file is therefore (render digest, kind, memo key): :func:`render_digest` is the SHA-256 of
 every Python module of this package (``html.py``, ``texmd.py``, ``model.py``, ``plots.py``,
 ``documents.py``, ``markdown.py``, this one, ...), every template under ``templates/`` and Jinja's
 version, so an edit of a template, a filter or a helper the card calls never serves stale HTML (the
