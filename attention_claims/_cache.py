@@ -3,7 +3,8 @@ references.
 
 :func:`cache_root` is ``$ATTENTION_CLAIMS_CACHE`` or ``~/.cache/attention-claims``; under it live the
 converted decoder and the trained models' measurements (:mod:`attention_claims.models`), the drawn plots
-(``plots/``, :func:`attention_claims.framework.render.plots.render_plot`) and the references of
+(``plots/``, :func:`attention_claims.framework.render.plots.render_plot`), the rendered report parts
+(``render/``, :mod:`attention_claims.framework.render.diskcache`) and the references of
 :func:`disk_memo` (``references/``). This module imports neither torch nor matplotlib, so every layer
 can use it. :func:`write_atomic` is how every cache entry and report file is written.
 
@@ -29,13 +30,15 @@ import hashlib
 import inspect
 import json
 import os
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from pathlib import Path
 
 import mpmath
 
-__all__ = ["cache_root", "write_atomic", "disk_memo", "reference_cache_dir"]
+__all__ = ["cache_root", "write_atomic", "disk_memo", "reference_cache_dir", "files_digest", "read_checked",
+           "write_checked", "prune_oldest"]
 
 
 def cache_root() -> Path:
@@ -44,8 +47,8 @@ def cache_root() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "attention-claims"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder and ``os.replace``,
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write ``text`` (a string as UTF-8, or bytes as they are) to ``path`` through a temporary file in the same folder and ``os.replace``,
     so a reader (another xdist worker, a browser) never sees half a file; the folder is created. The
     file gets the mode a plain ``open`` would give (0666 less the umask: 0644 under the usual 022).
 
@@ -55,12 +58,85 @@ def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
+        if isinstance(text, bytes):
+            with open(tmp, "wb") as f:
+                f.write(text)
+        else:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def files_digest(paths: Iterable[str | Path]) -> str:
+    """SHA-256 (hex) of the files ``paths``: each one's name and bytes, in sorted order of the paths, so
+    a cache keyed by it misses after an edit of any of them (the code and templates a value comes from).
+
+    Raises:
+        OSError: a file cannot be read.
+    """
+    h = hashlib.sha256()
+    for p in sorted(Path(p) for p in paths):
+        data = p.read_bytes()
+        h.update(f"{p.name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def read_checked(path: Path, *, binary: bool = False) -> str | bytes | None:
+    """The content of a cache entry written by :func:`write_checked` (text, or bytes with ``binary``), or
+    None when it is missing, unreadable or corrupt (its first line is not the SHA-256 of the rest, or
+    the text is not UTF-8): a bad entry is recomputed, never an error."""
+    try:
+        digest, _, data = path.read_bytes().partition(b"\n")
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest().encode() != digest:
+        return None
+    if binary:
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def write_checked(path: Path, data: str | bytes) -> bool:
+    """Write ``data`` (text as UTF-8, or bytes) as a cache entry for :func:`read_checked` (its SHA-256 on
+    the first line), atomically (:func:`write_atomic`). Returns False, instead of raising, when it cannot
+    be written: an unwritable cache only costs the speed-up."""
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        write_atomic(path, hashlib.sha256(raw).hexdigest().encode() + b"\n" + raw)
+    except OSError:
+        return False
+    return True
+
+
+def prune_oldest(paths: Iterable[Path], keep: int) -> int:
+    """Remove all but the ``keep`` most recently modified of ``paths`` (files, or folders with what they
+    hold), so a cache does not grow without bound; an entry that vanishes or cannot be removed meanwhile
+    (another process pruning too) is skipped. Returns how many were removed."""
+    dated = []
+    for p in paths:
+        try:
+            dated.append((p.stat().st_mtime, p))
+        except OSError:
+            pass
+    dated.sort(reverse=True)
+    removed = 0
+    for _t, p in dated[keep:]:
+        try:
+            if p.is_dir():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
 
 
 def reference_cache_dir() -> Path | None:

@@ -56,3 +56,54 @@ def test_s_reference_is_cached_and_identical_to_a_fresh_quadrature(tmp_path, mon
         fresh = s_reference.uncached("identity", 0.7, 1.3)
     assert hit._mpf_ == cached._mpf_ == fresh._mpf_
     assert list((tmp_path / "references" / "s_reference").glob("*.json"))
+
+
+def test_checked_entries_are_verified_and_unwritable_ones_ignored(tmp_path):
+    """A text entry carries its SHA-256: a missing, corrupt or non-UTF-8 entry reads as None, and a
+    path that cannot be written returns False instead of raising."""
+    from attention_claims._cache import read_checked, write_checked
+
+    path = tmp_path / "sub" / "entry.html"
+    assert read_checked(path) is None
+    assert write_checked(path, "<p>π\nline two</p>") and read_checked(path) == "<p>π\nline two</p>"
+    path.write_text(path.read_text(encoding="utf-8").replace("two", "2"), encoding="utf-8")
+    assert read_checked(path) is None
+    path.write_bytes(b"\xff\xfe")
+    assert read_checked(path) is None
+    assert write_checked(path, b"\x00\n\r\n\xff") and read_checked(path, binary=True) == b"\x00\n\r\n\xff"
+    assert read_checked(path) is None  # not UTF-8 text
+    assert write_checked(path, "a\r\nb") and read_checked(path) == "a\r\nb"  # bytes as written, no newline translation
+    blocked = tmp_path / "a-file"
+    blocked.write_text("x", encoding="utf-8")
+    assert write_checked(blocked / "entry.html", "text") is False
+
+
+def test_write_atomic_takes_bytes_and_files_digest_follows_every_file(tmp_path):
+    from attention_claims._cache import files_digest, write_atomic
+
+    write_atomic(tmp_path / "b.bin", b"\x00\x01")
+    assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01" and not list(tmp_path.glob(".*.tmp"))
+    (tmp_path / "a.txt").write_text("a", encoding="utf-8")
+    digest = files_digest([tmp_path / "b.bin", tmp_path / "a.txt"])
+    assert digest == files_digest([tmp_path / "a.txt", tmp_path / "b.bin"])  # order of the arguments is irrelevant
+    (tmp_path / "a.txt").write_text("b", encoding="utf-8")
+    assert files_digest([tmp_path / "a.txt", tmp_path / "b.bin"]) != digest
+
+
+def test_prune_oldest_keeps_the_newest(tmp_path):
+    import os
+
+    from attention_claims._cache import prune_oldest
+
+    paths = []
+    for i in range(5):
+        p = tmp_path / (f"f{i}" if i % 2 else f"d{i}")
+        if i % 2:
+            p.write_text("x", encoding="utf-8")
+        else:
+            p.mkdir()
+            (p / "inner").write_text("x", encoding="utf-8")
+        os.utime(p, (100 + i, 100 + i))
+        paths.append(p)
+    assert prune_oldest(paths + [tmp_path / "missing"], 2) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d4", "f3"]

@@ -264,3 +264,149 @@ def test_a_cached_document_view_follows_its_claims_titles():
     H._ANNOTATED.clear()
     H._DOC_HTML.clear()
     assert render_html(renamed, sources=sources) == page
+
+
+@pytest.fixture
+def fresh_render_state(tmp_path, monkeypatch):
+    """An empty cache root and empty in-memory render memos, as in a fresh process; returns a function
+    that empties the memos again (a "next process" reading only the disk cache)."""
+    from attention_claims.framework.render import diskcache
+    from attention_claims.framework.render import html as H
+
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ATTENTION_CLAIMS_RENDER_CACHE", raising=False)
+    monkeypatch.setattr(diskcache, "_PRUNED", set())
+
+    def forget():
+        for name in ("_CARDS", "_DOC_HTML", "_ANNOTATED"):
+            monkeypatch.setattr(H, name, {})
+        H.environment.cache_clear()
+
+    forget()
+    yield forget
+    H.environment.cache_clear()
+
+
+def _render_fixture(tmp_path):
+    return render_html(fixture_report(), sources={DOC: DOC_TEXT}, classification={DOC: {"作者认为这很有趣。": "opinion"}},
+                       report_dir=tmp_path)
+
+
+def test_a_fresh_process_renders_the_same_page_from_the_disk_cache(tmp_path, fresh_render_state, monkeypatch):
+    """The claim cards, document views and compiled templates kept under ``<cache root>/render/`` give a
+    byte-identical page in a process that has none of them in memory, and are what it reads."""
+    from attention_claims._cache import read_checked, write_checked
+    from attention_claims.framework.render import diskcache
+
+    cold = _render_fixture(tmp_path)
+    folder = diskcache.render_cache_dir()
+    assert folder.parent == tmp_path / "cache" / "render"
+    cards = sorted(folder.glob("card-*.html"))
+    assert len(cards) == len(fixture_report()["claims"])
+    assert len(list(folder.glob("document-*.html"))) == 1 and len(list(folder.glob("annotated-*.pickle"))) == 1
+    assert list(folder.glob("tpl-*.jinja"))
+    fresh_render_state()
+    assert _render_fixture(tmp_path) == cold
+    monkeypatch.setenv("ATTENTION_CLAIMS_RENDER_CACHE", "0")
+    fresh_render_state()
+    assert _render_fixture(tmp_path) == cold  # and the same as rendering without any disk cache
+    monkeypatch.delenv("ATTENTION_CLAIMS_RENDER_CACHE")
+    # what the next process shows is what is on disk: a (valid) edited entry is served as it is
+    write_checked(cards[0], read_checked(cards[0]).replace("</details>", "<!-- from disk --></details>", 1))
+    fresh_render_state()
+    assert "<!-- from disk -->" in _render_fixture(tmp_path)
+
+
+def test_an_edit_of_the_render_code_or_templates_misses_the_disk_cache(tmp_path, fresh_render_state, monkeypatch):
+    """The disk cache's folder is named by the digest of the render package's modules and templates: an
+    edit of a template (or module) changes it, and a changed digest never reads the old entries."""
+    import shutil
+
+    from attention_claims._cache import read_checked, write_checked
+    from attention_claims.framework.render import diskcache
+
+    package = tmp_path / "render"
+    shutil.copytree(diskcache.PACKAGE, package, ignore=shutil.ignore_patterns("static", "vendor", "__pycache__"))
+    monkeypatch.setattr(diskcache, "PACKAGE", package)
+    before = diskcache.render_digest.__wrapped__()
+    template = package / "templates" / "macros.html.j2"
+    template.write_text(template.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    after_template = diskcache.render_digest.__wrapped__()
+    (package / "texmd.py").write_text((package / "texmd.py").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert len({before, after_template, diskcache.render_digest.__wrapped__()}) == 3
+
+    monkeypatch.setattr(diskcache, "render_digest", lambda: "a" * 64)
+    cold = _render_fixture(tmp_path)
+    for card in (tmp_path / "cache" / "render" / ("a" * 16)).glob("card-*.html"):
+        write_checked(card, "stale")
+    fresh_render_state()
+    monkeypatch.setattr(diskcache, "render_digest", lambda: "b" * 64)
+    assert _render_fixture(tmp_path) == cold
+    assert all(read_checked(c) != "stale" for c in (tmp_path / "cache" / "render" / ("b" * 16)).glob("card-*.html"))
+
+
+def test_a_corrupt_or_unwritable_disk_cache_is_recomputed(tmp_path, fresh_render_state, monkeypatch):
+    """A corrupt card, document view, annotated document or compiled template is rendered again (and
+    rewritten); an unwritable cache root only costs the speed-up."""
+    import pickle
+
+    from attention_claims._cache import read_checked, write_checked
+    from attention_claims.framework.render import diskcache
+
+    cold = _render_fixture(tmp_path)
+    folder = diskcache.render_cache_dir()
+    entries = sorted(folder.iterdir())
+    for i, path in enumerate(entries):
+        path.write_bytes([b"", b"garbage\n<details>", b"\xff\xfe\x00 not utf-8", b"j2\x00\x01junk"][i % 4])
+    fresh_render_state()
+    assert _render_fixture(tmp_path) == cold
+    assert all(read_checked(p) is not None for p in folder.glob("*.html"))
+    (annotated,) = folder.glob("annotated-*.pickle")
+    for bad in (pickle.dumps("not a document"), b"\x80\x05 not a pickle"):  # checksum right, content wrong
+        write_checked(annotated, bad)
+        fresh_render_state()
+        assert _render_fixture(tmp_path) == cold
+        assert pickle.loads(read_checked(annotated, binary=True)).name == DOC
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(blocked))
+    fresh_render_state()
+    assert _render_fixture(tmp_path) == cold
+
+
+def test_the_disk_cache_keeps_a_few_code_versions(tmp_path, fresh_render_state, monkeypatch):
+    """Writing an entry prunes ``<cache root>/render/`` to the newest :data:`KEEP_DIGESTS` code versions."""
+    import os
+
+    from attention_claims.framework.render import diskcache
+
+    root = tmp_path / "cache" / "render"
+    for i in range(diskcache.KEEP_DIGESTS + 2):
+        (root / f"old{i}").mkdir(parents=True)
+        (root / f"old{i}" / "card-x.html").write_text("x", encoding="utf-8")
+        os.utime(root / f"old{i}", (1000 + i, 1000 + i))
+    _render_fixture(tmp_path)
+    newest = {f"old{i}" for i in range(3, diskcache.KEEP_DIGESTS + 2)} | {diskcache.render_cache_dir().name}
+    assert {p.name for p in root.iterdir()} == newest and len(newest) == diskcache.KEEP_DIGESTS
+
+
+def test_a_cached_card_follows_its_figure_files_and_the_plot_code(tmp_path, fresh_render_state, monkeypatch):
+    """A card is keyed by what its view is made of, not by the view: a figure file's new bytes and a
+    new plot drawing code (which draws the same specs differently) each give a new card."""
+    import base64
+
+    from attention_claims.framework.render import plots
+
+    png = tmp_path / "fig.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 32)
+    report = fixture_report("fig.png")
+    first = render_html(report, report_dir=tmp_path)
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"1" * 32)
+    second = render_html(report, report_dir=tmp_path)
+    assert second != first and base64.b64encode(png.read_bytes()).decode() in second
+    fresh_render_state()
+    assert render_html(report, report_dir=tmp_path) == second  # from the disk cache
+    monkeypatch.setattr(plots, "code_digest", lambda: "0" * 64)
+    monkeypatch.setattr(plots, "render_plot", lambda spec: f'<svg class="plot">redrawn {spec["kind"]}</svg>')
+    third = render_html(report, report_dir=tmp_path)
+    assert "redrawn spectra" in third

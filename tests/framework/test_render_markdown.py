@@ -81,3 +81,37 @@ def test_what_a_check_wrote_is_plain_text_in_both_reports():
     md = render_markdown(report)
     assert r"(1 - lam\*\*n) / (1 + lam\*\*n) is undefined at lam = 1 \[n = 1\] x\_1" in md
     assert r"ties once lam\*\*n \< 2\*\*-53" in md
+
+
+def test_claim_sections_come_from_the_disk_cache_byte_identical(tmp_path, monkeypatch):
+    """Each claim's ``<details>`` block is kept under ``<cache root>/render/`` (kind ``md``): a process with
+    nothing in memory writes the same Markdown from it as a cold one, and as one without the disk cache;
+    a corrupt entry is rendered again."""
+    from attention_claims._cache import read_checked, write_checked
+    from attention_claims.framework.render import diskcache, markdown
+
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_CLAIMS_RENDER_CACHE", raising=False)
+
+    def forget():
+        monkeypatch.setattr(markdown, "_SECTIONS", {})
+        markdown._environment.cache_clear()
+
+    forget()
+    report = fixture_report()
+    cold = render_markdown(report)
+    entries = sorted(diskcache.render_cache_dir().glob("md-*.html"))
+    assert len(entries) == len(report["claims"])
+    forget()
+    assert render_markdown(report) == cold
+    monkeypatch.setenv("ATTENTION_CLAIMS_RENDER_CACHE", "0")
+    forget()
+    assert render_markdown(report) == cold
+    monkeypatch.delenv("ATTENTION_CLAIMS_RENDER_CACHE")
+    write_checked(entries[0], read_checked(entries[0]) + "from disk\n")
+    forget()
+    assert "from disk\n" in render_markdown(report)
+    entries[0].write_text("not a checked entry", encoding="utf-8")
+    forget()
+    assert render_markdown(report) == cold
+    markdown._environment.cache_clear()

@@ -16,7 +16,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from ..trust import trust_lines
-from . import assets, model, plots
+from . import assets, diskcache, model, plots
 from .documents import AnnotatedDocument, annotate
 from .texmd import plain_text, render_inline, render_tex
 
@@ -30,7 +30,7 @@ def environment() -> jinja2.Environment:
     """The Jinja2 environment of the report templates (autoescaping on, filters for TeX and Markdown)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape(
         ["html", "j2"], default_for_string=True), trim_blocks=True, lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined)
+        undefined=jinja2.StrictUndefined, bytecode_cache=diskcache.BYTECODE)
     env.filters["inline"] = render_inline
     env.filters["tex"] = render_tex
     env.filters["tex_display"] = lambda t: render_tex(t, display=True)
@@ -97,29 +97,25 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
     }
 
 
-def _memo(store: dict, limit: int, key_parts, compute):
-    """``compute()``, kept in ``store`` under the SHA-256 of ``key_parts``' canonical JSON (the store is
-    emptied when it grows past ``limit``); returns ``(key, value)``. The render caches below key on
-    everything their value shows, so an equal key is an equal value."""
-    import hashlib
-
-    key = hashlib.sha256(json.dumps(key_parts, sort_keys=True, default=str).encode()).hexdigest()
-    if key not in store:
-        if len(store) > limit:
-            store.clear()
-        store[key] = compute()
-    return key, store[key]
-
-
 _CARDS: dict[str, str] = {}
 
 
-def _card(view: dict, macro) -> Markup:
-    """``macro(view)`` (the claim card of the report template), kept in memory keyed by the view: it
-    holds everything the card shows (the claim, its anchors into the documents, its figures as data
-    URIs and its drawn plots). The in-progress and final reports of a run, and the many small runs of
-    the suite's own tests, share most cards."""
-    return Markup(_memo(_CARDS, 4096, view, lambda: str(macro(view)))[1])
+def _card(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], str], report_dir: Path | None,
+          macro) -> Markup:
+    """``macro(claim_view(claim, order, sentence_of, report_dir))`` (the claim card of the report
+    template), kept in memory and on disk (:func:`.diskcache.memo`, kind ``card``) keyed by what the view
+    is made of: the claim's entry, its order, its anchors into the documents, its figures as data URIs,
+    and the plot drawing code (:func:`.plots.code_digest`: with the specs in the entry, that fixes the
+    drawn SVGs); the rest of the view is derived from these by this package's code, which the disk
+    folder's digest covers. A hit skips building the view. The in-progress and final reports of a run,
+    successive runs and the many small runs of the suite's own tests share most cards."""
+    places = [claim["source"], *(claim.get("also_in") or [])]
+    key_parts = [claim, order, [sentence_of.get((p["document"], claim["id"])) for p in places],
+                 [_figure_src(f, report_dir) for r in claim.get("readings", []) for f in r.get("figures") or []],
+                 plots.code_digest()]
+    return Markup(diskcache.memo(_CARDS, 4096, key_parts,
+                                 lambda: str(macro(claim_view(claim, order, sentence_of, report_dir))),
+                                 disk=lambda key, compute: diskcache.cached("card", key, compute))[1])
 
 
 _MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…"}
@@ -182,15 +178,18 @@ _ANNOTATED: dict[str, AnnotatedDocument] = {}
 def _annotated(name: str, text: str, claims: list[dict], kinds: Mapping[str, str] | None,
                excerpts: Mapping[str, str] | None) -> AnnotatedDocument:
     """:func:`annotate`, kept in memory keyed by everything it reads: the document, the id, verdict and
-    quotes of each claim that quotes it or is named by ``excerpts``, and the classification. The
-    result is only read by the renderer, so equal keys can share it."""
+    quotes of each claim that quotes it or is named by ``excerpts``, and the classification, and on
+    disk (:func:`.diskcache.cached_object`). The result is only read by the renderer, so equal keys can
+    share it."""
     named = set((excerpts or {}).values())
     relevant = [[c["id"], c["verdict"], c["source"]["document"], c["source"]["quote"],
                  [[p["document"], p["quote"]] for p in c.get("also_in") or []]]
                 for c in claims if c["source"]["document"] == name or c["id"] in named
                 or any(p["document"] == name for p in c.get("also_in") or [])]
-    key, doc = _memo(_ANNOTATED, 256, [name, text, relevant, kinds, excerpts],
-                     lambda: annotate(name, text, claims, kinds, claim_excerpts=excerpts))
+    key, doc = diskcache.memo(
+        _ANNOTATED, 256, [name, text, relevant, kinds, excerpts],
+        lambda: annotate(name, text, claims, kinds, claim_excerpts=excerpts),
+        disk=lambda key, compute: diskcache.cached_object("annotated", key, compute, AnnotatedDocument))
     doc.cache_key = key
     return doc
 
@@ -200,14 +199,15 @@ _DOC_HTML: dict[str, str] = {}
 
 def _document_html(doc: AnnotatedDocument, macro, titles: Mapping[str, tuple[str, str]]) -> Markup:
     """``macro(doc, ...)`` (a document's annotated view), kept in memory keyed by the annotation's key
-    (:func:`_annotated`) and the verdict and title of each claim it marks; uncached for a document
-    annotated elsewhere."""
+    (:func:`_annotated`) and the verdict and title of each claim it marks, and on disk (:mod:`.diskcache`);
+    uncached for a document annotated elsewhere."""
     args = (doc, model.document_short, model.document_label, model.document_url)
     if getattr(doc, "cache_key", None) is None:
         return macro(*args)
     ids = sorted({c for s in doc.sentences for c in s.claims})
-    return Markup(_memo(_DOC_HTML, 256, [doc.cache_key, [[i, titles.get(i)] for i in ids]],
-                        lambda: str(macro(*args)))[1])
+    return Markup(diskcache.memo(_DOC_HTML, 256, [doc.cache_key, [[i, titles.get(i)] for i in ids]],
+                                 lambda: str(macro(*args)),
+                                 disk=lambda key, compute: diskcache.cached("document", key, compute))[1])
 
 
 def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
@@ -241,19 +241,19 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
                 sentence_of.setdefault((d.name, cid), f"{model.document_short(d.name)}-s{s.index}")
     claims = report.get("claims", [])
     titles = {c["id"]: (c["verdict"], c.get("title") or c["id"]) for c in claims}
-    views = [claim_view(c, i, sentence_of, report_dir) for i, c in enumerate(claims)]
-    views.sort(key=lambda v: (v["severity"], model.document_key(v["c"]["source"]["document"]), v["order"]))
+    ordered = sorted(enumerate(claims), key=lambda e: (model.SEVERITY.get(e[1]["verdict"], 9),
+                                                       model.document_key(e[1]["source"]["document"]), e[0]))
     counts = report.get("counts") or {}
     by_doc = counts.get("by_document") or {}
     total = counts.get("total") or {v: sum(c["verdict"] == v for c in claims) for v in model.VERDICT_ORDER}
     chart_rows = {model.document_short(d): by_doc[d] for d in sorted(by_doc, key=model.document_key)}
     chart_rows["all (each claim once)"] = total
     chart = Markup(plots.render_plot({"kind": "verdict_counts", "data": {"rows": [[k, v] for k, v in chart_rows.items()]}})) if claims else Markup("")
-    all_docs = sorted({d for v in views for d in v["docs"]}, key=model.document_key)
+    all_docs = sorted({d for c in claims for d in model.documents_of(c)}, key=model.document_key)
     ctx = {
         "report": report, "env": report.get("environment", {}), "run": report.get("run", {}),
         "banner": model.run_banner(report.get("run", {})),
-        "claims": views, "total": total, "n_claims": len(claims), "chart": chart,
+        "claims": ordered, "total": total, "n_claims": len(claims), "chart": chart,
         "section_order": model.SECTION_ORDER, "all_docs": [(d, model.document_short(d), model.document_label(d))
                                                           for d in all_docs],
         "topics": model.TOPICS, "kinds": model.READING_KINDS, "documents": docs,
@@ -262,7 +262,8 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         "katex_js": Markup(assets.katex_js()), "katex_version": assets.katex_version(),
         "css": Markup(assets.static_text("report.css")), "js": Markup(assets.static_text("report.js")),
         "by_doc": by_doc, "json": json,
-        "block_html": lambda d, b, short: block_html(d, b, short, titles), "card": _card,
+        "block_html": lambda d, b, short: block_html(d, b, short, titles),
+        "card": lambda e, macro: _card(e[1], e[0], sentence_of, report_dir, macro),  # e: (order, claim)
         "document_html": lambda d, macro: _document_html(d, macro, titles),
     }
     return environment().get_template("report.html.j2").render(**ctx)

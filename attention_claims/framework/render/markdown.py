@@ -14,7 +14,7 @@ from pathlib import Path
 import jinja2
 
 from ..trust import trust_lines
-from . import model
+from . import diskcache, model
 from .texmd import find_math
 
 __all__ = ["render_markdown", "md_text", "md_cell", "md_plain"]
@@ -61,7 +61,8 @@ def md_quote(text: str | None) -> str:
 @functools.cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,
-                             lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+                             lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                             bytecode_cache=diskcache.BYTECODE)
     env.filters.update(md=md_text, cell=md_cell, quote=md_quote, plain=md_plain, one=lambda t: " ".join(str(t or "").split()),
                        compact=model.example_json)
     return env
@@ -72,7 +73,8 @@ def render_markdown(report: dict) -> str:
 
     Layout: title and totals, the counts per document (one table), the trust lines, then one
     section per verdict in :data:`model.SECTION_ORDER` with each claim as a ``<details>`` block whose
-    summary line is the title and the one-line counterexample or reason.
+    summary line is the title and the one-line counterexample or reason. Each claim's block is kept in
+    memory and on disk (:func:`_section`), as the HTML report's claim cards are.
     """
     claims = report.get("claims", [])
     counts = report.get("counts") or {}
@@ -82,12 +84,25 @@ def render_markdown(report: dict) -> str:
         members = [c for c in claims if c["verdict"] == v]
         members.sort(key=lambda c: model.document_key(c["source"]["document"]))
         if members:
-            sections.append((v, SECTION_TITLES[v], [_view(c) for c in members]))
+            sections.append((v, SECTION_TITLES[v], members))
     return _environment().get_template("claims.md.j2").render(
         report=report, env=report.get("environment", {}), run=report.get("run", {}), total=total,
         n_claims=len(claims), by_doc=counts.get("by_document") or {}, sections=sections,
         order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
-        url=model.document_url, trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})))
+        url=model.document_url, trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})),
+        section=_section)
+
+
+_SECTIONS: dict[str, str] = {}
+
+
+def _section(claim: dict, verdict: str, macro) -> str:
+    """``macro(_view(claim), verdict)`` (one claim's ``<details>`` block of the template), kept in memory
+    and on disk (:func:`.diskcache.memo`, kind ``md``) keyed by the claim's entry and the verdict: the
+    view is a function of the entry alone (:func:`_view`), and the document labels and links come from
+    :mod:`.model`, whose code the disk cache's folder digest covers. A hit skips building the view."""
+    return diskcache.memo(_SECTIONS, 4096, [claim, verdict], lambda: str(macro(_view(claim), verdict)),
+                          disk=lambda key, compute: diskcache.cached("md", key, compute))[1]
 
 
 def _view(c: dict) -> dict:

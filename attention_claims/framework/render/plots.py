@@ -24,7 +24,7 @@ from ..._cache import cache_root, write_atomic
 
 __all__ = [
     "VERDICT_COLOURS", "verdict_counts_svg", "layer_head_heatmap_svg", "spectra_svg", "rank_breaks_svg",
-    "sparsity_curve_svg", "decay_sparsity_svg", "curve_svg", "render_plot", "standalone_svg", "plot_key", "plot_cache_dir", "warm", "png_data_uri", "PLOT_KINDS",
+    "sparsity_curve_svg", "decay_sparsity_svg", "curve_svg", "render_plot", "standalone_svg", "plot_key", "plot_cache_dir", "code_digest", "warm", "png_data_uri", "PLOT_KINDS",
 ]
 
 VERDICT_COLOURS = {"false": "#c62828", "caveat": "#d48806", "true": "#2e7d32", "unchecked": "#78909c",
@@ -381,19 +381,39 @@ def plot_cache_dir() -> Path:
     return cache_root() / "plots"
 
 
-@functools.cache
-def _code_digest() -> str:
-    """What a drawn plot depends on besides its data: this module's source and matplotlib's version."""
+def _matplotlib_version() -> str:
+    """matplotlib's version string without importing it: the ``version = "..."`` of its ``_version.py``
+    (written at build time; 0.2 ms), else the installed distribution's metadata (``importlib.metadata``,
+    about 35 ms, as it scans every installed distribution). Both give the same string, so the plot keys
+    do not depend on which one answered."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("matplotlib")
+    if spec is not None and spec.origin:
+        try:
+            text = (Path(spec.origin).parent / "_version.py").read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        m = re.search(r"""^(?:__)?version(?:__)?\s*=\s*["']([^"']+)["']""", text, flags=re.M)
+        if m:
+            return m.group(1)
     from importlib.metadata import version
 
-    return hashlib.sha256(Path(__file__).read_bytes() + version("matplotlib").encode()).hexdigest()
+    return version("matplotlib")
+
+
+@functools.cache
+def code_digest() -> str:
+    """What a drawn plot depends on besides its data: SHA-256 (hex) of this module's source and
+    matplotlib's version."""
+    return hashlib.sha256(Path(__file__).read_bytes() + _matplotlib_version().encode()).hexdigest()
 
 
 def plot_key(spec: Mapping) -> str:
-    """The cache key of a plot spec: SHA-256 of the drawing code (:func:`_code_digest`) and the spec's
+    """The cache key of a plot spec: SHA-256 of the drawing code (:func:`code_digest`) and the spec's
     canonical JSON (kind and data; sorted keys), so an edit of either draws it again."""
     text = json.dumps({"kind": spec["kind"], "data": spec["data"]}, sort_keys=True, allow_nan=False)
-    return hashlib.sha256((_code_digest() + text).encode()).hexdigest()
+    return hashlib.sha256((code_digest() + text).encode()).hexdigest()
 
 
 def render_plot(spec: Mapping) -> str:
