@@ -40,16 +40,29 @@ from .trust import build_trust
 from .verdict import ReadingOutcome, decide, reading_outcome
 
 
+def gpu_driver_present() -> bool:
+    """Whether this machine has a GPU driver torch could use, asked without importing torch: an NVIDIA
+    GPU listed in ``/proc/driver/nvidia/gpus`` or AMD's ROCm device ``/dev/kfd`` (Linux)."""
+    nvidia = Path("/proc/driver/nvidia/gpus")
+    try:
+        return (nvidia.is_dir() and any(nvidia.iterdir())) or Path("/dev/kfd").exists()
+    except OSError:
+        return False
+
+
 def environment(config) -> Environment:
     """The versions, devices, Hypothesis profile and xdist workers of this process.
 
-    ``devices`` are those this run could use: ``cpu``, and each CUDA device torch sees. A run in one
-    process that never imported torch (every check it ran was torch-free: the maths modules import torch
-    on first use, and a CUDA reading's parametrisation asks torch for the device) used the CPU alone, and
-    torch is not imported here just to list GPUs (about 1 s); its version then comes from the installed
-    distribution's metadata. An xdist controller runs no check itself, so it asks torch."""
+    ``devices`` are those this run could use: ``cpu``, and each CUDA device torch sees. torch is asked
+    whenever it is loaded, in an xdist controller (it runs no check itself, its workers may have used a
+    GPU) and on a machine with a GPU driver (:func:`gpu_driver_present`; a subset run carries CUDA
+    readings decided earlier). Otherwise, a run in one process on a machine without a GPU driver whose
+    checks never imported torch (they were torch-free: the maths modules import torch on first use)
+    reports ``cpu`` without importing torch (about 1 s), and torch's version from the installed
+    distribution's metadata."""
     torch = loaded("torch")
-    if torch is None and config is not None and getattr(config.option, "numprocesses", None):
+    if torch is None and ((config is not None and getattr(config.option, "numprocesses", None))
+                          or gpu_driver_present()):
         import torch
     if torch is not None:
         torch_version = torch.__version__

@@ -40,9 +40,21 @@ def test_the_first_function_that_needs_torch_imports_it():
 
 
 def test_a_run_without_torch_reports_its_version_from_the_metadata_and_the_cpu_alone():
-    out = _fresh("import sys, importlib.metadata as m; from attention_claims.framework.report import environment; "
-                 "e = environment(None); print('torch' in sys.modules, e.torch == m.version('torch'), e.devices)")
+    out = _fresh("import sys, importlib.metadata as m; import attention_claims.framework.report as r; "
+                 "r.gpu_driver_present = lambda: False; "  # as on a machine without a GPU driver
+                 "e = r.environment(None); print('torch' in sys.modules, e.torch == m.version('torch'), e.devices)")
     assert out == "False True ['cpu']"
+
+
+def test_on_a_machine_with_a_gpu_driver_torch_is_asked_for_the_devices():
+    # a subset run there carries CUDA readings decided earlier: "devices: cpu" beside them would be untrue
+    out = _fresh("import sys; import attention_claims.framework.report as r; r.gpu_driver_present = lambda: True; "
+                 "e = r.environment(None); import torch; print('torch' in sys.modules, "
+                 "len(e.devices) == 1 + torch.cuda.device_count())")
+    assert out == "True True"
+    from attention_claims.framework.report import gpu_driver_present
+
+    assert isinstance(gpu_driver_present(), bool)
 
 
 def test_an_xdist_controller_asks_torch_for_the_devices_its_workers_could_use():
@@ -68,19 +80,30 @@ def test_the_readmes_one_claim_run_of_a_torch_free_check_never_imports_torch(tmp
                           "--claims-report-dir", str(tmp_path / "reports")],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "torch imported: False" in res.stdout, res.stdout[-3000:]
+    from attention_claims.framework.report import gpu_driver_present
+
+    # on a machine with a GPU driver the report's environment asks torch for the devices, at the very end
+    assert f"torch imported: {gpu_driver_present()}" in res.stdout, res.stdout[-3000:]
     assert "1 passed" in res.stdout
 
 
-def test_lazy_module_imports_on_first_attribute_and_keeps_it():
+def test_lazy_module_imports_on_first_attribute_and_follows_the_module(monkeypatch):
+    code = ("import sys; from attention_claims._lazy import LazyModule; m = LazyModule('wave'); "
+            "print('wave' in sys.modules); f = m.open; print('wave' in sys.modules, f is sys.modules['wave'].open)")
+    assert _fresh(code).splitlines() == ["False", "True True"]
     fake = LazyModule("json")
-    assert "LazyModule" not in repr(fake) and "'json'" in repr(fake)
+    assert "'json'" in repr(fake)
     import json
 
     assert fake.dumps is json.dumps
-    assert "dumps" in vars(fake)  # looked up once, then an ordinary attribute
+    monkeypatch.setattr(json, "dumps", lambda *a, **k: "patched")
+    assert fake.dumps() == "patched"  # read from the module at each access: a patch is seen while it lasts
+    monkeypatch.undo()
+    assert fake.dumps is json.dumps
     with pytest.raises(AttributeError):
         fake.no_such_name  # noqa: B018
+    with pytest.raises(AttributeError):
+        LazyModule("attention_claims_no_such_module").__wrapped__  # noqa: B018 - introspection never imports
     with pytest.raises(ImportError):
         LazyModule("attention_claims_no_such_module").x  # noqa: B018
 
