@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from .._lazy import loaded
@@ -13,12 +15,23 @@ def one_torch_thread():
     """Run the test's small torch ops on one intra-op thread (restored afterwards): on a loaded
     2-core machine, waking the thread pool costs milliseconds per tiny op, far more than the op.
 
-    A test that starts before anything has imported torch is left alone: importing torch here only to
-    set its pool would cost about a second to a check that may never touch a tensor (the maths modules
-    import torch on first use, :class:`attention_claims._lazy.LazyModule`)."""
+    Before anything has imported torch (a subset run of torch-free checks: the maths modules import
+    torch on first use, :class:`attention_claims._lazy.LazyModule`), torch is not imported here, which
+    would cost about a second to a check that may never touch a tensor; ``OMP_NUM_THREADS=1`` is set for
+    the test instead, so a torch the test imports starts with one intra-op thread (it reads the variable
+    once, at import, and keeps that one thread for the rest of the process; the variable itself is
+    restored)."""
     torch = loaded("torch")
     if torch is None:
-        yield
+        before = os.environ.get("OMP_NUM_THREADS")
+        os.environ["OMP_NUM_THREADS"] = "1"
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = before
         return
     before = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -222,11 +222,13 @@ def test_the_verdict_chart_is_drawn_once_for_the_same_counts(tmp_path, monkeypat
     assert len(calls) == 2
 
 
-def test_claim_cards_and_annotated_documents_are_reused_only_when_unchanged():
+def test_claim_cards_and_annotated_documents_are_reused_only_when_unchanged(monkeypatch):
     """A re-rendered report reuses each claim's card and each annotated document from memory (keyed by
     what they show): the page is byte-identical to a fresh rendering, and a claim whose verdict changes
-    gets a new card and a re-annotated document."""
+    gets a new card and a re-annotated document. The disk cache is off: "fresh" means computed."""
     import copy
+
+    monkeypatch.setenv("ATTENTION_CLAIMS_RENDER_CACHE", "0")
 
     from attention_claims.framework.render import html as H
 
@@ -245,10 +247,12 @@ def test_claim_cards_and_annotated_documents_are_reused_only_when_unchanged():
     assert render_html(changed, sources=sources) == page != fresh
 
 
-def test_a_cached_document_view_follows_its_claims_titles():
+def test_a_cached_document_view_follows_its_claims_titles(monkeypatch):
     """The annotated document's HTML is reused only while the verdicts and titles of the claims it marks
-    are unchanged."""
+    are unchanged (disk cache off: the memory memo alone)."""
     import copy
+
+    monkeypatch.setenv("ATTENTION_CLAIMS_RENDER_CACHE", "0")
 
     from attention_claims.framework.render import html as H
 

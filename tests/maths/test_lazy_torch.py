@@ -126,3 +126,12 @@ def test_tensor_and_array_inputs_still_go_through_the_same_validators():
     assert resolve_dtype("bfloat16") is torch.bfloat16 and resolve_dtype(torch.float16) is torch.float16
     with pytest.raises(ValueError, match="dtype: unknown 'float8'"):
         resolve_dtype("float8")
+
+
+def test_a_test_that_imports_torch_itself_still_runs_on_one_thread():
+    """The thread fixture before torch is loaded: a torch imported inside the test starts with one
+    intra-op thread, and the environment is left as it was."""
+    code = ("import os, sys; from attention_claims.testkit.fixtures import one_torch_thread; "
+            "os.environ.pop('OMP_NUM_THREADS', None); gen = one_torch_thread.__wrapped__(); next(gen); "
+            "import torch; print(torch.get_num_threads()); next(gen, None); print(os.environ.get('OMP_NUM_THREADS'))")
+    assert _fresh(code).splitlines() == ["1", "None"]
