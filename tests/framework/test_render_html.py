@@ -378,6 +378,41 @@ def test_a_corrupt_or_unwritable_disk_cache_is_recomputed(tmp_path, fresh_render
     assert _render_fixture(tmp_path) == cold
 
 
+class _Boom:
+    """A global an attacker's pickle could name: unpickling it would run ``__reduce__``'s call."""
+
+    def __reduce__(self):
+        return (exec, ("raise SystemExit('a render cache entry ran code')",))
+
+
+def test_the_disk_cache_runs_no_code_from_an_entry_and_reads_no_shared_folder(tmp_path, fresh_render_state,
+                                                                               monkeypatch):
+    """A pickle entry with the right checksum but a global other than the document classes is a bad
+    entry (recomputed; its code never runs); a render folder that others may write to is not used."""
+    import os
+    import pickle
+
+    from attention_claims._cache import read_checked, write_checked
+    from attention_claims.framework.render import diskcache
+
+    cold = _render_fixture(tmp_path)
+    folder = diskcache.render_cache_dir()
+    (annotated,) = folder.glob("annotated-*.pickle")
+    write_checked(annotated, pickle.dumps(_Boom()))
+    fresh_render_state()
+    assert _render_fixture(tmp_path) == cold
+    assert pickle.loads(read_checked(annotated, binary=True)).name == DOC
+    if not hasattr(os, "getuid"):
+        return
+    shared = tmp_path / "shared-cache"
+    (shared / "render").mkdir(parents=True)
+    (shared / "render").chmod(0o777)
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(shared))
+    fresh_render_state()
+    assert diskcache.render_cache_dir() is None
+    assert _render_fixture(tmp_path) == cold and list((shared / "render").iterdir()) == []
+
+
 def test_the_disk_cache_keeps_a_few_code_versions(tmp_path, fresh_render_state, monkeypatch):
     """Writing an entry prunes ``<cache root>/render/`` to the newest :data:`KEEP_DIGESTS` code versions."""
     import os

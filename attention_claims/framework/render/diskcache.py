@@ -3,8 +3,10 @@ documents (their sentence cuts and their HTML), the Markdown claim sections and 
 templates.
 
 A fresh process (each pytest run) renders the whole catalog twice, the in-progress and the final
-report, and most claims carry the same decision as in the last run, so most of what it renders was
-rendered by the last process too. :func:`memo` keeps cards, document views (:mod:`.html`) and the
+report. The in-progress report, and every claim a subset run does not decide, carry the last report's
+entries unchanged, so their cards were rendered by the last process; a claim decided now gets a new
+card (its entry says when it was decided), so a full run's final report renders most cards anew and
+writes them for the next run's in-progress report. :func:`memo` keeps cards, document views (:mod:`.html`) and the
 Markdown claim sections (:mod:`.markdown`) in memory keyed by what they show, and as files, so the
 first report of a process costs about what the second does.
 
@@ -31,6 +33,10 @@ takes about 9 ms against 4 ms for one JSON map, but a run changes a card or two,
 file here against rewriting the whole map (7 ms, 1.6 MB), and the suite's many small reports, which
 share the cache, never evict each other's entries.
 
+Trust: compiled templates and pickles run code when loaded, so the disk cache is used only while
+``<cache root>/render`` belongs to this user and no one else may write to it (created with mode 0700),
+and a pickle may name the classes of :mod:`.documents` alone.
+
 Growth: the render folder keeps the :data:`KEEP_DIGESTS` most recently written code versions (older
 ones are removed when a new entry is written), and a code version's folder is cut back to the
 :data:`KEEP_ENTRIES` newest files when it holds more than twice that. ``ATTENTION_CLAIMS_RENDER_CACHE=0``
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import os
 import pickle
@@ -73,10 +80,52 @@ def render_digest() -> str:
 
 
 def render_cache_dir() -> Path | None:
-    """``<cache root>/render/<render_digest()[:16]>``, or None when ``ATTENTION_CLAIMS_RENDER_CACHE=0``."""
+    """``<cache root>/render/<render_digest()[:16]>``, or None (the disk cache off) when
+    ``ATTENTION_CLAIMS_RENDER_CACHE=0`` or when ``<cache root>/render`` is not private (:func:`_private`):
+    its entries include compiled templates and pickles, which run code when loaded, so a folder that
+    someone else can write to is never read."""
     if os.environ.get("ATTENTION_CLAIMS_RENDER_CACHE", "1") == "0":
         return None
-    return cache_root() / "render" / render_digest()[:16]
+    root = _private(cache_root() / "render")
+    return None if root is None else _in_use(root / render_digest()[:16])
+
+
+@functools.cache
+def _in_use(folder: Path) -> Path:
+    """``folder``, its modification time set to now once per process when it exists: old code versions
+    are pruned by that time (:func:`_prune`), so a version whose entries are all read, never written,
+    is not taken for an old one."""
+    try:
+        os.utime(folder)
+    except OSError:
+        pass
+    return folder
+
+
+@functools.cache
+def _private(folder: Path) -> Path | None:
+    """``folder``, created with mode 0700 when missing, if it belongs to this user and no one else may
+    write to it (no group or other write bit), else None; once per folder and process. Where the platform
+    has no owners (Windows), the folder as it is. The check Jinja's ``FileSystemBytecodeCache`` makes of
+    its default folder."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = folder.stat()
+    except OSError:
+        return None
+    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+        return None
+    return folder
+
+
+class _DocumentUnpickler(pickle.Unpickler):
+    """Unpickles an annotated document and nothing else: the classes of :mod:`.documents` and the builtin
+    containers they hold; any other global in an entry (which could run code) makes it a bad entry."""
+
+    def find_class(self, module: str, name: str):
+        if module == f"{__package__}.documents" and name in ("AnnotatedDocument", "Block", "Sentence"):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a render cache entry")
 
 
 def memo(store: dict, limit: int, key_parts, compute: Callable[[], object], disk=None) -> tuple[str, object]:
@@ -142,7 +191,7 @@ def cached_object(kind: str, key: str, compute: Callable[[], object], cls: type)
     data = read_checked(path, binary=True)
     if data is not None:
         try:
-            value = pickle.loads(data)
+            value = _DocumentUnpickler(io.BytesIO(data)).load()
         except Exception:  # noqa: BLE001 - whatever a bad entry raises, it is recomputed
             value = None
         if isinstance(value, cls):

@@ -107,8 +107,9 @@ def _card(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], str], r
     is made of: the claim's entry, its order, its anchors into the documents, its figures as data URIs,
     and the plot drawing code (:func:`.plots.code_digest`: with the specs in the entry, that fixes the
     drawn SVGs); the rest of the view is derived from these by this package's code, which the disk
-    folder's digest covers. A hit skips building the view. The in-progress and final reports of a run,
-    successive runs and the many small runs of the suite's own tests share most cards."""
+    folder's digest covers. A hit skips building the view. A claim carried unchanged (the in-progress
+    report; the claims a subset run does not decide) reuses the card of the last report; a claim
+    decided now gets a new one (its entry says when)."""
     places = [claim["source"], *(claim.get("also_in") or [])]
     key_parts = [claim, order, [sentence_of.get((p["document"], claim["id"])) for p in places],
                  [_figure_src(f, report_dir) for r in claim.get("readings", []) for f in r.get("figures") or []],
