@@ -18,9 +18,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..maths.arrays import DTYPES  # the dtype names a reading may give: those the maths layer resolves
+
 VERDICTS = ("true", "false", "caveat", "unchecked", "undecided")
 EXPECTABLE = ("true", "false", "caveat", "unchecked")
-DTYPES = ("float64", "float32", "bfloat16", "float16")
 DEVICES = ("cpu", "cuda")
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 READING_NAME = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")

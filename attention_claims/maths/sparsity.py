@@ -332,7 +332,13 @@ def s_monte_carlo(f: str, q, mu, sigma: float, n: int, *, generator: torch.Gener
     ``a_j = f(q·k_j)`` and return ``S(a) = mean|a| / sqrt(mean a^2)`` (004 eq. (2)).
 
     ``q``, ``mu``: ``(d,)``. The estimator converges to the ``n -> infinity`` value at rate
-    ``O(1/sqrt(n))`` (delta method); see the check for the tolerance.
+    ``O(1/sqrt(n))`` (delta method); see the check for the tolerance. ``dtype``: a name of
+    :data:`~attention_claims.maths.arrays.DTYPES` or a torch dtype; the normal draws are made on the CPU
+    by ``generator`` and moved to ``device``.
+
+    Raises:
+        AttentionInputError: an unknown ``dtype``.
+        KeyError: an ``f`` other than ``exp``, ``relu2``, ``identity``.
     """
     dtype = resolve_dtype(dtype)
     q_t = torch.as_tensor(np.asarray(q, dtype=np.float64), dtype=dtype, device=device)
