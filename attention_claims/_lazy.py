@@ -39,12 +39,15 @@ class LazyModule:
 
     ``torch = LazyModule("torch")`` at the top of a module lets its functions say ``torch.softmax(...)``
     while importing the module costs nothing: torch (about 1 s to import) is loaded by the first function
-    that needs it, so a check that never touches a tensor never pays for it. Every attribute is read from
-    the real module at each access (one ``sys.modules`` lookup, about 0.1 µs), so a monkeypatched
-    ``torch.x`` is seen exactly while the patch lasts. Dunder names (``__wrapped__``, ``__file__``...,
-    which introspection such as ``inspect.unwrap`` or doctest collection probes) are not forwarded: they
-    raise ``AttributeError`` instead of importing the module. The stand-in is not put in
-    ``sys.modules``, so code that asks whether torch is loaded (:func:`loaded`) is told the truth.
+    that needs it, so a check that never touches a tensor never pays for it. On that first access the
+    stand-in also replaces itself by the real module wherever a module holds it as a global under the
+    module's own name (``torch``, e.g. after ``from .arrays import torch``), so from then on those
+    modules' functions reach torch directly, at the cost of any global lookup, and a monkeypatched
+    ``torch.x`` is seen exactly while the patch lasts. A reference kept elsewhere goes on forwarding each
+    attribute to the module. Dunder names (``__wrapped__``, ``__file__``..., which introspection such as
+    ``inspect.unwrap`` or doctest collection probes) are not forwarded: they raise ``AttributeError``
+    instead of importing the module. The stand-in is not put in ``sys.modules``, so code that asks
+    whether torch is loaded (:func:`loaded`) is told the truth.
 
     Raises (on attribute access):
         ImportError: the module cannot be imported.
@@ -60,7 +63,19 @@ class LazyModule:
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
         name = self._name
-        return getattr(sys.modules.get(name) or importlib.import_module(name), attr)
+        module = sys.modules.get(name)
+        if module is None:
+            module = importlib.import_module(name)
+        self._replace_by(module)
+        return getattr(module, attr)
+
+    def _replace_by(self, module) -> None:
+        """Rebind every module global ``<last part of the name>`` that is this stand-in to ``module``."""
+        binding = self._name.rpartition(".")[2]
+        for m in list(sys.modules.values()):
+            namespace = getattr(m, "__dict__", None)
+            if isinstance(namespace, dict) and namespace.get(binding) is self:
+                namespace[binding] = module
 
     def __repr__(self) -> str:
         return f"<lazy module {self._name!r}>"

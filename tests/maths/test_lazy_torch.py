@@ -37,6 +37,11 @@ def test_the_first_function_that_needs_torch_imports_it():
                  "print('torch' in sys.modules); A = softmax_attention([[1.0]], [[1.0]]); "
                  "print('torch' in sys.modules, type(A).__module__)")
     assert out.splitlines() == ["False", "True torch"]
+    # ... and from then on every maths module holds torch itself: no forwarding on each access
+    out = _fresh("import sys; from attention_claims.maths import arrays, attention, sparsity; "
+                 "print(type(attention.torch).__name__); arrays.torch.float64; t = sys.modules['torch']; "
+                 "print(arrays.torch is t, attention.torch is t, sparsity.torch is t)")
+    assert out.splitlines() == ["LazyModule", "True True True"]
 
 
 def test_a_run_without_torch_reports_its_version_from_the_metadata_and_the_cpu_alone():
