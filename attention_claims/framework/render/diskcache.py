@@ -160,6 +160,23 @@ def _prune(folder: Path) -> None:
         prune_oldest(entries, KEEP_ENTRIES)
 
 
+def _stored(name: str, load: Callable[[Path], object | None], dump: Callable[[object], str | bytes],
+            compute: Callable[[], object]) -> object:
+    """The value of the entry ``<render_cache_dir()>/<name>`` as ``load`` reads it (None: missing or bad),
+    or ``compute()``, written there as ``dump`` gives it (:func:`write_checked`) and the folder pruned.
+    The disk cache off: ``compute()``."""
+    folder = render_cache_dir()
+    if folder is None:
+        return compute()
+    path = folder / name
+    value = load(path)
+    if value is None:
+        value = compute()
+        if write_checked(path, dump(value)):
+            _prune(folder)
+    return value
+
+
 def cached(kind: str, key: str, compute: Callable[[], str]) -> str:
     """The text stored as ``<render_cache_dir()>/<kind>-<key>.html``, or ``compute()`` stored there.
 
@@ -167,16 +184,7 @@ def cached(kind: str, key: str, compute: Callable[[], str]) -> str:
     everything the value shows); the folder carries :func:`render_digest`. A missing, unreadable or
     corrupt entry is recomputed; an unwritable folder is ignored.
     """
-    folder = render_cache_dir()
-    if folder is None:
-        return compute()
-    path = folder / f"{kind}-{key}.html"
-    text = read_checked(path)
-    if text is None:
-        text = compute()
-        if write_checked(path, text):
-            _prune(folder)
-    return text
+    return _stored(f"{kind}-{key}.html", read_checked, lambda text: text, compute)
 
 
 def cached_object(kind: str, key: str, compute: Callable[[], object], cls: type) -> object:
@@ -184,22 +192,19 @@ def cached_object(kind: str, key: str, compute: Callable[[], object], cls: type)
     :class:`~.documents.AnnotatedDocument`), pickled as ``<kind>-<key>.pickle``: the folder's digest
     covers the class's code. An entry that does not unpickle to a ``cls`` is recomputed.
     """
-    folder = render_cache_dir()
-    if folder is None:
-        return compute()
-    path = folder / f"{kind}-{key}.pickle"
-    data = read_checked(path, binary=True)
-    if data is not None:
+
+    def load(path: Path) -> object | None:
+        data = read_checked(path, binary=True)
+        if data is None:
+            return None
         try:
             value = _DocumentUnpickler(io.BytesIO(data)).load()
         except Exception:  # noqa: BLE001 - whatever a bad entry raises, it is recomputed
-            value = None
-        if isinstance(value, cls):
-            return value
-    value = compute()
-    if write_checked(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)):
-        _prune(folder)
-    return value
+            return None
+        return value if isinstance(value, cls) else None
+
+    return _stored(f"{kind}-{key}.pickle", load, lambda v: pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL),
+                   compute)
 
 
 class _Bytecode(jinja2.BytecodeCache):
