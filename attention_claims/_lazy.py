@@ -86,3 +86,29 @@ def loaded(name: str):
     can only be an instance of a class of ``torch`` once torch is loaded, so
     ``(t := loaded("torch")) is not None and isinstance(x, t.Tensor)`` tests for a tensor for free."""
     return sys.modules.get(name)
+
+
+def installed_version(package: str, version_file: str) -> str:
+    """The version of the installed ``package`` without importing it: the ``version = "..."`` or
+    ``__version__ = "..."`` line of its build-time ``version_file`` (matplotlib's ``_version.py``,
+    torch's ``version.py``; 0.2 ms), else the distribution's metadata (``importlib.metadata``, about
+    35 ms the first time, as it scans every installed distribution). Both give the same string.
+
+    Raises:
+        importlib.metadata.PackageNotFoundError: the package is not installed.
+    """
+    import importlib.metadata
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    spec = importlib.util.find_spec(package)
+    if spec is not None and spec.origin:
+        try:
+            text = (Path(spec.origin).parent / version_file).read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        m = re.search(r"""^(?:__)?version(?:__)?\s*=\s*["']([^"']+)["']""", text, flags=re.M)
+        if m:
+            return m.group(1)
+    return importlib.metadata.version(package)

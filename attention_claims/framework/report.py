@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .._cache import write_atomic
-from .._lazy import loaded
+from .._lazy import installed_version, loaded
 from . import profiles
 from .records import SOURCES_DIR
 from .report_model import (
@@ -58,8 +58,8 @@ def environment(config) -> Environment:
     GPU) and on a machine with a GPU driver (:func:`gpu_driver_present`; a subset run carries CUDA
     readings decided earlier). Otherwise, a run in one process on a machine without a GPU driver whose
     checks never imported torch (they were torch-free: the maths modules import torch on first use)
-    reports ``cpu`` without importing torch (about 1 s), and torch's version from the installed
-    distribution's metadata."""
+    reports ``cpu`` without importing torch (about 1 s), and torch's version from its build-time
+    ``version.py`` (:func:`attention_claims._lazy.installed_version`)."""
     torch = loaded("torch")
     if torch is None and ((config is not None and getattr(config.option, "numprocesses", None))
                           or gpu_driver_present()):
@@ -71,7 +71,7 @@ def environment(config) -> Environment:
             devices += [f"cuda:{i} ({torch.cuda.get_device_name(i)})" for i in range(torch.cuda.device_count())]
     else:
         try:
-            torch_version = importlib.metadata.version("torch")
+            torch_version = installed_version("torch", "version.py")
         except importlib.metadata.PackageNotFoundError:  # pragma: no cover - torch is a hard dependency
             torch_version = None
         devices = ["cpu"]

@@ -140,3 +140,14 @@ def test_a_test_that_imports_torch_itself_still_runs_on_one_thread():
             "os.environ.pop('OMP_NUM_THREADS', None); gen = one_torch_thread.__wrapped__(); next(gen); "
             "import torch; print(torch.get_num_threads()); next(gen, None); print(os.environ.get('OMP_NUM_THREADS'))")
     assert _fresh(code).splitlines() == ["1", "None"]
+
+
+def test_installed_version_reads_the_build_time_file_or_the_metadata():
+    import importlib.metadata
+
+    from attention_claims._lazy import installed_version
+
+    for package, version_file in (("torch", "version.py"), ("matplotlib", "_version.py"), ("numpy", "no-such.py")):
+        assert installed_version(package, version_file) == importlib.metadata.version(package)
+    with pytest.raises(importlib.metadata.PackageNotFoundError):
+        installed_version("attention_claims_no_such_module", "version.py")

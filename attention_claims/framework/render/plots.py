@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._cache import cache_root, write_atomic
+from ..._lazy import installed_version
 
 __all__ = [
     "VERDICT_COLOURS", "verdict_counts_svg", "layer_head_heatmap_svg", "spectra_svg", "rank_breaks_svg",
@@ -381,32 +382,12 @@ def plot_cache_dir() -> Path:
     return cache_root() / "plots"
 
 
-def _matplotlib_version() -> str:
-    """matplotlib's version string without importing it: the ``version = "..."`` of its ``_version.py``
-    (written at build time; 0.2 ms), else the installed distribution's metadata (``importlib.metadata``,
-    about 35 ms, as it scans every installed distribution). Both give the same string, so the plot keys
-    do not depend on which one answered."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("matplotlib")
-    if spec is not None and spec.origin:
-        try:
-            text = (Path(spec.origin).parent / "_version.py").read_text(encoding="utf-8")
-        except OSError:
-            text = ""
-        m = re.search(r"""^(?:__)?version(?:__)?\s*=\s*["']([^"']+)["']""", text, flags=re.M)
-        if m:
-            return m.group(1)
-    from importlib.metadata import version
-
-    return version("matplotlib")
-
-
 @functools.cache
 def code_digest() -> str:
     """What a drawn plot depends on besides its data: SHA-256 (hex) of this module's source and
     matplotlib's version."""
-    return hashlib.sha256(Path(__file__).read_bytes() + _matplotlib_version().encode()).hexdigest()
+    matplotlib_version = installed_version("matplotlib", "_version.py")
+    return hashlib.sha256(Path(__file__).read_bytes() + matplotlib_version.encode()).hexdigest()
 
 
 def plot_key(spec: Mapping) -> str:
