@@ -127,6 +127,35 @@ def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),)
     return "\n".join(p for p in parts if p) + "\n"
 
 
+SMALL_PROJECT_CHECK = '''
+import os
+import pytest
+
+@pytest.mark.claim("{cid}", reading="exact")
+def test_{name}(claim_log):
+    if os.environ.get("PLANTED_INTERRUPT") == "{cid}":
+        raise KeyboardInterrupt
+    claim_log.example(x=1.0)
+'''
+REPORT_FILES = ("claims.json", "claims.md", "claims.html")
+
+
+def small_project_records() -> dict[str, str]:
+    """Three planted records: two claims with one check each (``alpha-claim``, ``beta-claim``, both
+    expected true) and an unchecked one (``gamma-claim``)."""
+    return {"a.toml": record_toml("alpha-claim"),
+            "b.toml": record_toml("beta-claim", document="004_5f57af8801c437dc.txt", quote="一句话"),
+            "u.toml": record_toml("gamma-claim", expected="unchecked", readings=(),
+                                  extra='unchecked_reason = "about training"')}
+
+
+def small_project_checks() -> dict[str, str]:
+    """The checks of :func:`small_project_records` (each raises KeyboardInterrupt when ``PLANTED_INTERRUPT``
+    names its claim)."""
+    return {"test_a.py": SMALL_PROJECT_CHECK.format(cid="alpha-claim", name="a"),
+            "test_b.py": SMALL_PROJECT_CHECK.format(cid="beta-claim", name="b")}
+
+
 @dataclass
 class Run:
     result: pytest.RunResult

@@ -131,6 +131,8 @@ class State:
     base: dict = field(default_factory=dict)  # claim id -> ClaimEntry: last decisions of the report found at start
     base_generated: str | None = None  # the 'generated' time of that report
     base_loaded: bool = False
+    notices: list[str] = field(default_factory=list)  # warnings for the person running (a report set aside)
+    report_written: bool = False  # the final report reached the report folder
     selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
 
 
@@ -214,6 +216,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("claims_no_report"):
         report_dir = _resolve(config, config.getoption("claims_report_dir"), rootdir / "reports")
     formats = _report_formats(config.getoption("claims_report_formats"))
+    if report_dir is not None and not hasattr(config, "workerinput") and not config.option.collectonly:
+        from .report import ReportFolderError, check_report_folder
+
+        try:
+            check_report_folder(report_dir)
+        except ReportFolderError as exc:
+            raise pytest.UsageError(f"attention-claims: {exc}") from None
     try:
         catalog = load_catalog(records, sources)
         load_sentences(Path(sources) / "sentences")  # malformed: a usage error now, not at report time
@@ -646,21 +655,41 @@ class ClaimsController(_ClaimsHooks):
 
     def _start_deciding(self) -> None:
         """Mark the run as deciding claims, keep the last decisions of the report already there,
-        and replace it by an in-progress one (which keeps them too, with their dates)."""
+        and replace it by an in-progress one (which keeps them too, with their dates), under the
+        report folder's lock; remove the temporary files a killed run left there."""
         self.state.active = True
-        self._load_base()
-        if self.state.report_dir is not None:
-            from .report import write_in_progress
+        if self.state.report_dir is None:
+            self._load_base()
+            return
+        from .report import ReportFolderError, remove_stale_temporaries, report_lock, write_in_progress
 
-            write_in_progress(self.state, self.config)
+        try:
+            with report_lock(self.state.report_dir):
+                remove_stale_temporaries(self.state.report_dir)
+                self._load_base()
+                write_in_progress(self.state, self.config)
+        except (OSError, ReportFolderError) as exc:
+            self._load_base()
+            self._notice(f"the in-progress report was not written: {exc}")
 
-    def _load_base(self) -> None:
+    def _load_base(self, *, again: bool = False) -> None:
+        """Read the last decisions of the report in the report folder (once, or ``again``: the final
+        write re-reads it under the lock, so a run that finished meanwhile is merged, not lost)."""
         state = self.state
-        if not state.base_loaded:
+        if not state.base_loaded or again:
             from .report import load_base
 
-            state.base, state.base_generated = load_base(state.report_dir, state.catalog)
+            state.base, state.base_generated, notice = load_base(state.report_dir, state.catalog)
             state.base_loaded = True
+            if notice:
+                self._notice(notice)
+
+    def _notice(self, text: str) -> None:
+        """Tell the person running now (a yellow line) and again at the end of the run."""
+        self.state.notices.append(text)
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(f"attention-claims: warning: {text}", yellow=True)
 
     def _missing(self) -> list:
         covered = {(c, r) for c, r, _ in self.state.collected}
@@ -716,11 +745,28 @@ class ClaimsController(_ClaimsHooks):
                     f"{claim.path}: claim '{claim.id}': reading '{name}' has no check" for claim, name in missing
                 )
             state.partial = True
-        self._load_base()
-        report = build_report(state, self.config, int(exitstatus))
-        state.report = report
-        if state.report_dir is not None:
-            write_reports(report, state.report_dir, sources_dir=state.sources_dir, formats=state.report_formats)
+        if state.report_dir is None:
+            self._load_base()
+            state.report = report = build_report(state, self.config, int(exitstatus))
+        else:
+            from .report import ReportFolderError, report_lock
+
+            try:
+                # Read-merge-write under the folder's lock: a run that wrote the report since this
+                # one started (two runs at once) is merged, never overwritten with older decisions.
+                with report_lock(state.report_dir):
+                    self._load_base(again=True)
+                    state.report = report = build_report(state, self.config, int(exitstatus))
+                    write_reports(report, state.report_dir, sources_dir=state.sources_dir,
+                                  formats=state.report_formats)
+                state.report_written = True
+            except (OSError, ReportFolderError) as exc:
+                if state.report is None:
+                    state.report = build_report(state, self.config, int(exitstatus))
+                report = state.report
+                state.errors.append(f"the report was not written to {state.report_dir} ({exc}); "
+                                    "the files there are as they were")
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
         bad = [c for c in report.claims if c.id in report.fresh and (not c.agrees or c.errors)]
         if (bad or state.errors) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -756,20 +802,23 @@ class ClaimsController(_ClaimsHooks):
         tr = config.pluginmanager.get_plugin("terminalreporter")
         if tr is None or self.state.report is None:
             return
-        shown = self.state.report_dir
+        shown = self.state.report_dir if self.state.report_written else None
         if shown is not None:  # the file a person opens first: claims.md, else claims.html, else claims.json
             fmt = next(f for f in ("md", "html", "json") if f in self.state.report_formats)
             shown = shown / f"claims.{fmt}"
         for line, red in terminal_lines(self.state.report, self.state.errors, shown,
-                                        width=tr._tw.fullwidth if getattr(tr, "isatty", False) else 160):
-            tr.write_line(line, red=red, bold=line.startswith("verdicts:"))
+                                        width=tr._tw.fullwidth if getattr(tr, "isatty", False) else 160,
+                                        notices=self.state.notices):
+            tr.write_line(line, red=red, yellow=line.startswith("attention-claims: warning:"),
+                          bold=line.startswith("verdicts:"))
 
 
-def terminal_lines(report: Report, errors: list[str], report_file: Path | None, *, width: int = 120) -> list:
+def terminal_lines(report: Report, errors: list[str], report_file: Path | None, *, width: int = 120,
+                   notices: list[str] = ()) -> list:
     """``[(line, red)]``: the false claims this run decided (id and one-line counterexample, cut to
     ``width``), the claims whose verdict disagrees with ``expected`` or whose check errored, the run's
-    errors, then the tally of this run's verdicts (the last line, naming ``report_file`` when one was
-    written)."""
+    errors, the ``notices`` (warnings such as an earlier report set aside), then the tally of this run's
+    verdicts (the last line, naming ``report_file`` when one was written)."""
     from .render.model import SECTION_ORDER, one_line_counterexample
 
     fresh = [c for c in report.claims if c.id in report.fresh]
@@ -787,6 +836,7 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
         lines.append((f"attention-claims: {len(bad)} verdict(s) disagree with 'expected' or errored: "
                       + ", ".join(f"{c.id} ({c.verdict}, expected {c.expected})" for c in bad), True))
     lines += [(f"attention-claims: {err}", True) for err in errors]
+    lines += [(f"attention-claims: warning: {text}", False) for text in notices]
     counts = {v: sum(c.verdict == v for c in fresh) for v in SECTION_ORDER}
     tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no claim decided"
     others = [c for c in report.claims if c.id not in report.fresh]

@@ -9,12 +9,15 @@ never disagree. The verdict rules are all in :mod:`attention_claims.framework.ve
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import importlib.metadata
 import json
 import os
 import platform
+import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -228,19 +231,131 @@ def _covered(state, claim) -> bool:
     return all(r.name in have for r in claim.readings)
 
 
-def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], str | None]:
-    """The last decision of each claim in the report already in ``report_dir``, and that report's
-    ``generated`` time: what a run that decides a subset keeps for every other claim.
+REPORT_LOCK = ".claims.lock"
+"""The lock file in the report folder that serialises the runs writing it (:func:`report_lock`)."""
+
+LOCK_TIMEOUT = 600.0
+"""Seconds a run waits for another run to finish writing the same report folder."""
+
+
+class ReportFolderError(Exception):
+    """The report folder cannot be written (read-only, full, or held by another run too long). The
+    plugin turns it into one message and exit status 4 (:data:`pytest.ExitCode.USAGE_ERROR`)."""
+
+
+def check_report_folder(report_dir: Path) -> None:
+    """Make sure the report folder exists and can be written, by creating it and its lock file
+    (:data:`REPORT_LOCK`): run at configure time, so an unwritable folder stops the run before any
+    check runs, with one message (``root`` passes ``os.access`` on a read-only folder, so the test is
+    a real write).
+
+    Raises:
+        ReportFolderError: the folder or its lock file cannot be created (names the folder and why).
+    """
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        with open(report_dir / REPORT_LOCK, "a"):
+            pass
+    except OSError as exc:
+        raise ReportFolderError(f"the report folder {report_dir} cannot be written ({exc.strerror or exc}); "
+                                "name another with --claims-report-dir, or run with --claims-no-report") from None
+
+
+@contextlib.contextmanager
+def report_lock(report_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the report folder's lock (``filelock``, an exclusive lock on :data:`REPORT_LOCK`) while a
+    run reads the last report, merges its own decisions into it and writes the three files, so that
+    two runs at once serialise their read-merge-write and neither loses the other's verdicts.
+
+    Raises:
+        ReportFolderError: the lock file cannot be created, or another run held it for ``timeout`` s.
+    """
+    from filelock import FileLock, Timeout
+
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(report_dir / REPORT_LOCK))
+        lock.acquire(timeout=timeout)
+    except Timeout:
+        raise ReportFolderError(f"another run has held {report_dir / REPORT_LOCK} for {timeout:.0f} s; "
+                                "the report was not written") from None
+    except OSError as exc:
+        raise ReportFolderError(f"the report folder {report_dir} cannot be written ({exc.strerror or exc})") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+_TEMPORARY = re.compile(r"^\..+\.(\d+)\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale_temporaries(report_dir: Path) -> list[Path]:
+    """Remove the temporary files (``.<name>.<pid>.tmp``, :func:`attention_claims._cache.write_atomic`)
+    that a killed run left in ``report_dir`` and its ``figures/`` folder: those whose process no longer
+    runs. Only regular files of that exact pattern are touched. Returns the files removed."""
+    removed = []
+    for folder in (report_dir, report_dir / "figures"):
+        try:
+            entries = list(folder.iterdir())
+        except OSError:
+            continue
+        for p in entries:
+            m = _TEMPORARY.match(p.name)
+            if m is None or _alive(int(m.group(1))) or p.is_symlink() or not p.is_file():
+                continue
+            try:
+                p.unlink()
+                removed.append(p)
+            except OSError:
+                pass
+    return removed
+
+
+def _set_aside(path: Path) -> Path:
+    """Rename ``path`` to ``<name>.corrupt-<UTC date and time>`` (a free name) and return the new path."""
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    k = 1
+    while target.exists():
+        k += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{k}")
+    os.replace(path, target)
+    return target
+
+
+def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], str | None, str | None]:
+    """The last decision of each claim in the report already in ``report_dir``, that report's
+    ``generated`` time, and a notice for the person running (None when all is well): what a run that
+    decides a subset keeps for every other claim.
 
     A claim counts when its entry has a ``decided`` stamp (a report written before the stamp existed
     counts as decided at its ``generated`` time when it was a complete run); entries of claims no
-    longer in the catalog, or whose readings differ from the record's, are dropped. A missing,
-    unreadable or malformed report gives ``({}, None)``: nothing to keep.
+    longer in the catalog, or whose readings differ from the record's, are dropped. A missing report
+    gives ``({}, None, None)``. A report that cannot be read or is not a schema-1 report (truncated,
+    not JSON, edited by hand) is never silently replaced: it is renamed to
+    ``claims.json.corrupt-<date>`` and the notice names it and says this run starts from no earlier
+    report.
     """
     if report_dir is None:
-        return {}, None
+        return {}, None, None
+    path = Path(report_dir) / "claims.json"
     try:
-        data = json.loads((Path(report_dir) / "claims.json").read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("schema") != 1:
+            raise ValueError(f"not a schema-1 report (schema {data.get('schema') if isinstance(data, dict) else None!r})")
         legacy = None
         if data["run"].get("complete") and all("decided" not in c for c in data["claims"]):
             legacy = {"at": data["generated"], "profile": data["environment"]["hypothesis_profile"], "run": "full"}
@@ -251,9 +366,18 @@ def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], 
                 c = dict(c, decided=legacy)
             if c.get("decided") and c["id"] in readings and [r["name"] for r in c["readings"]] == readings[c["id"]]:
                 base[c["id"]] = ClaimEntry.from_json(c)
-        return base, data.get("generated")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}, None
+        return base, data.get("generated"), None
+    except FileNotFoundError:
+        return {}, None, None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        try:
+            kept = _set_aside(path)
+        except OSError as move:
+            return {}, None, (f"the earlier report {path} cannot be read ({why}) nor set aside ({move.strerror}); "
+                              "this run starts from no earlier report")
+        return {}, None, (f"the earlier report {path} cannot be read ({why}); kept aside as {kept}; "
+                          "this run starts from no earlier report")
 
 
 def carried(claim, previous: ClaimEntry, *, selected: bool) -> ClaimEntry:
@@ -332,19 +456,45 @@ def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURC
     from .sentences import classification_maps, load_all
 
     data = report.to_json()
+    files: dict[Path, str] = {}
     if "json" in formats:
-        write_atomic(report_dir / "claims.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        files[report_dir / "claims.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if "md" in formats:
+        files[report_dir / "claims.md"] = render_markdown(data)
+    if "html" in formats:
+        sources = load_sources(sources_dir) if Path(sources_dir).is_dir() else {}
+        kinds, claim_excerpts = {}, {}
+        for doc, entries in load_all(Path(sources_dir) / "sentences").items():
+            kinds[doc], claim_excerpts[doc] = classification_maps(entries)
+        files[report_dir / "claims.html"] = render_html(data, sources=sources, classification=kinds,
+                                                        claim_excerpts=claim_excerpts, report_dir=report_dir)
     if "md" in formats:
         write_plot_files(data, report_dir)
-        write_atomic(report_dir / "claims.md", render_markdown(data))
-    if "html" not in formats:
-        return
-    sources = load_sources(sources_dir) if Path(sources_dir).is_dir() else {}
-    kinds, claim_excerpts = {}, {}
-    for doc, entries in load_all(Path(sources_dir) / "sentences").items():
-        kinds[doc], claim_excerpts[doc] = classification_maps(entries)
-    write_atomic(report_dir / "claims.html", render_html(data, sources=sources, classification=kinds,
-                                                          claim_excerpts=claim_excerpts, report_dir=report_dir))
+    _write_together(files)
+
+
+def _write_together(files: dict[Path, str]) -> None:
+    """Write every file of ``files`` through a temporary file beside it, then move them all into place
+    (``os.replace``): a write that fails (a full disk) leaves every earlier file as it was and no
+    temporary file behind, so the three reports never disagree because one of them failed.
+
+    Raises:
+        OSError: a file cannot be written (the temporary files are removed).
+    """
+    temporaries: list[tuple[Path, Path]] = []
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            temporaries.append((tmp, path))
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+    except BaseException:
+        for tmp, _ in temporaries:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, path in temporaries:
+        os.replace(tmp, path)
 
 
 def write_plot_files(data: dict, report_dir: Path) -> list[Path]:

@@ -10,31 +10,10 @@ import stat
 
 import pytest
 
-from conftest import record_toml
+from conftest import REPORT_FILES, small_project_checks, small_project_records
 
-CHECK = '''
-import os
-import pytest
-
-@pytest.mark.claim("{cid}", reading="exact")
-def test_{name}(claim_log):
-    if os.environ.get("PLANTED_INTERRUPT") == "{cid}":
-        raise KeyboardInterrupt
-    claim_log.example(x=1.0)
-'''
-FILES = ("claims.json", "claims.md", "claims.html")
-
-
-def _records():
-    return {"a.toml": record_toml("alpha-claim"),
-            "b.toml": record_toml("beta-claim", document="004_5f57af8801c437dc.txt", quote="一句话"),
-            "u.toml": record_toml("gamma-claim", expected="unchecked", readings=(),
-                                  extra='unchecked_reason = "about training"')}
-
-
-def _checks():
-    return {"test_a.py": CHECK.format(cid="alpha-claim", name="a"),
-            "test_b.py": CHECK.format(cid="beta-claim", name="b")}
+FILES = REPORT_FILES
+_records, _checks = small_project_records, small_project_checks
 
 
 def _decided(report: dict) -> dict:
@@ -133,4 +112,5 @@ def test_report_files_are_written_0644_and_atomically(planted):
         os.umask(previous)
     for name in FILES:
         assert stat.S_IMODE((run.report_dir / name).stat().st_mode) == 0o644, name
-    assert sorted(p.name for p in run.report_dir.iterdir() if p.name.startswith(".")) == []  # no temporary left
+    # no temporary left; the lock file that serialises concurrent runs stays (as filelock leaves it)
+    assert sorted(p.name for p in run.report_dir.iterdir() if p.name.startswith(".")) == [".claims.lock"]
