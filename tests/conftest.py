@@ -59,6 +59,11 @@ def _preload_heavy_modules() -> None:
     render_markdown(warm)
 
 
+REPO = Path(__file__).resolve().parents[1]
+"""This checkout (the suite's own catalog: ``claims/``, ``sources/``, ``checks/``)."""
+REPO_SOURCES = REPO / "sources"
+"""This checkout's source documents, for planted runs of its real checks."""
+
 COLLECTED = pytest.StashKey[list]()
 """Every item this session collected, before any deselection (``-k``, ``--claims-select``)."""
 

@@ -36,9 +36,10 @@ from pathlib import Path
 
 import pytest
 
+from . import config as claims_config
 from . import profiles
 from .evidence import CheckLog, Counterexample, resolve_deferred
-from .records import RECORDS_DIR, SOURCES_DIR, Claim, ClaimRecordError, load_catalog
+from .records import Claim, ClaimRecordError, load_catalog
 from .report_model import REPORT_FORMATS, Report
 from .sentences import SentenceDataError
 from .sentences import load_all as load_sentences
@@ -49,21 +50,24 @@ PREFIX = "attention_claims."
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("attention-claims", "attention-claims verdicts and report")
+    claims_config.add_ini_options(parser)
     group.addoption(
         "--claims-dir",
         default=None,
-        help="folder of claim records (*.toml); default: the repository's claims/",
+        help="folder of claim records (*.toml); default: the ini option claims_dir, else claims/ beside the ini "
+        "file (without one, the plugin is inert)",
     )
     group.addoption(
         "--claims-sources",
         default=None,
-        help="folder of the source documents that every quote is verified against; default: the repository's "
-        "sources/ (checked against its SHA256SUMS)",
+        help="folder of the source documents that every quote is verified against (listed with their SHA-256 in "
+        "its SHA256SUMS); default: the ini option claims_sources, else sources/ beside the ini file",
     )
     group.addoption(
         "--claims-report-dir",
         default=None,
-        help="where claims.json / claims.md / claims.html are written; default: <rootdir>/reports",
+        help="where claims.json / claims.md / claims.html are written; default: the ini option claims_report_dir, "
+        "else reports/ beside the ini file",
     )
     group.addoption(
         "--claims-select",
@@ -139,11 +143,11 @@ class State:
 STATE_KEY = pytest.StashKey[State]()
 
 
-def _resolve(config: pytest.Config, opt: str | None, default: Path) -> Path:
-    if opt:
-        p = Path(opt)
-        return p if p.is_absolute() else Path(config.invocation_params.dir) / p
-    return default
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Keep the project's rootdir, ini file and ``addopts`` when a path-valued option of this plugin names
+    a folder outside the project (:func:`attention_claims.framework.config.repair_rootdir`)."""
+    claims_config.repair_rootdir(early_config, parser, args)
 
 
 def available_cores() -> int:
@@ -209,12 +213,12 @@ def pytest_configure(config: pytest.Config) -> None:
         from hypothesis import settings
 
         settings.load_profile(profiles.default_profile())
-    rootdir = Path(config.rootpath)
-    records = _resolve(config, config.getoption("claims_dir"), RECORDS_DIR)
-    sources = _resolve(config, config.getoption("claims_sources"), SOURCES_DIR)
-    report_dir = None
-    if not config.getoption("claims_no_report"):
-        report_dir = _resolve(config, config.getoption("claims_report_dir"), rootdir / "reports")
+    paths = claims_config.from_pytest(config)
+    claims_config.activate(paths)
+    if not paths.active:
+        return  # a project without claims: the plugin stays out of the way (no catalog, no report)
+    records, sources = paths.claims_dir, paths.sources_dir
+    report_dir = None if config.getoption("claims_no_report") else paths.report_dir
     formats = _report_formats(config.getoption("claims_report_formats"))
     if report_dir is not None and not hasattr(config, "workerinput") and not config.option.collectonly:
         from .report import ReportFolderError, check_report_folder

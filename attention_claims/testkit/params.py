@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ..framework.records import RECORDS_DIR, Claim, load_claim_file
+from ..framework import config as claims_config
+from ..framework.records import Claim, load_claim_file
 from ..maths.arrays import cuda_available
 
 NO_CUDA = "CUDA not available on this machine (torch.cuda.is_available() is False)"
@@ -21,14 +22,17 @@ def _index(records_dir: Path) -> dict[str, Path]:
     return {load_claim_file(path).id: path for path in sorted(records_dir.rglob("*.toml"))}
 
 
-def record(claim_id: str, records_dir: Path = RECORDS_DIR) -> Claim:
-    """The record with this id under ``records_dir`` (the repository's ``claims/``), so that
-    checks parametrise from the record's own readings.
+def record(claim_id: str, records_dir: Path | None = None) -> Claim:
+    """The record with this id under ``records_dir`` (default: the claims folder of the running pytest
+    session, :func:`attention_claims.framework.config.current`), so that checks parametrise from the
+    record's own readings.
 
     Raises:
         KeyError: no record has this id.
     """
-    path = _index(records_dir).get(claim_id)
+    if records_dir is None:
+        records_dir = claims_config.current().claims_dir
+    path = _index(Path(records_dir)).get(claim_id)
     if path is None:
         raise KeyError(f"no claim record with id {claim_id!r} under {records_dir}")
     return load_claim_file(path)

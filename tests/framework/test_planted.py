@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPO_SOURCES
+
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "claims"
 
@@ -253,7 +255,7 @@ def _run(pytester, variant: Variant, expected: str):
         pytester.makeconftest(READING_FILTER.format(claim=variant.claim, readings=variant.readings))
     out = pytester.path / "out"
     result = pytester.runpytest(*copies, "--claims-select", variant.claim, "--claims-dir", str(rec),
-                                "--claims-report-dir", str(out), "-p", "no:cacheprovider",
+                                "--claims-sources", str(REPO_SOURCES), "--claims-report-dir", str(out), "-p", "no:cacheprovider",
                                 "--hypothesis-profile=planted", "--claims-report-formats=json")
     import json
 

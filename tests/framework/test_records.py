@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attention_claims.framework.records import RECORDS_DIR, ClaimRecordError, load_catalog, parse_claim
-from conftest import record_toml
+from conftest import REPO_SOURCES, record_toml
 
 OK = '''
 import pytest
@@ -104,7 +104,8 @@ def test_reading_without_a_check(pytester, planted):
     rec_dir.mkdir()
     (rec_dir / "c.toml").write_text(rec, encoding="utf-8")
     pytester.makepyfile(test_x=OK)
-    result = pytester.runpytest("--claims-dir", str(rec_dir), "--claims-report-dir", "out")
+    result = pytester.runpytest("--claims-dir", str(rec_dir), "--claims-sources", str(REPO_SOURCES),
+                                "--claims-report-dir", "out")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*c.toml: claim 'c': reading 'fp16' has no check*"])
 
