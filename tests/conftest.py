@@ -174,9 +174,19 @@ class Run:
         return next(c for c in self.report["claims"] if c["id"] == cid)
 
 
+def write_sums(folder: Path) -> Path:
+    """Write ``folder/SHA256SUMS`` (the ``sha256sum`` format) for every file under ``folder``."""
+    import hashlib
+
+    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(folder).as_posix()}\n"
+             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "SHA256SUMS"]
+    (folder / "SHA256SUMS").write_text("".join(lines), encoding="utf-8")
+    return folder / "SHA256SUMS"
+
+
 def _planted_sources(folder: Path, records: dict[str, str]) -> Path:
-    """A folder of source documents made of the planted records' own quotes, so that quote
-    verification runs on planted records as on the real ones (no ``SHA256SUMS``: no hash check)."""
+    """A folder of source documents made of the planted records' own quotes, listed with their SHA-256
+    in its ``SHA256SUMS``, so that quote verification runs on planted records as on the real ones."""
     import tomllib
 
     folder.mkdir(exist_ok=True)
@@ -189,9 +199,15 @@ def _planted_sources(folder: Path, records: dict[str, str]) -> Path:
         for place in [data.get("source", {}), *data.get("also_in", [])]:
             if isinstance(place, dict) and isinstance(place.get("document"), str):
                 texts.setdefault(place["document"], []).append(str(place.get("quote", "")))
+    import hashlib
+
+    lines = []
     for doc, quotes in texts.items():
-        if "/" not in doc:
-            (folder / doc).write_text("\n".join(quotes) + "\n", encoding="utf-8")
+        if "/" not in doc and not doc.startswith("arXiv:"):
+            data = ("\n".join(quotes) + "\n").encode()
+            (folder / doc).write_bytes(data)
+            lines.append(f"{hashlib.sha256(data).hexdigest()}  {doc}\n")
+    (folder / "SHA256SUMS").write_text("".join(lines), encoding="utf-8")
     return folder
 
 

@@ -27,6 +27,7 @@ KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 READING_NAME = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
 ARXIV = re.compile(r"^arXiv:\d{4}\.\d{4,5}$")
 SEED = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
+"""The names of this repository's five seed documents (``NNN_<16 hex>.txt``); any other name is as good."""
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RECORDS_DIR = REPO_ROOT / "claims"
@@ -193,11 +194,31 @@ def _check_table(path, cid, table, array: str, i: int, fields: dict, required: t
             raise ClaimRecordError(path, cid, f"{array}[{i}].{key}", "missing required field")
 
 
+def is_local_document(document: str) -> bool:
+    """Whether ``source.document`` names a file of the sources folder (anything but an arXiv id)."""
+    return not ARXIV.match(document)
+
+
+def document_path_problem(document: str) -> str | None:
+    """Why ``document`` cannot name a file under the sources folder, or None when it can: a relative
+    POSIX path (``note.md``, ``papers/draft.tex``) without ``..``, a leading ``/`` or ``~``, a backslash
+    or a control character."""
+    parts = document.split("/")
+    if (not document or document.startswith(("/", "~")) or "\\" in document
+            or any(ord(ch) < 32 for ch in document) or any(p in ("", ".", "..") for p in parts)):
+        return "not a relative path inside the sources folder"
+    return None
+
+
 def _check_document(path, cid, document: str, fname: str) -> None:
-    if not (SEED.match(document) or ARXIV.match(document)):
+    if ARXIV.match(document):
+        return
+    problem = document_path_problem(document)
+    if problem is not None:
         raise ClaimRecordError(
             path, cid, fname,
-            f"{document!r} is neither a seed file name (NNN_<16 hex>.txt) nor an arXiv id (arXiv:NNNN.NNNNN)",
+            f"{document!r} is neither a file under the sources folder (a relative path such as "
+            f"'note.md') nor an arXiv id (arXiv:NNNN.NNNNN): {problem}",
         )
 
 
@@ -345,14 +366,15 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def verify_sources(sources_dir: Path) -> None:
-    """Check the source documents against ``sources_dir/SHA256SUMS`` (``sha256sum`` format).
-
-    A folder without ``SHA256SUMS`` (a test's own documents) is only required to exist.
+def verify_sources(sources_dir: Path) -> dict[str, str]:
+    """Check the source documents against ``sources_dir/SHA256SUMS`` (the format ``sha256sum``
+    writes: ``<64 hex>  <path>``, paths relative to the folder) and return the documents it lists,
+    ``{path: SHA-256}``. A missing ``SHA256SUMS`` lists nothing (a record that quotes a local
+    document is then refused by :func:`verify_quote`).
 
     Raises:
-        ClaimRecordError: the folder is missing, a listed document is missing, or its SHA-256
-            differs from the one recorded (the document was altered).
+        ClaimRecordError: the folder is missing, a line is malformed, a listed document is
+            missing, or its SHA-256 differs from the one recorded (the document was altered).
     """
     import hashlib
 
@@ -361,37 +383,49 @@ def verify_sources(sources_dir: Path) -> None:
                                "source documents folder does not exist (the quotes cannot be verified)")
     sums = sources_dir / "SHA256SUMS"
     if not sums.is_file():
-        return
-    for line in sums.read_text(encoding="utf-8").splitlines():
+        return {}
+    listed: dict[str, str] = {}
+    for k, line in enumerate(sums.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        digest, name = line.split(maxsplit=1)
-        target = sources_dir / name.strip().lstrip("*")
+        digest, _, name = line.partition(" ")
+        name = name.strip().lstrip("*")
+        if not re.fullmatch(r"[0-9a-f]{64}", digest) or document_path_problem(name) is not None:
+            raise ClaimRecordError(sums, None, None, f"line {k} is not '<SHA-256>  <relative path>': {line!r}")
+        target = sources_dir / name
         if not target.is_file():
             raise ClaimRecordError(target, None, None, "source document is missing (listed in SHA256SUMS)")
         actual = hashlib.sha256(target.read_bytes()).hexdigest()
         if actual != digest:
             raise ClaimRecordError(target, None, None,
                                    f"source document was altered: SHA-256 {actual}, SHA256SUMS says {digest}")
+        listed[name] = digest
+    return listed
 
 
-def verify_quote(claim: Claim, sources_dir: Path) -> bool:
+def verify_quote(claim: Claim, sources_dir: Path, listed: dict[str, str] | None = None) -> bool:
     """Check that ``claim.source.quote``, and the quote of every ``also_in`` entry, occurs
-    verbatim (up to whitespace) in its document under ``sources_dir``.
+    verbatim (up to whitespace) in its document under ``sources_dir``, and, with ``listed`` (the
+    documents of ``SHA256SUMS``, :func:`verify_sources`), that the document is listed there.
 
     Returns ``True`` when at least one source-document quote was verified, ``False`` when the
     claim cites only papers (arXiv ids), whose text the repository does not carry.
 
     Raises:
-        ClaimRecordError: a source document is missing from ``sources_dir``, or a quote does not
-            occur in it (the field is ``source.quote`` or ``also_in[i].quote``).
+        ClaimRecordError: a source document is missing from ``sources_dir`` or from
+            ``SHA256SUMS``, or a quote does not occur in it (the field is ``source.document``,
+            ``source.quote``, ``also_in[i].document`` or ``also_in[i].quote``).
     """
     places = [("source", claim.source)] + [(f"also_in[{i}]", s) for i, s in enumerate(claim.also_in)]
     checked = False
     for prefix, place in places:
         doc = place.document
-        if not SEED.match(doc):
+        if not is_local_document(doc):
             continue
+        if listed is not None and doc not in listed:
+            raise ClaimRecordError(claim.path, claim.id, f"{prefix}.document",
+                                   f"{doc} is not listed in {sources_dir / 'SHA256SUMS'} (every document is, with "
+                                   f"its SHA-256: cd {sources_dir} && sha256sum {doc} >> SHA256SUMS)")
         target = sources_dir / doc
         if not target.is_file():
             raise ClaimRecordError(claim.path, claim.id, f"{prefix}.document", f"no such source document {target}")
@@ -414,7 +448,7 @@ def load_catalog(records_dir: Path = RECORDS_DIR, sources_dir: Path = SOURCES_DI
     """
     if not records_dir.is_dir():
         raise ClaimRecordError(records_dir, None, None, "claim records folder does not exist")
-    verify_sources(sources_dir)
+    listed = verify_sources(sources_dir)
     claims: dict[str, Claim] = {}
     for i, path in enumerate(sorted(records_dir.rglob("*.toml"))):
         claim = load_claim_file(path)
@@ -422,6 +456,6 @@ def load_catalog(records_dir: Path = RECORDS_DIR, sources_dir: Path = SOURCES_DI
             raise ClaimRecordError(
                 path, claim.id, "id", f"duplicate id (also defined in {claims[claim.id].path})"
             )
-        verify_quote(claim, sources_dir)
+        verify_quote(claim, sources_dir, listed)
         claims[claim.id] = Claim(**{**claim.__dict__, "order": i})
     return sorted(claims.values(), key=lambda c: (c.source.document, c.order))

@@ -71,7 +71,15 @@ def test_a_missing_source_document_is_4(planted, pytester):
     empty = pytester.mkdir("no-documents")
     run = planted({"c.toml": record_toml("c")}, _check("pass"), args=["--claims-sources", str(empty)])
     assert run.result.ret == 4
-    run.result.stderr.fnmatch_lines(["*no such source document*003_a0ad15dda516ed1d.txt*"])
+    run.result.stderr.fnmatch_lines(["*003_a0ad15dda516ed1d.txt is not listed in*SHA256SUMS*"])
+
+
+def test_a_listed_document_that_is_missing_is_4(planted, pytester):
+    docs = pytester.mkdir("listed-only")
+    (docs / "SHA256SUMS").write_text(f"{'0' * 64}  003_a0ad15dda516ed1d.txt\n", encoding="utf-8")
+    run = planted({"c.toml": record_toml("c")}, _check("pass"), args=["--claims-sources", str(docs)])
+    assert run.result.ret == 4
+    run.result.stderr.fnmatch_lines(["*003_a0ad15dda516ed1d.txt*source document is missing (listed in SHA256SUMS)*"])
 
 
 def test_an_altered_source_document_is_4(planted, pytester):

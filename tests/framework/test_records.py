@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attention_claims.framework.records import RECORDS_DIR, ClaimRecordError, load_catalog, parse_claim
-from conftest import REPO_SOURCES, record_toml
+from conftest import REPO_SOURCES, record_toml, write_sums
 
 OK = '''
 import pytest
@@ -120,6 +120,7 @@ def test_quote_must_be_verbatim(tmp_path):
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     (seeds / "003_a0ad15dda516ed1d.txt").write_text("原文 的 一句话", encoding="utf-8")
+    write_sums(seeds)
     recs = tmp_path / "records"
     recs.mkdir()
     (recs / "c.toml").write_text(record_toml("c", quote="不在原文里"), encoding="utf-8")
@@ -154,12 +155,14 @@ def test_also_in_quotes_must_be_verbatim(tmp_path):
     seeds.mkdir()
     (seeds / "003_a0ad15dda516ed1d.txt").write_text("原文 的 一句话", encoding="utf-8")
     (seeds / "001_7b7f411bbe8a3bef.txt").write_text("另一份 文字", encoding="utf-8")
+    write_sums(seeds)
     recs = tmp_path / "recs"
     recs.mkdir()
     (recs / "c.toml").write_text(_also_record(), encoding="utf-8")
     with pytest.raises(ClaimRecordError, match=r"c\.toml: claim 'c': field 'also_in\[0\]\.quote': quote does not occur"):
         load_catalog(recs, seeds)
     (seeds / "001_7b7f411bbe8a3bef.txt").write_text("转载  的\n一句话。", encoding="utf-8")
+    write_sums(seeds)
     (claim,) = load_catalog(recs, seeds)
     assert claim.documents == ("003_a0ad15dda516ed1d.txt", "001_7b7f411bbe8a3bef.txt")
     assert claim.also_in[0].section == "repost"
@@ -167,7 +170,8 @@ def test_also_in_quotes_must_be_verbatim(tmp_path):
 
 @pytest.mark.parametrize(("extra", "field", "problem"), [
     (ALSO.replace('section = "repost"\n', ""), "also_in[0].section", "missing required field"),
-    (ALSO.replace('"001_7b7f411bbe8a3bef.txt"', '"001.txt"'), "also_in[0].document", "neither a seed file name"),
+    (ALSO.replace('"001_7b7f411bbe8a3bef.txt"', '"../001.txt"'), "also_in[0].document",
+     "neither a file under the sources folder"),
     (ALSO.replace('quote = "转载 的 一句话"', 'quote = ""'), "also_in[0].quote", "must not be empty"),
     (ALSO + 'colour = "red"\n', "also_in[0].colour", "unknown field"),
     (ALSO + ALSO, "also_in[1].quote", "repeats the source or another also_in entry"),
@@ -242,3 +246,38 @@ def test_a_record_parsed_before_is_reused_with_its_own_path(tmp_path):
     bad.write_text(src.read_text(encoding="utf-8").replace("id = ", "id == ", 1), encoding="utf-8")
     with pytest.raises(ClaimRecordError, match="bad.toml"):
         load_claim_file(bad)
+
+
+@pytest.mark.parametrize("name", ["softmax-note.md", "notes/draft.tex", "page.html", "Notes 2026.txt"])
+def test_a_document_of_any_name_under_the_sources_folder(tmp_path, name):
+    docs = tmp_path / "sources"
+    (docs / name).parent.mkdir(parents=True, exist_ok=True)
+    (docs / name).write_text("A sentence that makes a claim.", encoding="utf-8")
+    write_sums(docs)
+    recs = tmp_path / "records"
+    recs.mkdir()
+    (recs / "c.toml").write_text(record_toml("c", document=name, quote="makes a claim"), encoding="utf-8")
+    (claim,) = load_catalog(recs, docs)
+    assert claim.source.document == name
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../outside.md", "a/../../b.md", "~/x.md", "a\\b.md", ""])
+def test_a_document_outside_the_sources_folder_is_refused(tmp_path, name):
+    import tomllib
+
+    with pytest.raises(ClaimRecordError) as err:
+        parse_claim(tomllib.loads(record_toml("c", document=name)), tmp_path / "c.toml")
+    assert "field 'source.document'" in str(err.value)
+
+
+def test_a_document_missing_from_sha256sums_is_refused(tmp_path):
+    docs = tmp_path / "sources"
+    docs.mkdir()
+    (docs / "listed.md").write_text("listed text", encoding="utf-8")
+    write_sums(docs)
+    (docs / "note.md").write_text("A sentence that makes a claim.", encoding="utf-8")  # not listed
+    recs = tmp_path / "records"
+    recs.mkdir()
+    (recs / "c.toml").write_text(record_toml("c", document="note.md", quote="makes a claim"), encoding="utf-8")
+    with pytest.raises(ClaimRecordError, match=r"claim 'c': field 'source.document': note.md is not listed in .*SHA256SUMS"):
+        load_catalog(recs, docs)
