@@ -38,9 +38,10 @@ def test_inline_markdown_and_math():
 
 
 def test_page_is_self_contained_and_ordered(tmp_path):
-    png = tmp_path / "fig.png"
+    png = tmp_path / "figures" / "fig.png"
+    png.parent.mkdir()
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 32)
-    html = render_html(fixture_report("fig.png"), sources={DOC: DOC_TEXT}, report_dir=tmp_path)
+    html = render_html(fixture_report("figures/fig.png"), sources={DOC: DOC_TEXT}, report_dir=tmp_path)
     page = re.sub(r"<script>.*?</script>", "", html, flags=re.S)
     assert not re.search(r'(src|href)="(?!data:|#|https?://(kexue\.fm|arxiv\.org)/|mailto:)', page)
     assert not re.search(r'<(img|script|link)[^>]+(src|href)="https?:', page)
@@ -436,9 +437,10 @@ def test_a_cached_card_follows_its_figure_files_and_the_plot_code(tmp_path, fres
 
     from attention_claims.framework.render import plots
 
-    png = tmp_path / "fig.png"
+    png = tmp_path / "figures" / "fig.png"
+    png.parent.mkdir()
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 32)
-    report = fixture_report("fig.png")
+    report = fixture_report("figures/fig.png")
     first = render_html(report, report_dir=tmp_path)
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"1" * 32)
     second = render_html(report, report_dir=tmp_path)
