@@ -8,18 +8,34 @@ converted decoder and the trained models' measurements (:mod:`attention_claims.m
 :func:`disk_memo` (``references/``). This module imports neither torch nor matplotlib, so every layer
 can use it. :func:`write_atomic` is how every cache entry and report file is written.
 
+Trust: a cache decides verdicts (references, measurements) and what a browser runs (plots, rendered
+parts), so every cache folder is reached through :func:`trusted_dir` (or :func:`cache_dir`): it is
+used only when it is a real folder (not a symbolic link) that belongs to this user and that no one
+else may write to (no group or other write bit; created with mode 0700). A folder that fails is
+ignored, with one :class:`UntrustedCacheWarning` per process and folder naming it and why, and its
+values are computed again. Entries are checked too (:func:`write_checked` / :func:`read_checked`: a
+SHA-256 line; the references also store their key and are used only under the key they are asked for).
+
+Pruning (:func:`prune_oldest`) removes only what the suite wrote and can recognise: plain files the
+caller picked by its own name pattern, and folders holding the :data:`MARKER` file the suite writes
+into each folder it creates to be pruned; a symbolic link, or anything whose folder is not the pruned
+folder itself, is never removed.
+
 A certified 40-digit Gaussian quadrature (:func:`attention_claims.maths.sparsity.s_reference`, arb
 balls) takes 2–20 ms (the mpmath tanh-sinh quadrature it replaced took 0.1–0.5 s), and the
 derandomized ``ci`` profile draws the same examples on every run, so most of a re-run's quadratures
 were already computed by the last one. :func:`disk_memo` keeps each result as a small JSON
-file under ``<cache root>/references/<name>/``.
+file under ``<cache root>/references/<name>/`` (a :func:`trusted_dir`).
 
 The key is exact: the function's qualified name, the SHA-256 of the source file that defines it (an
 edit of the reference's code computes everything again), the mpmath version, and every argument
 serialised without rounding (a float by ``float.hex``, an mpf by its binary ``(sign, mantissa,
 exponent, bitcount)``, a Fraction as ``p/q``). The value, an mpf, is stored the same way and rebuilt
 bit for bit (``mpmath.mp.make_mpf``), so a hit returns exactly what the computation returned
-(``tests/test_cache.py``). Arguments of other types bypass the cache. Set
+(``tests/test_cache.py``). An entry ``<key>.json`` is written by :func:`write_checked` (its SHA-256 on
+the first line, then the JSON ``{"key": key, "value": [sign, mantissa, exponent, bitcount]}``); an
+entry whose checksum fails, whose stored key is not its key, or whose value is malformed is computed
+again and overwritten. Arguments of other types bypass the cache. Set
 ``ATTENTION_CLAIMS_REFERENCE_CACHE=0`` to turn it off; an unwritable cache only costs the speed-up.
 """
 
@@ -30,7 +46,11 @@ import hashlib
 import inspect
 import json
 import os
+import re
 import shutil
+import stat
+import tempfile
+import warnings
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 from pathlib import Path
@@ -38,7 +58,11 @@ from pathlib import Path
 import mpmath
 
 __all__ = ["cache_root", "write_atomic", "disk_memo", "reference_cache_dir", "files_digest", "read_checked",
-           "write_checked", "prune_oldest"]
+           "write_checked", "prune_oldest", "trusted_dir", "cache_dir", "mark_dir", "MARKER", "UntrustedCacheWarning"]
+
+MARKER = ".attention-claims-cache"
+"""The file the suite writes into each cache folder it creates to be pruned (:func:`mark_dir`): pruning
+removes a folder only when it holds this file (:func:`prune_oldest`)."""
 
 
 def cache_root() -> Path:
@@ -116,20 +140,34 @@ def write_checked(path: Path, data: str | bytes) -> bool:
 
 
 def prune_oldest(paths: Iterable[Path], keep: int) -> int:
-    """Remove all but the ``keep`` most recently modified of ``paths`` (files, or folders with what they
-    hold), so a cache does not grow without bound; an entry that vanishes or cannot be removed meanwhile
-    (another process pruning too) is skipped. Returns how many were removed."""
+    """Remove all but the ``keep`` most recently modified of ``paths`` (plain files, or folders with what
+    they hold), so a cache does not grow without bound; an entry that vanishes or cannot be removed
+    meanwhile (another process pruning too) is skipped. Returns how many were removed.
+
+    Only what the suite wrote is removed: a symbolic link is never removed nor followed, a folder only
+    when it holds the :data:`MARKER` file (:func:`mark_dir`), and anything else (a device, a FIFO) is
+    left alone; the caller passes only names of its own pattern from one folder of its own. Folders are
+    removed by ``shutil.rmtree``, which removes the links inside a folder and does not follow them.
+    Never raises."""
     dated = []
     for p in paths:
         try:
-            dated.append((p.stat().st_mtime, p))
+            st = p.lstat()
+            if stat.S_ISDIR(st.st_mode):
+                if not stat.S_ISREG((p / MARKER).lstat().st_mode):
+                    continue
+            elif not stat.S_ISREG(st.st_mode):
+                continue
         except OSError:
-            pass
-    dated.sort(reverse=True)
+            continue
+        dated.append((st.st_mtime, stat.S_ISDIR(st.st_mode), p))
+    dated.sort(reverse=True, key=lambda d: d[0])
     removed = 0
-    for _t, p in dated[keep:]:
+    for _t, is_dir, p in dated[keep:]:
         try:
-            if p.is_dir():
+            if is_dir:
+                if p.is_symlink():  # replaced by a link since it was looked at
+                    continue
                 shutil.rmtree(p)
             else:
                 p.unlink()
@@ -139,11 +177,121 @@ def prune_oldest(paths: Iterable[Path], keep: int) -> int:
     return removed
 
 
+def mark_dir(folder: Path) -> bool:
+    """Create ``folder`` (mode 0700) with the :data:`MARKER` file in it, which lets :func:`prune_oldest`
+    remove it later. Returns True when this call created it; a folder that exists already is left as it
+    is (not marked: the suite did not create it), and one that cannot be created gives False.
+    Never raises."""
+    try:
+        folder.mkdir(mode=0o700)
+    except OSError:
+        return False
+    try:
+        write_atomic(folder / MARKER, "Created by attention-claims: removed when its cache is pruned.\n")
+    except OSError:
+        return True
+    return True
+
+
+class UntrustedCacheWarning(UserWarning):
+    """A cache folder is ignored (someone else could write to it); its values are computed again."""
+
+
+_WARNED: set[str] = set()
+
+
+def _untrusted(folder: Path) -> str | None:
+    """Why ``folder`` cannot be trusted, or None when it is a real folder of this user that no one else
+    may write to (where the platform has no owners, Windows, only the link and folder checks)."""
+    try:
+        st = folder.lstat()
+    except OSError as e:
+        return f"it cannot be read ({e.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a folder"
+    if hasattr(os, "getuid"):
+        if st.st_uid != os.getuid():
+            return f"it belongs to user id {st.st_uid}, not to this user ({os.getuid()})"
+        if st.st_mode & 0o022:
+            return f"others may write to it (mode {stat.S_IMODE(st.st_mode):o}; 'chmod go-w' it to use it again)"
+    return None
+
+
+@functools.cache
+def _trusted(folder: Path, create: bool) -> Path | None:
+    if create:
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return None  # an unwritable cache only costs the speed-up
+        try:
+            folder.mkdir(mode=0o700)
+            return folder
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+    elif not os.path.lexists(folder):
+        return folder  # nothing there yet to trust or distrust; the writer creates it
+    why = _untrusted(folder)
+    if why is None:
+        return folder
+    if str(folder) not in _WARNED:
+        _WARNED.add(str(folder))
+        warnings.warn(f"attention-claims: not using the cache folder {folder}: {why}; its values are computed "
+                      "again", UntrustedCacheWarning, stacklevel=4)
+    return None
+
+
+def trusted_dir(name: str, *, create: bool = True) -> Path | None:
+    """``<cache root>/<name>`` if it may be trusted, else None. Trusted: a real folder (not a symbolic
+    link) that belongs to this user and that no one else may write to; with ``create`` a missing one is
+    created with mode 0700 (None if it cannot be: an unwritable cache only costs the speed-up), without
+    it a missing one is returned as it is (its writer creates it). A folder that fails is ignored with
+    one :class:`UntrustedCacheWarning` per process and folder, naming it and why; the check is made
+    once per process and folder.
+
+    Raises:
+        UntrustedCacheWarning: as an error only where warnings are made errors (``-W error``).
+    """
+    return _trusted(cache_root() / name, create)
+
+
+_FALLBACK: list[Path] = []
+
+
+def cache_dir(name: str, *, create: bool = True) -> Path:
+    """:func:`trusted_dir` ``(name)``, or, when that is None, ``<name>`` in a private temporary folder
+    of this process (removed at exit), so a caller that needs a folder computes its values again and
+    trusts nothing it did not write itself.
+
+    Raises:
+        OSError: the temporary folder cannot be created.
+        UntrustedCacheWarning: as an error only where warnings are made errors (``-W error``).
+    """
+    folder = trusted_dir(name, create=create)
+    if folder is not None:
+        return folder
+    if not _FALLBACK:
+        _FALLBACK.append(Path(tempfile.mkdtemp(prefix="attention-claims-cache-")))
+        import atexit
+
+        atexit.register(shutil.rmtree, _FALLBACK[0], True)
+    return _FALLBACK[0] / name
+
+
 def reference_cache_dir() -> Path | None:
-    """``<cache root>/references``, or None when ``ATTENTION_CLAIMS_REFERENCE_CACHE=0``."""
+    """``<cache root>/references``, or None when ``ATTENTION_CLAIMS_REFERENCE_CACHE=0`` or when that
+    folder may not be trusted (:func:`trusted_dir`: one warning, the references are computed).
+
+    Raises:
+        UntrustedCacheWarning: as an error only where warnings are made errors (``-W error``).
+    """
     if os.environ.get("ATTENTION_CLAIMS_REFERENCE_CACHE", "1") == "0":
         return None
-    return cache_root() / "references"
+    return trusted_dir("references")
 
 
 class _Unkeyable(TypeError):
@@ -173,6 +321,32 @@ def _source_digest(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+_HEX = re.compile(r"0x[0-9a-f]+")
+_SPECIAL = {mpmath.libmp.fzero, mpmath.libmp.fnzero, mpmath.libmp.finf, mpmath.libmp.fninf, mpmath.libmp.fnan}
+
+
+def _read_reference(path: Path, key: str) -> mpmath.mpf | None:
+    """The mpf stored in the reference entry ``path`` under ``key``, or None when it is missing, fails its
+    checksum, was stored under another key, or is not a well-formed normal mpf."""
+    text = read_checked(path)
+    if text is None:
+        return None
+    try:
+        entry = json.loads(text)
+        if entry["key"] != key:
+            return None
+        sign, man, exp, bc = entry["value"]
+        if (sign not in (0, 1) or not isinstance(man, str) or not _HEX.fullmatch(man) or type(exp) is not int
+                or type(bc) is not int):
+            return None
+        mpf = (sign, int(man, 16), exp, bc)
+        if mpf[1] == 0 and mpf not in _SPECIAL or mpf[1] and (mpf[1].bit_length() != bc or not mpf[1] & 1):
+            return None
+        return mpmath.mp.make_mpf(mpf)
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 def disk_memo(fn: Callable[..., mpmath.mpf]) -> Callable[..., mpmath.mpf]:
     """Decorate a pure function returning an mpf with the disk cache of this module (see above).
 
@@ -192,18 +366,13 @@ def disk_memo(fn: Callable[..., mpmath.mpf]) -> Callable[..., mpmath.mpf]:
             return fn(*args, **kwargs)
         key = hashlib.sha256(blob.encode()).hexdigest()
         path = folder / fn.__qualname__ / f"{key}.json"
-        try:
-            sign, man, exp, bc = json.loads(path.read_text(encoding="utf-8"))
-            return mpmath.mp.make_mpf((sign, int(man, 16), exp, bc))
-        except (OSError, ValueError, TypeError):
-            pass
+        hit = _read_reference(path, key)
+        if hit is not None:
+            return hit
         value = fn(*args, **kwargs)
         if isinstance(value, mpmath.mpf):
             sign, man, exp, bc = value._mpf_
-            try:
-                write_atomic(path, json.dumps([sign, hex(man), exp, bc]))
-            except OSError:
-                pass
+            write_checked(path, json.dumps({"key": key, "value": [sign, hex(man), exp, bc]}))
         return value
 
     wrapper.uncached = fn

@@ -91,9 +91,11 @@ def test_write_atomic_takes_bytes_and_files_digest_follows_every_file(tmp_path):
 
 
 def test_prune_oldest_keeps_the_newest(tmp_path):
+    """The newest ``keep`` of the files and marked folders stay; a folder without the marker (not the
+    suite's) and a symbolic link are never removed, whatever their age."""
     import os
 
-    from attention_claims._cache import prune_oldest
+    from attention_claims._cache import mark_dir, prune_oldest
 
     paths = []
     for i in range(5):
@@ -101,9 +103,14 @@ def test_prune_oldest_keeps_the_newest(tmp_path):
         if i % 2:
             p.write_text("x", encoding="utf-8")
         else:
-            p.mkdir()
+            assert mark_dir(p) and not mark_dir(p)  # created once, and only then marked
             (p / "inner").write_text("x", encoding="utf-8")
         os.utime(p, (100 + i, 100 + i))
         paths.append(p)
-    assert prune_oldest(paths + [tmp_path / "missing"], 2) == 3
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["d4", "f3"]
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "d0")
+    for p in ("foreign", "link"):
+        os.utime(tmp_path / p, (1, 1), follow_symlinks=False)
+    extra = [tmp_path / "foreign", tmp_path / "link", tmp_path / "missing"]
+    assert prune_oldest(paths + extra, 2) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d4", "f3", "foreign", "link"]

@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .._cache import write_atomic
+from .._cache import cache_dir, write_atomic
 from ..maths.exact import EPS_LOG2
 from ..maths.rank import default_rank_tolerance
 from ..maths.spectrum import effective_rank, power_law_fit, top_fraction_energy
 from .loading import attention
-from .registry import ModelSpec, cache_root, file_lock, get_spec, install_hint, model_files, text_for, text_sha256
+from .registry import ModelSpec, file_lock, get_spec, install_hint, model_files, text_for, text_sha256
 
 #: 3: per-layer normalised spectra added (:func:`layer_spectra`).
 MEASURE_VERSION = 3
@@ -229,7 +229,7 @@ def _cache_file(key: str, N: int, text: str, dtypes: tuple[str, ...]) -> Path:
         ident["fingerprint"] = get_spec(key).fingerprint
     ident = json.dumps(ident, sort_keys=True)
     digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
-    return cache_root() / "measurements" / f"{key}-n{N}-{text}-{digest}.json"
+    return cache_dir("measurements") / f"{key}-n{N}-{text}-{digest}.json"
 
 
 _MEMO: dict[tuple, Measurement] = {}

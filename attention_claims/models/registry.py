@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from .._cache import cache_root
+from .._cache import cache_dir, cache_root  # noqa: F401 - cache_root is re-exported by attention_claims.models
 
 LENGTHS = (128, 256, 512)
 
@@ -171,7 +171,7 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
 def converted_dir() -> Path:
-    return cache_root() / "smollm2-135m-f32"
+    return cache_dir("smollm2-135m-f32", create=False)
 
 
 def converted_ok(dest: Path, gguf: Path) -> bool:
@@ -354,7 +354,7 @@ def register_model(path: str | os.PathLike) -> ModelSpec:
 def user_converted_dir(spec: ModelSpec) -> Path:
     """Where a user GGUF file's float32 copy is cached (one folder per path and fingerprint)."""
     digest = hashlib.sha256(f"{spec.path}|{spec.fingerprint}".encode()).hexdigest()[:12]
-    return cache_root() / f"{spec.key}-{digest}-f32"
+    return cache_dir(f"{spec.key}-{digest}-f32", create=False)
 
 
 def register_text(path: str | os.PathLike) -> str:

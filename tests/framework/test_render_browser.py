@@ -75,7 +75,8 @@ def _check_page(page, log, *, expected_false: int, plots: tuple[str, ...], plot_
 
 
 def test_fixture_report_in_chromium(tmp_path):
-    png = tmp_path / "fig.png"
+    png = tmp_path / "figures" / "fig.png"
+    png.parent.mkdir()
     import matplotlib
 
     matplotlib.use("Agg")
@@ -84,7 +85,7 @@ def test_fixture_report_in_chromium(tmp_path):
     plt.figure(figsize=(2, 1)).savefig(png)
     plt.close("all")
     html = tmp_path / "claims.html"
-    html.write_text(render_html(fixture_report("fig.png"), sources={DOC: DOC_TEXT}, report_dir=tmp_path),
+    html.write_text(render_html(fixture_report("figures/fig.png"), sources={DOC: DOC_TEXT}, report_dir=tmp_path),
                     encoding="utf-8")
     with open_page(html) as (page, log):
         _check_page(page, log, expected_false=1, plots=(".chart svg", "figure.figure img"), plot_kinds=PLOT_KINDS)

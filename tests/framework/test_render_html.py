@@ -38,9 +38,10 @@ def test_inline_markdown_and_math():
 
 
 def test_page_is_self_contained_and_ordered(tmp_path):
-    png = tmp_path / "fig.png"
+    png = tmp_path / "figures" / "fig.png"
+    png.parent.mkdir()
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 32)
-    html = render_html(fixture_report("fig.png"), sources={DOC: DOC_TEXT}, report_dir=tmp_path)
+    html = render_html(fixture_report("figures/fig.png"), sources={DOC: DOC_TEXT}, report_dir=tmp_path)
     page = re.sub(r"<script>.*?</script>", "", html, flags=re.S)
     assert not re.search(r'(src|href)="(?!data:|#|https?://(kexue\.fm|arxiv\.org)/|mailto:)', page)
     assert not re.search(r'<(img|script|link)[^>]+(src|href)="https?:', page)
@@ -186,6 +187,7 @@ def test_trust_lines_have_one_home():
 
 def test_drawn_plots_are_cached_across_processes(tmp_path, monkeypatch):
     """A drawn plot is kept under the cache root keyed by code and data, and read back instead of drawn."""
+    from attention_claims._cache import read_checked, write_checked
     from attention_claims.framework.render import plots
 
     monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path))
@@ -193,10 +195,11 @@ def test_drawn_plots_are_cached_across_processes(tmp_path, monkeypatch):
     spec = {"kind": "curve", "data": {"x": [1, 2], "series": {"y": [3, 4]}}}
     svg = plots.render_plot(spec)
     path = plots.plot_cache_dir() / f"{plots.plot_key(spec)}.svg"
-    assert path.parent == tmp_path / "plots" and path.read_text(encoding="utf-8") == svg
-    path.write_text("<svg>from the cache</svg>", encoding="utf-8")
+    assert path.parent == tmp_path / "plots" and read_checked(path) == svg
+    cached = svg.replace("</svg>", "<g id=\"from-the-cache\"/></svg>")
+    write_checked(path, cached)
     plots._RENDERED.clear()
-    assert plots.render_plot(spec) == "<svg>from the cache</svg>"
+    assert plots.render_plot(spec) == cached
     other = {"kind": "curve", "data": {"x": [1, 2], "series": {"y": [3, 5]}}}
     assert plots.plot_key(other) != plots.plot_key(spec)
     plots.warm([other, {"kind": "curve", "data": {}}])  # the second cannot be drawn: ignored
@@ -417,15 +420,17 @@ def test_the_disk_cache_keeps_a_few_code_versions(tmp_path, fresh_render_state, 
     """Writing an entry prunes ``<cache root>/render/`` to the newest :data:`KEEP_DIGESTS` code versions."""
     import os
 
+    from attention_claims._cache import mark_dir
     from attention_claims.framework.render import diskcache
 
     root = tmp_path / "cache" / "render"
-    for i in range(diskcache.KEEP_DIGESTS + 2):
-        (root / f"old{i}").mkdir(parents=True)
-        (root / f"old{i}" / "card-x.html").write_text("x", encoding="utf-8")
-        os.utime(root / f"old{i}", (1000 + i, 1000 + i))
+    root.mkdir(parents=True, mode=0o700)
+    for i in range(diskcache.KEEP_DIGESTS + 2):  # code versions the suite wrote (marked; finding 1 of issue 22)
+        assert mark_dir(root / f"{i:016x}")
+        (root / f"{i:016x}" / "card-x.html").write_text("x", encoding="utf-8")
+        os.utime(root / f"{i:016x}", (1000 + i, 1000 + i))
     _render_fixture(tmp_path)
-    newest = {f"old{i}" for i in range(3, diskcache.KEEP_DIGESTS + 2)} | {diskcache.render_cache_dir().name}
+    newest = {f"{i:016x}" for i in range(3, diskcache.KEEP_DIGESTS + 2)} | {diskcache.render_cache_dir().name}
     assert {p.name for p in root.iterdir()} == newest and len(newest) == diskcache.KEEP_DIGESTS
 
 
@@ -436,9 +441,10 @@ def test_a_cached_card_follows_its_figure_files_and_the_plot_code(tmp_path, fres
 
     from attention_claims.framework.render import plots
 
-    png = tmp_path / "fig.png"
+    png = tmp_path / "figures" / "fig.png"
+    png.parent.mkdir()
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 32)
-    report = fixture_report("fig.png")
+    report = fixture_report("figures/fig.png")
     first = render_html(report, report_dir=tmp_path)
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"1" * 32)
     second = render_html(report, report_dir=tmp_path)

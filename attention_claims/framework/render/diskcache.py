@@ -34,12 +34,18 @@ file here against rewriting the whole map (7 ms, 1.6 MB), and the suite's many s
 share the cache, never evict each other's entries.
 
 Trust: compiled templates and pickles run code when loaded, so the disk cache is used only while
-``<cache root>/render`` belongs to this user and no one else may write to it (created with mode 0700),
-and a pickle may name the classes of :mod:`.documents` alone.
+``<cache root>/render`` is a real folder (not a symbolic link) that belongs to this user and no one else
+may write to (:func:`attention_claims._cache.trusted_dir`; created with mode 0700; otherwise one
+warning and the disk cache is off), and a pickle may name the classes of :mod:`.documents` alone.
 
 Growth: the render folder keeps the :data:`KEEP_DIGESTS` most recently written code versions (older
 ones are removed when a new entry is written), and a code version's folder is cut back to the
-:data:`KEEP_ENTRIES` newest files when it holds more than twice that. ``ATTENTION_CLAIMS_RENDER_CACHE=0``
+:data:`KEEP_ENTRIES` newest files when it holds more than twice that. Only what this module wrote is
+removed (:func:`attention_claims._cache.prune_oldest`): a code version's folder is created with the
+:data:`attention_claims._cache.MARKER` file in it and only such folders with a name of 16 hex digits
+are pruned; within one, only plain files named like its entries. Anything else under ``render/``
+(a folder of one's own, a symbolic link, a folder of an older version of the suite, which carries no
+marker) is left alone. ``ATTENTION_CLAIMS_RENDER_CACHE=0``
 turns the disk cache off (the in-memory memo still works).
 """
 
@@ -51,12 +57,13 @@ import io
 import json
 import os
 import pickle
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import jinja2
 
-from ..._cache import cache_root, files_digest, prune_oldest, read_checked, write_atomic, write_checked
+from ..._cache import files_digest, mark_dir, prune_oldest, read_checked, trusted_dir, write_atomic, write_checked
 
 __all__ = ["memo", "render_digest", "render_cache_dir", "cached", "cached_object", "BYTECODE", "KEEP_DIGESTS", "KEEP_ENTRIES"]
 
@@ -81,40 +88,29 @@ def render_digest() -> str:
 
 def render_cache_dir() -> Path | None:
     """``<cache root>/render/<render_digest()[:16]>``, or None (the disk cache off) when
-    ``ATTENTION_CLAIMS_RENDER_CACHE=0`` or when ``<cache root>/render`` is not private (:func:`_private`):
-    its entries include compiled templates and pickles, which run code when loaded, so a folder that
-    someone else can write to is never read."""
+    ``ATTENTION_CLAIMS_RENDER_CACHE=0`` or when ``<cache root>/render`` may not be trusted
+    (:func:`attention_claims._cache.trusted_dir`: one warning): its entries include compiled templates
+    and pickles, which run code when loaded, so a folder that someone else can write to is never read.
+
+    Raises:
+        attention_claims._cache.UntrustedCacheWarning: as an error only where warnings are made errors.
+    """
     if os.environ.get("ATTENTION_CLAIMS_RENDER_CACHE", "1") == "0":
         return None
-    root = _private(cache_root() / "render")
+    root = trusted_dir("render")
     return None if root is None else _in_use(root / render_digest()[:16])
 
 
 @functools.cache
 def _in_use(folder: Path) -> Path:
-    """``folder``, its modification time set to now once per process when it exists: old code versions
-    are pruned by that time (:func:`_prune`), so a version whose entries are all read, never written,
-    is not taken for an old one."""
-    try:
-        os.utime(folder)
-    except OSError:
-        pass
-    return folder
-
-
-@functools.cache
-def _private(folder: Path) -> Path | None:
-    """``folder``, created with mode 0700 when missing, if it belongs to this user and no one else may
-    write to it (no group or other write bit), else None; once per folder and process. Where the platform
-    has no owners (Windows), the folder as it is. The check Jinja's ``FileSystemBytecodeCache`` makes of
-    its default folder."""
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = folder.stat()
-    except OSError:
-        return None
-    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
-        return None
+    """``folder``, created with the pruning marker when missing (:func:`attention_claims._cache.mark_dir`),
+    else its modification time set to now; once per process: old code versions are pruned by that time
+    (:func:`_prune`), so a version whose entries are all read, never written, is not taken for an old one."""
+    if not mark_dir(folder):
+        try:
+            os.utime(folder, follow_symlinks=False)
+        except (OSError, NotImplementedError):
+            pass
     return folder
 
 
@@ -144,16 +140,19 @@ def memo(store: dict, limit: int, key_parts, compute: Callable[[], object], disk
 
 
 _PRUNED: set[Path] = set()
+_VERSION = re.compile(r"[0-9a-f]{16}")
+_ENTRY = re.compile(r"[a-z]+-[0-9a-f]{64}\.(?:html|pickle)|tpl-[0-9a-f]+\.jinja")
 
 
 def _prune(folder: Path) -> None:
-    """Once per process and folder, after a write: drop old code versions and cut an overfull folder."""
+    """Once per process and folder, after a write: drop old code versions and cut an overfull folder,
+    removing only what this module wrote (module docstring)."""
     if folder in _PRUNED:
         return
     _PRUNED.add(folder)
     try:
-        prune_oldest([p for p in folder.parent.iterdir() if p.is_dir()], KEEP_DIGESTS)
-        entries = list(folder.iterdir())
+        prune_oldest([p for p in folder.parent.iterdir() if _VERSION.fullmatch(p.name)], KEEP_DIGESTS)
+        entries = [p for p in folder.iterdir() if _ENTRY.fullmatch(p.name)]
     except OSError:
         return
     if len(entries) > 2 * KEEP_ENTRIES:

@@ -48,11 +48,27 @@ def load_sources(directory: str | Path) -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(directory).glob("*.txt"))}
 
 
+def _figure_file(fig: Mapping, report_dir: Path | None) -> Path | None:
+    """The file of a figure entry when it lies in the report's own figures folder
+    (``<report_dir>/figures/``, :func:`.model.figure_path`), followed through symbolic links and still
+    there; else None (an absolute path, ``..``, a link out, no ``report_dir``)."""
+    rel = model.figure_path(fig.get("path"))
+    if rel is None or report_dir is None:
+        return None
+    root = Path(report_dir).resolve()
+    folder = (root / model.FIGURES_DIR).resolve()
+    path = (root / rel).resolve()
+    if not folder.is_relative_to(root) or not path.is_relative_to(folder) or path == folder:
+        return None
+    return path
+
+
 def _figure_src(fig: Mapping, report_dir: Path | None) -> str | None:
-    """A figure entry's image as a data URI, or None when its file is not readable."""
-    path = Path(fig.get("path", ""))
-    if not path.is_absolute() and report_dir is not None:
-        path = report_dir / path
+    """A figure entry's image as a data URI, or None when its file is not in the report's figures folder
+    (:func:`_figure_file`) or not readable."""
+    path = _figure_file(fig, report_dir)
+    if path is None:
+        return None
     try:
         data = path.read_bytes()
     except OSError:
@@ -80,7 +96,9 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         p["anchor"] = sentence_of.get((p["document"], claim["id"]))
     readings = []
     for r in claim.get("readings", []):
-        figs = [dict(f, src=_figure_src(f, report_dir)) for f in r.get("figures", []) or []]
+        figs = [dict(f, src=_figure_src(f, report_dir)) if _figure_file(f, report_dir) is not None else
+                dict(f, src=None, path=f"{f.get('path')}, outside the report's {model.FIGURES_DIR} folder, so")
+                for f in r.get("figures", []) or []]
         readings.append(dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
                              figures_shown=figs, plots_svg=[(p["kind"], Markup(plots.render_plot(p))) for p in r.get("plots", [])],
                              is_primary=reading is not None and r["name"] == reading["name"]))
@@ -227,8 +245,10 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
             ``sources/sentences/``, :mod:`attention_claims.framework.sentences`).
         claim_excerpts: ``{document: {verbatim excerpt: claim id}}``: further sentences that state a
             recorded claim in other words than its quote.
-        report_dir: the folder that figure paths in the report are relative to; figures whose file
-            cannot be read are listed by caption only.
+        report_dir: the folder that figure paths in the report are relative to; only figures in its
+            ``figures/`` folder are embedded (no absolute path, no ``..``, no symbolic link out); any
+            other, or one whose file cannot be read, is listed by caption with a note. None: no figure
+            is embedded.
 
     Returns:
         The page as one string (UTF-8 text, about 1 MB for the full catalog).

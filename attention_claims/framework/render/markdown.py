@@ -2,12 +2,20 @@
 (undecided,) true, unchecked, each folded in ``<details>``; every text appears once.
 
 Formulas are written as GitHub math (``$...$``, ``$$...$$``), the Markdown-escaped LaTeX of the
-scraped page 004 cleaned first; figures are linked relative to the report folder.
+scraped page 004 cleaned first; figures are linked relative to the report folder, only those inside its
+``figures/`` folder (:func:`.model.figure_path`; any other is named as not shown).
+
+Nothing from a report is written unescaped: every value the template writes goes through
+:func:`md_escape` unless a filter escaped it for its place (record Markdown: :func:`md_text`; a check's
+text: :func:`md_plain`; the ``<summary>`` line, which renderers read as raw HTML: :func:`md_summary`,
+:func:`md_html`; code: :func:`md_code`), so no raw HTML, no ``javascript:`` or ``data:`` link and no
+image outside the report's figures reaches a renderer. Links the suite writes are http(s) URLs only.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import re
 from pathlib import Path
 
@@ -17,55 +25,212 @@ from ..trust import trust_lines
 from . import diskcache, model
 from .texmd import find_math
 
-__all__ = ["render_markdown", "md_text", "md_cell", "md_plain"]
+__all__ = ["render_markdown", "md_text", "md_cell", "md_plain", "md_escape", "md_code", "safe_url", "Md"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 SECTION_TITLES = {"false": "False", "caveat": "True with a caveat", "undecided": "Undecided on this machine",
                   "true": "True", "unchecked": "Unchecked (computation cannot judge them)"}
 
 
+class Md(str):
+    """Markdown this module wrote and escaped already: the template's ``finalize`` passes it through."""
+
+
+#: ``<`` that opens raw HTML or an autolink (a tag, ``</``, ``<!``, ``<?``, ``<scheme:``); a ``<`` before
+#: a space, ``=`` or a digit (``rank <= d``) is text in every renderer and is left as written
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
+#: ``&`` that would start a character reference (``&lt;``): escaped so the text shows as written
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+#: an inline link or image whose destination is a plain http(s) URL: kept (its text escaped)
+_SAFE_LINK = re.compile(r"(!?)\[([^\[\]`\\\n<]*)\]\((https?://[A-Za-z0-9\-._~:/?#@!$&'*+,;=%]+)\)")
+#: the characters a code span may hold raw: with none of these it is inert even where a renderer
+#: would not read it as a code span
+_CODE_INERT = re.compile(r"[^<\[\]\\|&\n]*")
+_PUNCT = set(r"""!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~""")
+
+
+def _md_run(s: str, cell: bool = False) -> str:
+    """A math-free run of a record's Markdown with everything that could become HTML or a link escaped.
+
+    The record's own Markdown stays (``**bold**``, backslash escapes, inline code without markup
+    characters, links to http(s) URLs); ``<`` before a letter, ``/``, ``!`` or ``?`` becomes ``&lt;``
+    (no raw HTML, no autolink), ``]`` before ``(``, ``:`` or ``[`` is backslash-escaped (no link, image
+    or link definition to anything else), an ``&`` that would start a character reference becomes
+    ``&amp;``, backticks that do not open an inert code span are escaped, and in a table cell (``cell``)
+    ``|`` is escaped. Backslash escapes are read as pairs, so a record's ``\\`` cannot undo an escape.
+    """
+    out: list[str] = []
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c == "\\" and i + 1 < n and (s[i + 1] in _PUNCT or s[i + 1] == "\n"):
+            out.append(s[i:i + 2])
+            i += 2
+            continue
+        if c == "`":
+            j = i
+            while j < n and s[j] == "`":
+                j += 1
+            fence = s[i:j]
+            close = re.compile(rf"(?<!`){fence}(?!`)").search(s, j)
+            if close and "\n" not in s[j:close.start()] and _CODE_INERT.fullmatch(s[j:close.start()]):
+                out.append(s[i:close.end()])
+                i = close.end()
+            else:
+                out.append("\\`" * len(fence))
+                i = j
+            continue
+        if c in "![":
+            m = _SAFE_LINK.match(s, i)
+            if m and (c == "[" or m.group(1)):
+                out.append(f"{m.group(1)}[{_md_run(m.group(2), cell)}]({m.group(3)})")
+                i = m.end()
+                continue
+        if c == "]" and i + 1 < n and s[i + 1] in "(:[":
+            out.append("\\]")
+        elif c == "<" and _TAG_OPEN.match(s, i):
+            out.append("&lt;")
+        elif c == "&" and _ENTITY.match(s, i):
+            out.append("&amp;")
+        elif c == "|" and cell:
+            out.append("\\|")
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _md_tex(tex: str) -> str:
+    """A formula's TeX on one line, safe where the renderer does not know math: ``<`` before a letter is
+    ``\\lt`` (no tag), ``](``, ``]:`` and ``][`` get an empty group between (no link), a backtick is
+    escaped (no code span reaching out of the formula). KaTeX and MathJax typeset all of these alike."""
+    tex = " ".join(tex.split())
+    tex = _TAG_OPEN.sub(r"\\lt ", tex)
+    tex = re.sub(r"\](?=[(:\[])", "]{}", tex)
+    return tex.replace("`", "\\`")
+
+
 def md_text(text: str | None) -> str:
     """``text`` with every formula rewritten as clean GitHub math (``$tex$``; display formulas as
-    ``$$tex$$`` on their own lines); the rest unchanged (its Markdown is GitHub's too)."""
+    ``$$tex$$`` on their own lines); the rest keeps its Markdown (GitHub's too) with raw HTML and links
+    to anything but http(s) URLs escaped (:func:`_md_run`, :func:`_md_tex`)."""
     if not text:
-        return ""
+        return Md("")
+    text = str(text)
     out, pos = [], 0
     for s in find_math(text):
-        out.append(text[pos:s.start])
-        tex = " ".join(s.tex.split())
+        out.append(_md_run(text[pos:s.start]))
+        tex = _md_tex(s.tex)
         out.append(f"\n\n$$\n{tex}\n$$\n\n" if s.display else f"${tex}$")
         pos = s.end
-    out.append(text[pos:])
-    return "".join(out)
+    out.append(_md_run(text[pos:]))
+    return Md("".join(out))
 
 
 def md_cell(text: str | None) -> str:
     """:func:`md_text` on one line, safe inside a table cell (``|`` escaped, display math inline)."""
-    one = " ".join(md_text(text).replace("$$", "$").split())
-    return one.replace("|", "\\|")
+    if not text:
+        return Md("")
+    text = str(text)
+    out, pos = [], 0
+    for s in find_math(text):
+        out.append(_md_run(text[pos:s.start], cell=True))
+        tex = _md_tex(s.tex).replace("|", "\\|")
+        out.append(f"$ {tex} $" if s.display else f"${tex}$")
+        pos = s.end
+    out.append(_md_run(text[pos:], cell=True))
+    return Md(" ".join("".join(out).split()))
+
+
+def md_summary(text: str | None) -> str:
+    """:func:`md_cell`'s text for the ``<summary>`` line, which Markdown renderers read as raw HTML:
+    formulas as ``$tex$``, ``|`` as ``\\|`` (as in a cell), the rest HTML-escaped, on one line."""
+    text = str(text or "")
+    out, pos = [], 0
+    for s in find_math(text):
+        out.append(text[pos:s.start])
+        tex = " ".join(s.tex.split())
+        out.append(f"$ {tex} $" if s.display else f"${tex}$")
+        pos = s.end
+    out.append(text[pos:])
+    return md_html(" ".join("".join(out).split()).replace("|", "\\|"))
+
+
+def md_html(text, *, quote: bool = False) -> str:
+    """``text`` on one line, HTML-escaped (``&``, ``<``, ``>``; quotes too with ``quote``), for the parts of
+    ``claims.md`` that are raw HTML (the ``<summary>`` line, attributes)."""
+    return Md(html.escape(" ".join(str(text if text is not None else "").split()), quote=quote))
 
 
 def md_plain(text: str | None) -> str:
     """Plain text written by a check (a counterexample's message, its boundary, the evidence) on one line,
     with every character Markdown would read as markup backslash-escaped: ``lam**n`` is Python's power,
     not emphasis. Safe inside a table cell."""
-    one = " ".join(str(text or "").split())
-    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", one)
+    one = " ".join(str(text if text is not None else "").split())
+    return Md(re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", one))
+
+
+def md_escape(value) -> str:
+    """What the template writes for a value no filter escaped (ids, labels, dates, counts, paths): the
+    characters that could start HTML, a link, a code span or a cell break backslash-escaped, a
+    character reference's ``&`` as ``&amp;``, line breaks as spaces. :class:`Md` passes unchanged: this is
+    the environment's ``finalize``, so nothing from a report reaches ``claims.md`` unescaped."""
+    if isinstance(value, Md):
+        return value
+    text = re.sub(r"\s*\n\s*", " ", str(value))
+    return Md(_ENTITY.sub("&amp;", re.sub(r"([\\`\[\]<>|])", r"\\\1", text)))
+
+
+def md_code(value) -> str:
+    """``value`` as an inline code span on one line, fenced by one backtick more than its longest run
+    of backticks (so it cannot close early); with a ``|`` (which splits a table row before code spans
+    are read) it is written as :func:`md_plain` text instead. ``""`` for an empty value."""
+    text = " ".join(str(value if value is not None else "").split())
+    if not text:
+        return Md("")
+    if "|" in text:
+        return md_plain(text)
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return Md(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def md_tex(tex) -> str:
+    """A bare formula (a record's ``formal``) for a ``$$`` block: :func:`_md_tex`."""
+    return Md(_md_tex(str(tex)) if tex else "")
+
+
+_SAFE_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#@!$&'*+,;=%]+")
+
+
+def safe_url(url: str | None) -> str | None:
+    """``url`` when it is a plain http(s) URL a Markdown link can hold as written; else None (the
+    template then writes the link's text alone)."""
+    return Md(url) if url and _SAFE_URL.fullmatch(url) else None
 
 
 def md_quote(text: str | None) -> str:
     """:func:`md_text` as a Markdown block quote (every line prefixed by ``> ``)."""
-    return "\n".join("> " + line if line.strip() else ">" for line in md_text(text).strip().splitlines())
+    return Md("\n".join("> " + line if line.strip() else ">" for line in md_text(text).strip().splitlines()))
 
 
 @functools.cache
 def _environment() -> jinja2.Environment:
+    """The template environment: every ``{{ ... }}`` goes through :func:`md_escape` (``finalize``) unless a
+    filter of this module escaped it already for its place (:class:`Md`)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-                             bytecode_cache=diskcache.BYTECODE)
-    env.filters.update(md=md_text, cell=md_cell, quote=md_quote, plain=md_plain, one=lambda t: " ".join(str(t or "").split()),
-                       compact=model.example_json)
+                             bytecode_cache=diskcache.BYTECODE, finalize=md_escape)
+    env.filters.update(md=md_text, cell=md_cell, quote=md_quote, plain=md_plain, summary=md_summary, html=md_html,
+                       attr=lambda t: md_html(t, quote=True), code=md_code, tex=md_tex,
+                       fence=lambda t: _fence(model.example_json(t)))
     return env
+
+
+def _fence(text: str) -> str:
+    """``text`` as a fenced ``json`` code block whose fence is longer than any backtick run inside."""
+    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    return Md(f"{fence}json\n{text}\n{fence}")
 
 
 def render_markdown(report: dict) -> str:
@@ -89,7 +254,7 @@ def render_markdown(report: dict) -> str:
         report=report, env=report.get("environment", {}), run=report.get("run", {}), total=total,
         n_claims=len(claims), by_doc=counts.get("by_document") or {}, sections=sections,
         order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
-        url=model.document_url, trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})),
+        url=lambda d: safe_url(model.document_url(d)), trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})),
         section=_section)
 
 
@@ -101,8 +266,8 @@ def _section(claim: dict, verdict: str, macro) -> str:
     and on disk (:func:`.diskcache.memo`, kind ``md``) keyed by the claim's entry and the verdict: the
     view is a function of the entry alone (:func:`_view`), and the document labels and links come from
     :mod:`.model`, whose code the disk cache's folder digest covers. A hit skips building the view."""
-    return diskcache.memo(_SECTIONS, 4096, [claim, verdict], lambda: str(macro(_view(claim), verdict)),
-                          disk=lambda key, compute: diskcache.cached("md", key, compute))[1]
+    return Md(diskcache.memo(_SECTIONS, 4096, [claim, verdict], lambda: str(macro(_view(claim), verdict)),
+                             disk=lambda key, compute: diskcache.cached("md", key, compute))[1])
 
 
 def _view(c: dict) -> dict:
@@ -110,9 +275,12 @@ def _view(c: dict) -> dict:
     return {"c": c, "cx": cx, "cx_reading": reading, "one_line": model.one_line_counterexample(c),
             "reason": model.reason_text(c), "decided": model.decided_text(c), "docs": [model.document_short(d) for d in model.documents_of(c)],
             "topic": model.claim_topics(c)[0],
-            "plot_links": [(name, _plot_caption(spec), path) for name, spec, path in model.plot_files(c)],
+            "plot_links": [(name, _plot_caption(spec), path, model.figure_path(path))
+                           for name, spec, path in model.plot_files(c)],
             "readings": [dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
-                              is_primary=reading is not None and r["name"] == reading["name"])
+                              is_primary=reading is not None and r["name"] == reading["name"],
+                              figures_linked=[dict(f, rel=model.figure_path(f.get("path")))
+                                              for f in r.get("figures") or []])
                          for r in c.get("readings", [])]}
 
 

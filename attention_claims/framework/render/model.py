@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 __all__ = [
-    "plot_files", "FIGURES_DIR",
+    "plot_files", "figure_path", "FIGURES_DIR",
     "VERDICT_ORDER", "SECTION_ORDER", "DOCUMENT_TITLES", "TOPICS", "READING_KINDS",
     "document_key", "document_label", "document_url", "claim_topics", "reading_kind", "claim_reading_kinds",
     "one_line_counterexample", "reason_text", "evidence_text", "documents_of", "primary_counterexample",
@@ -72,9 +72,13 @@ def document_short(doc: str) -> str:
 
 
 def document_url(doc: str) -> str | None:
-    """The original page of a document, where it has one (kexue.fm posts, arXiv abstracts); else None."""
+    """The original page of a document, where it has one (kexue.fm posts, arXiv abstracts); else None.
+
+    Always an https URL: an ``arXiv:`` name whose id is not made of letters, digits, ``.``, ``-`` and
+    ``/`` (``arXiv:2006.04768``, ``arXiv:math/0601001v2``) has none."""
     if doc.startswith("arXiv:"):
-        return "https://arxiv.org/abs/" + doc.split(":", 1)[1]
+        ident = doc.split(":", 1)[1]
+        return "https://arxiv.org/abs/" + ident if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9./-]*", ident) else None
     return DOCUMENT_URLS.get(doc)
 
 
@@ -240,3 +244,17 @@ def plot_files(claim: dict) -> list[tuple[str | None, dict, str]]:
     specs = [(None, p) for p in claim.get("plots") or []]
     specs += [(r["name"], p) for r in claim.get("readings", []) for p in r.get("plots") or []]
     return [(name, p, f"{FIGURES_DIR}/{claim['id']}-{k}.svg") for k, (name, p) in enumerate(specs, start=1)]
+
+
+def figure_path(path: Any) -> str | None:
+    """``path`` (a figure entry's or a plot file's, relative to the report folder) when it names a file in
+    the report's own :data:`FIGURES_DIR` folder by a plain relative path (``figures/9889-relu2.png``:
+    ASCII letters, digits, ``_``, ``.``, ``-``, ``/``; no ``..`` or ``.`` part, no absolute path, no URL);
+    None for anything else, which the renderers neither embed nor link. Only the path is checked; the
+    HTML renderer also checks where the file resolves (no symbolic link out of the folder)."""
+    if not isinstance(path, str) or not re.fullmatch(r"[\w./-]+", path, re.ASCII):
+        return None
+    parts = path.split("/")
+    if len(parts) < 2 or parts[0] != FIGURES_DIR or any(p in ("", ".", "..") for p in parts):
+        return None
+    return path

@@ -5,6 +5,14 @@ string to embed; none reads files or the network. :func:`render_plot` dispatches
 ``{"kind": ..., "title": ..., "data": {...}}`` carried by a claim or reading in the report
 (``plots`` field) to the function of that kind, so the report model decides what is drawn and
 the renderer only how.
+
+Drawn plots are kept across processes in ``<cache root>/plots`` (:func:`plot_cache_dir`), used only
+when that folder may be trusted (:func:`attention_claims._cache.trusted_dir`; else one warning and a
+private folder of this process). An entry is written by :func:`attention_claims._cache.write_checked`
+(a truncated or altered file is a miss) and, as it ends up inline in ``claims.html`` and as a figure
+file, is used only when it is an SVG this module could have drawn (:func:`safe_svg`: XML with an
+``<svg>`` root that has a viewBox, no script, event attribute, foreign object or external link);
+otherwise the plot is drawn again and the entry rewritten.
 """
 
 from __future__ import annotations
@@ -15,17 +23,18 @@ import hashlib
 import io
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ..._cache import cache_root, write_atomic
+from ..._cache import cache_dir, read_checked, write_checked
 from ..._lazy import installed_version
 
 __all__ = [
     "VERDICT_COLOURS", "verdict_counts_svg", "layer_head_heatmap_svg", "spectra_svg", "rank_breaks_svg",
-    "sparsity_curve_svg", "decay_sparsity_svg", "curve_svg", "render_plot", "standalone_svg", "plot_key", "plot_cache_dir", "code_digest", "warm", "png_data_uri", "PLOT_KINDS",
+    "sparsity_curve_svg", "decay_sparsity_svg", "curve_svg", "render_plot", "standalone_svg", "plot_key", "plot_cache_dir", "safe_svg", "code_digest", "warm", "png_data_uri", "PLOT_KINDS",
 ]
 
 VERDICT_COLOURS = {"false": "#c62828", "caveat": "#d48806", "true": "#2e7d32", "unchecked": "#78909c",
@@ -377,9 +386,46 @@ _RENDERED: dict[str, str] = {}
 
 
 def plot_cache_dir() -> Path:
-    """Where drawn plots are kept between processes: ``<cache root>/plots``
-    (:func:`attention_claims._cache.cache_root`)."""
-    return cache_root() / "plots"
+    """Where drawn plots are kept between processes: ``<cache root>/plots`` when it may be trusted,
+    else a private folder of this process (:func:`attention_claims._cache.cache_dir`).
+
+    Raises:
+        OSError: the private folder cannot be created.
+        attention_claims._cache.UntrustedCacheWarning: as an error only where warnings are made errors.
+    """
+    return cache_dir("plots")
+
+
+_SVG_NS = "{http://www.w3.org/2000/svg}"
+_LOCAL_HREF = re.compile(r"#[\w.:-]*|data:image/(?:png|jpeg);base64,[A-Za-z0-9+/=\s]*")
+_URL = re.compile(r"url\(\s*(?!['\"]?#)", re.I)
+
+
+def safe_svg(svg: str) -> bool:
+    """Whether ``svg`` may be shown as a plot of this module: well-formed XML without a DOCTYPE or
+    entities, whose root is an SVG ``<svg>`` with a ``viewBox``, with no ``<script>`` or
+    ``<foreignObject>`` element, no ``on*`` event attribute, no link other than to a fragment of itself
+    (``#id``) or an inline PNG/JPEG (``data:image/...;base64``), and no ``javascript:``, ``@import``
+    or external ``url(...)`` anywhere. What matplotlib draws passes (:func:`render_plot`)."""
+    if not svg.startswith("<svg") or "<!" in svg or re.search(r"javascript:|@import", svg, re.I):
+        return False
+    try:
+        root = ET.fromstring(svg)
+    except ET.ParseError:
+        return False
+    if root.tag != f"{_SVG_NS}svg" or not root.get("viewBox"):
+        return False
+    for el in root.iter():
+        tag = el.tag.rsplit("}", 1)[-1].lower() if isinstance(el.tag, str) else ""
+        if tag in ("script", "foreignobject", "iframe", "embed", "object") or _URL.search(el.text or ""):
+            return False
+        for name, value in el.attrib.items():
+            local = name.rsplit("}", 1)[-1].lower()
+            if local.startswith("on") or _URL.search(value):
+                return False
+            if local in ("href", "src") and not _LOCAL_HREF.fullmatch(value.strip()):
+                return False
+    return True
 
 
 @functools.cache
@@ -403,9 +449,10 @@ def render_plot(spec: Mapping) -> str:
     :func:`verdict_counts_svg`: a list, because the cache key sorts dict keys).
 
     Drawing a log-axis plot takes matplotlib about 0.3-0.9 s, so a drawn plot is kept: in memory for
-    the process and as ``<plot_cache_dir()>/<plot_key(spec)>.svg`` across processes. The plugin draws
-    each plot in the process that ran its check (an xdist worker, in parallel with the other checks;
-    :func:`warm`), so the report writer only reads them.
+    the process and as ``<plot_cache_dir()>/<plot_key(spec)>.svg`` across processes (a checked entry,
+    :func:`attention_claims._cache.write_checked`; used only when :func:`safe_svg`, else drawn again).
+    The plugin draws each plot in the process that ran its check (an xdist worker, in parallel with the
+    other checks; :func:`warm`), so the report writer only reads them.
 
     Raises:
         KeyError: unknown kind or a missing data field.
@@ -414,16 +461,10 @@ def render_plot(spec: Mapping) -> str:
     if key in _RENDERED:
         return _RENDERED[key]
     path = plot_cache_dir() / f"{key}.svg"
-    try:
-        svg = path.read_text(encoding="utf-8")
-    except OSError:
-        svg = None
-    if not svg or not svg.startswith("<svg"):
+    svg = read_checked(path)
+    if not svg or not safe_svg(svg):
         svg = _DRAWERS[spec["kind"]](spec["data"])
-        try:
-            write_atomic(path, svg)
-        except OSError:
-            pass  # a read-only cache only costs time
+        write_checked(path, svg)  # a read-only cache only costs time
     if len(_RENDERED) > 256:
         _RENDERED.clear()
     _RENDERED[key] = svg
