@@ -1,0 +1,142 @@
+"""The tutorial ``docs/your-own-claims.md`` runs as written, from a wheel (issue 23).
+
+The test builds this checkout's wheel, installs it (not editable) into a fresh virtual environment,
+writes every file the tutorial shows (a fenced block with ``title="<path>"``) into a new repository in
+a temporary folder and runs every command it shows (``$ ...`` lines of its ``console`` blocks, each
+from the repository's root, in that environment). Then it checks the verdicts in that repository's
+``reports/``, that this checkout's report was not touched, and that ``pytest`` in an unrelated project
+in the same environment runs with the plugin inert.
+
+The fresh environment reaches the packages already installed here (torch, NumPy, ...) through a
+``.pth`` file, so nothing is downloaded; the package itself comes only from the wheel: its own
+``site-packages`` come first on ``sys.path``, so the wheel's ``attention_claims`` and its entry points
+are the ones found.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TUTORIAL = ROOT / "docs" / "your-own-claims.md"
+FENCE = re.compile(r"^```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<body>.*?)^```$", re.S | re.M)
+TITLE = re.compile(r'title="([^"]+)"')
+
+
+def tutorial_parts(text: str) -> tuple[dict[str, str], list[str], list[str]]:
+    """``({path: content}, [command, ...], [output line, ...])`` of the tutorial: the files (fenced
+    blocks with a title), the commands (``$`` lines of ``console`` blocks), in order, and the lines of
+    its ``text`` blocks (output it shows, ``*`` a wildcard)."""
+    files, commands, output = {}, [], []
+    for m in FENCE.finditer(text):
+        title = TITLE.search(m["info"])
+        if title:
+            files[title.group(1)] = m["body"]
+        elif m["lang"] == "console":
+            commands += [line[2:] for line in m["body"].splitlines() if line.startswith("$ ")]
+        elif m["lang"] == "text":
+            output += m["body"].splitlines()
+    return files, commands, output
+
+
+def test_the_tutorial_names_its_files_and_commands():
+    files, commands, output = tutorial_parts(TUTORIAL.read_text(encoding="utf-8"))
+    assert {"sources/softmax-note.md", "pyproject.toml", "checks/test_softmax_note.py"} <= set(files)
+    assert sum(p.startswith("claims/") for p in files) == 3
+    assert commands[0].startswith("pip install ") and commands[-1] == "pytest"
+    assert any(line.startswith("verdicts: ") for line in output)
+
+
+@pytest.fixture(scope="module")
+def wheel_env(tmp_path_factory) -> Path:
+    """A fresh virtual environment with this checkout's wheel installed (``--no-deps``); its
+    dependencies are those of the running interpreter, reached through a ``.pth`` file."""
+    work = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(work / "dist"), str(ROOT)], check=True, timeout=300)
+    (wheel,) = (work / "dist").glob("attention_claims-*.whl")
+    env_dir = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True, timeout=300)
+    python = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    Path(purelib, "outer-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
+                   timeout=300)
+    where = subprocess.run([str(python), "-c", "import attention_claims; print(attention_claims.__file__)"],
+                           check=True, capture_output=True, text=True, cwd=work).stdout
+    assert where.startswith(purelib), where  # the wheel's copy, not this checkout
+    return env_dir
+
+
+def _env(env_dir: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
+    env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env['PATH']}"
+    env["VIRTUAL_ENV"] = str(env_dir)
+    return env
+
+
+def _report_state() -> dict:
+    out = {}
+    for name in ("claims.json", "claims.md", "claims.html"):
+        p = ROOT / "reports" / name
+        out[name] = p.stat().st_mtime_ns if p.exists() else None
+    return out
+
+
+@pytest.mark.subprocess_run
+def test_the_tutorial_runs_from_a_wheel_in_its_own_repository(wheel_env, tmp_path):
+    files, commands, output = tutorial_parts(TUTORIAL.read_text(encoding="utf-8"))
+    repo = tmp_path / "my-claims"
+    for rel, body in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(body, encoding="utf-8")
+    before = _report_state()
+    env = _env(wheel_env)
+    result = None
+    for command in commands:
+        if command.startswith("pip install "):
+            continue  # done by the fixture, from this checkout's wheel
+        argv = command if "&&" in command or ">" in command else shlex.split(command)
+        result = subprocess.run(argv, shell=isinstance(argv, str), cwd=repo, env=env, capture_output=True,
+                                text=True, timeout=600)
+        assert result.returncode == 0, f"$ {command}\n{result.stdout}\n{result.stderr}"
+    assert result is not None and "verdicts: 1 false, 1 caveat, 1 true" in result.stdout, result.stdout
+    shown = result.stdout.splitlines()
+    for line in output:  # the output the tutorial shows is the output of the run
+        assert any(fnmatch.fnmatchcase(got, line) for got in shown), (line, result.stdout)
+    report = json.loads((repo / "reports" / "claims.json").read_text(encoding="utf-8"))
+    verdicts = {c["id"]: c["verdict"] for c in report["claims"]}
+    assert verdicts == {"softmax-note-rows-sum-to-one": "true", "softmax-note-rank-at-most-d": "false",
+                        "softmax-note-entries-positive": "caveat"}
+    false = next(c for c in report["claims"] if c["verdict"] == "false")
+    assert false["readings"][0]["certified"] is True
+    assert (repo / "reports" / "claims.html").is_file() and (repo / "reports" / "claims.md").is_file()
+    assert _report_state() == before  # this checkout's report untouched
+
+    # An altered document stops the run with exit status 4, naming it.
+    doc = repo / "sources" / "softmax-note.md"
+    doc.write_text(doc.read_text(encoding="utf-8") + "One more sentence.\n", encoding="utf-8")
+    altered = subprocess.run(["pytest"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert altered.returncode == 4, altered.stdout + altered.stderr
+    assert "softmax-note.md" in altered.stderr and "altered" in altered.stderr
+
+    # An unrelated project in the same environment: the plugin is inert.
+    other = tmp_path / "unrelated"
+    other.mkdir()
+    (other / "test_plain.py").write_text("def test_plain():\n    assert True\n", encoding="utf-8")
+    plain = subprocess.run(["pytest", "-q", "-p", "no:cacheprovider"], cwd=other, env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert "1 passed" in plain.stdout and "verdicts" not in plain.stdout
+    assert sorted(p.name for p in other.iterdir() if not p.name.startswith(".")) == ["test_plain.py"]
