@@ -1,4 +1,5 @@
-"""The test kit the checks in ``checks/`` use, re-exported from one place (the way
+"""The public test kit (``docs/testkit.md`` lists every name with its contract): what the checks in
+``checks/`` use, re-exported from one place (the way
 ``hypothesis.strategies`` re-exports its ``_internal`` modules):
 
 - parametrisation over claims and readings (:mod:`.params`): ``record``, ``reading_params``,
@@ -9,14 +10,16 @@
   ``rationals``, ``SEQUENCE_LENGTHS``;
 - fixtures (:mod:`.fixtures`): ``one_torch_thread``;
 - the refutation API (:mod:`attention_claims.framework.evidence`): ``refute``, ``refute_deferred``,
-  ``Counterexample``;
+  ``Counterexample``; the types of the plugin's fixtures ``claim_log`` (``CheckLog``) and ``claimed``
+  (``Claimed``);
 - Hypothesis settings profiles (:mod:`attention_claims.framework.profiles`): ``profiles.scaled``;
 - figures (:mod:`.figures`): ``plot_sparsity_figure``;
 - batched checks (:mod:`.batched`): ``BATCH``, ``batched_profile_only``, ``gaussian_batch_spec``.
 """
 
 from ..framework import profiles
-from ..framework.evidence import Counterexample, refute, refute_deferred
+from ..framework.evidence import CheckLog, Counterexample, refute, refute_deferred
+from ..framework.plugin import Claimed
 from .batched import BATCH, batched_profile_only, gaussian_batch_spec
 from .figures import plot_sparsity_figure
 from .fixtures import one_torch_thread
@@ -42,6 +45,8 @@ __all__ = [
     "gaussian_batch_spec",
     "NO_CUDA",
     "SEQUENCE_LENGTHS",
+    "CheckLog",
+    "Claimed",
     "Counterexample",
     "claim_params",
     "claim_reading",

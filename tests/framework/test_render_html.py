@@ -412,7 +412,10 @@ def test_the_disk_cache_runs_no_code_from_an_entry_and_reads_no_shared_folder(tm
     (shared / "render").chmod(0o777)
     monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(shared))
     fresh_render_state()
-    assert diskcache.render_cache_dir() is None
+    from attention_claims._cache import UntrustedCacheWarning
+
+    with pytest.warns(UntrustedCacheWarning, match="others may write to it"):
+        assert diskcache.render_cache_dir() is None
     assert _render_fixture(tmp_path) == cold and list((shared / "render").iterdir()) == []
 
 
