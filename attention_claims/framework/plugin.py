@@ -138,6 +138,7 @@ class State:
     notices: list[str] = field(default_factory=list)  # warnings for the person running (a report set aside)
     report_written: bool = False  # the final report reached the report folder
     selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
+    project_root: Path | None = None  # the ini file's folder (the git commit of the report's runs)
 
 
 STATE_KEY = pytest.StashKey[State]()
@@ -240,6 +241,7 @@ def pytest_configure(config: pytest.Config) -> None:
         sources_dir=sources,
         report_formats=formats,
         selected=_selection(config, catalog),
+        project_root=paths.root,
     )
     config.stash[STATE_KEY] = state
     # As pytest's junitxml and pytest-json-report do: the reporter lives on the controller only

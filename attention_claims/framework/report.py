@@ -34,6 +34,7 @@ from .report_model import (
     Figure,
     Place,
     Plot,
+    RanOn,
     ReadingEntry,
     Report,
     Run,
@@ -93,6 +94,54 @@ def environment(config) -> Environment:
                        devices=devices, hypothesis_profile=profiles.current_profile(), xdist_workers=xdist)
 
 
+def nvidia_driver_version() -> str | None:
+    """The NVIDIA kernel driver's version (``/proc/driver/nvidia/version``, Linux), or None."""
+    try:
+        text = Path("/proc/driver/nvidia/version").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"Kernel Module(?: for \S+)?\s+([0-9][0-9.]*)", text)
+    return m.group(1) if m else None
+
+
+def git_commit(folder: Path) -> str | None:
+    """The commit checked out in the git work tree that holds ``folder`` (``git rev-parse HEAD``), with
+    ``+dirty`` appended when tracked files differ from it; None outside a work tree or without git."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(folder), "diff", "--quiet", "HEAD", "--"], capture_output=True,
+                               timeout=30).returncode == 1
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty else "")
+
+
+def run_info(env: Environment, root: Path | None, date: str) -> RanOn:
+    """This run as a :class:`RanOn`: the host, every device it could use (``env.devices``), torch's
+    and CUDA's versions (CUDA's only when torch is loaded), the NVIDIA driver, the git commit of the
+    project folder ``root``, the Hypothesis profile and ``date``."""
+    torch = loaded("torch")
+    cuda = getattr(getattr(torch, "version", None), "cuda", None) if torch is not None else None
+    return RanOn(host=platform.node(), device=", ".join(env.devices), torch=env.torch, cuda=cuda,
+                 driver=nvidia_driver_version(), commit=git_commit(root) if root is not None else None,
+                 profile=env.hypothesis_profile, date=date)
+
+
+def reading_ran_on(run: RanOn, reading) -> RanOn:
+    """``run`` narrowed to one reading: ``device`` is the GPU's name for a CUDA reading (the first CUDA
+    device of the run), ``cpu`` otherwise."""
+    device = "cpu"
+    if getattr(reading, "device", None) == "cuda":
+        names = [d.split(" (", 1)[1].rstrip(")") for d in run.device.split(", ") if d.startswith("cuda:") and " (" in d]
+        device = names[0] if names else "cuda"
+    return replace(run, device=device)
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
@@ -150,7 +199,8 @@ def _evidence(checks) -> str:
     return " | ".join(parts) if parts else "no check collected in this run"
 
 
-def _reading_entry(reading, results, profile, report_dir=None) -> tuple[ReadingEntry, ReadingOutcome, list[str]]:
+def _reading_entry(reading, results, profile, report_dir=None,
+                   ran_on: RanOn | None = None) -> tuple[ReadingEntry, ReadingOutcome, list[str]]:
     checks = sorted((r for r in results if r.reading == reading.name), key=lambda r: r.nodeid)
     errors = [f"{r.nodeid}: {r.error}" for r in checks if r.outcome == "error"]
     outcome = reading_outcome([r.outcome for r in checks if r.outcome != "error"])
@@ -167,7 +217,8 @@ def _reading_entry(reading, results, profile, report_dir=None) -> tuple[ReadingE
                                      ("condition", reading.condition)) if v},
         outcome=outcome, checks=[r.nodeid for r in checks], examples=sum(r.examples for r in checks),
         evidence=_evidence(checks), counterexample=cx, certified=certified, figures=_figures(checks, report_dir),
-        kind=reading.kind if outcome == "failed" and not reading.as_stated else None, plots=_plots(checks))
+        kind=reading.kind if outcome == "failed" and not reading.as_stated else None, plots=_plots(checks),
+        ran_on=reading_ran_on(ran_on, reading) if ran_on is not None and outcome != "skipped" else None)
     return entry, ReadingOutcome(outcome, certified), errors
 
 
@@ -186,13 +237,15 @@ def _place(s) -> Place:
 
 
 def claim_entry(claim, results, *, profile: str, report_dir=None, selected: bool = True, pending: int = 0,
-                interrupted: bool = False, in_progress: bool = False, decided: Decided | None = None) -> ClaimEntry:
+                interrupted: bool = False, in_progress: bool = False, decided: Decided | None = None,
+                ran_on: RanOn | None = None) -> ClaimEntry:
     """One claim's entry from its checks' results (:class:`attention_claims.framework.plugin.CheckResult`);
-    the verdict comes from :func:`attention_claims.framework.verdict.decide`."""
+    the verdict comes from :func:`attention_claims.framework.verdict.decide`; each reading that ran
+    records ``ran_on`` (:func:`reading_ran_on`)."""
     readings, outcomes, errors = [], {}, []
     if selected and not in_progress:
         for reading in claim.readings:
-            entry, ro, errs = _reading_entry(reading, results, profile, report_dir)
+            entry, ro, errs = _reading_entry(reading, results, profile, report_dir, ran_on)
             readings.append(entry)
             outcomes[reading.name] = ro
             errors.extend(errs)
@@ -338,7 +391,7 @@ def _set_aside(path: Path) -> Path:
 
 def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], str | None, str | None]:
     """The last decision of each claim in the report already in ``report_dir``, that report's
-    ``generated`` time, and a notice for the person running (None when all is well): what a run that
+    ``generated`` time (for an in-progress report, that of the report whose decisions it carries), and a notice for the person running (None when all is well): what a run that
     decides a subset keeps for every other claim.
 
     A claim counts when its entry has a ``decided`` stamp (a report written before the stamp existed
@@ -366,7 +419,10 @@ def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], 
                 c = dict(c, decided=legacy)
             if c.get("decided") and c["id"] in readings and [r["name"] for r in c["readings"]] == readings[c["id"]]:
                 base[c["id"]] = ClaimEntry.from_json(c)
-        return base, data.get("generated"), None
+        generated = data.get("generated")
+        if data["run"].get("in_progress"):  # a run's in-progress report carries the decisions of the one before
+            generated = data["run"].get("updated") or generated
+        return base, generated, None
     except FileNotFoundError:
         return {}, None, None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -412,6 +468,8 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
     now = _now()
     partial = state.partial or state.selected is not None
     decided = Decided(at=now, profile=profile, run="partial" if partial else "full")
+    env = environment(config)
+    this_run = run_info(env, getattr(state, "project_root", None), now)
     claims, fresh, kept = [], set(), False
     for c in state.catalog:
         results = by_claim.get(c.id, [])
@@ -423,7 +481,8 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
             kept = True
             continue
         entry = claim_entry(c, results, profile=profile, report_dir=state.report_dir, selected=selected,
-                            pending=pending, interrupted=interrupted, in_progress=in_progress, decided=decided)
+                            pending=pending, interrupted=interrupted, in_progress=in_progress, decided=decided,
+                            ran_on=this_run)
         claims.append(entry)
         if selected and not in_progress:
             fresh.add(c.id)
@@ -434,8 +493,8 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
               exitstatus=None if in_progress else exitstatus, errors=errors, in_progress=in_progress,
               updated=state.base_generated if kept else None)
     trust = Trust(**build_trust(state.report_dir, state.planted_counts))
-    return Report(generated=now, environment=environment(config), run=run, trust=trust, claims=claims,
-                  fresh=frozenset(fresh))
+    return Report(generated=now, environment=env, run=run, trust=trust, claims=claims, fresh=frozenset(fresh),
+                  runs=[this_run])
 
 
 def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURCES_DIR,

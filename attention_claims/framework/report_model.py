@@ -37,6 +37,39 @@ class Environment:
 
 
 @dataclass
+class RanOn:
+    """Where and when one run happened: a reading's ``ran_on`` (``device`` is the device its checks
+    ran on: ``cpu``, or the GPU's name such as ``NVIDIA H100 80GB HBM3``), and each entry of the
+    report's ``runs`` (``device`` is then every device the run could use, joined by ``, ``), so that
+    reports from several machines (a CPU job, a GPU runner, shards) can be merged reading by reading
+    (``attention-claims merge``).
+
+    ``host``: the machine's name; ``torch``, ``cuda`` (torch's CUDA version, None without CUDA),
+    ``driver`` (the NVIDIA driver's version, None without one); ``commit``: the project's git commit
+    (None outside a git checkout); ``profile``: the Hypothesis profile; ``date``: ISO 8601, UTC."""
+
+    host: str
+    device: str
+    torch: str | None
+    cuda: str | None
+    driver: str | None
+    commit: str | None
+    profile: str
+    date: str
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> RanOn | None:
+        """Read one back (None stays None).
+
+        Raises:
+            KeyError, TypeError: the entry does not have the schema's fields.
+        """
+        if data is None:
+            return None
+        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
+
+
+@dataclass
 class Run:
     """What this run was.
 
@@ -119,6 +152,7 @@ class ReadingEntry:
     figures: list[Figure] = field(default_factory=list)
     kind: str | None = None  # numerical | scope | empirical: set on a failed reading other than the as-stated one
     plots: list[Plot] = field(default_factory=list)
+    ran_on: RanOn | None = None  # the run this outcome came from; None for a reading that did not run
 
     @classmethod
     def from_json(cls, data: dict) -> ReadingEntry:
@@ -136,7 +170,8 @@ class ReadingEntry:
                    certified=bool(data.get("certified")),
                    figures=[Figure(**f) for f in data.get("figures", [])], kind=data.get("kind"),
                    plots=[Plot(kind=p["kind"], data=p["data"], check=p.get("check", ""))
-                          for p in data.get("plots", [])])
+                          for p in data.get("plots", [])],
+                   ran_on=RanOn.from_json(data.get("ran_on")))
 
 
 @dataclass
@@ -255,6 +290,7 @@ class Report:
     claims: list[ClaimEntry]
     schema: int = SCHEMA
     fresh: frozenset[str] = frozenset()  # ids of the claims decided by this run (not written to JSON)
+    runs: list[RanOn] = field(default_factory=list)  # this run; a merged report lists every run merged
 
     @property
     def counts(self) -> Counts:
@@ -263,8 +299,8 @@ class Report:
     def to_json(self) -> dict:
         """The report as plain JSON values, keys in the documented order."""
         return {"schema": self.schema, "generated": self.generated, "environment": plain(self.environment),
-                "run": plain(self.run), "counts": plain(self.counts), "trust": plain(self.trust),
-                "claims": [plain(c) for c in self.claims]}
+                "runs": [plain(r) for r in self.runs], "run": plain(self.run), "counts": plain(self.counts),
+                "trust": plain(self.trust), "claims": [plain(c) for c in self.claims]}
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
