@@ -85,6 +85,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(arXiv:2006.04768); repeatable",
     )
     group.addoption(
+        "--claims-shard",
+        default=None,
+        metavar="K/N",
+        help="decide only shard K of N (1 <= K <= N): every N-th claim in id order, starting with the K-th, "
+        "so N machines or CI jobs each run one shard and 'attention-claims merge' folds their reports",
+    )
+    group.addoption(
         "--claims-no-report", action="store_true", default=False, help="compute verdicts but write no report files"
     )
     group.addoption(
@@ -334,18 +341,39 @@ def claimed(request: pytest.FixtureRequest) -> Claimed:
     return Claimed(state.by_id[target[0]])
 
 
+def shard_of(catalog: list[Claim], shard: str) -> frozenset[str]:
+    """The claim ids of shard ``"K/N"``: the claims whose position in id order is K-1 modulo N, so the N
+    shards partition the catalog into parts whose sizes differ by at most one, the same on every machine
+    with the same catalog.
+
+    Raises:
+        pytest.UsageError: ``shard`` is not ``K/N`` with integers 1 <= K <= N.
+    """
+    try:
+        k, n = (int(x) for x in shard.split("/"))
+    except ValueError:
+        k = n = 0
+    if not 1 <= k <= n:
+        raise pytest.UsageError(f"attention-claims: --claims-shard {shard!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+    ids = sorted(c.id for c in catalog)
+    return frozenset(ids[k - 1::n])
+
+
 def _selection(config: pytest.Config, catalog: list[Claim]) -> frozenset[str] | None:
-    """The claim ids chosen by ``--claims-select`` and ``--claims-document`` (their union), or
-    ``None`` when neither was given (every claim is selected).
+    """The claim ids chosen by ``--claims-select`` and ``--claims-document`` (their union), within
+    ``--claims-shard`` when given (:func:`shard_of`), or ``None`` when none was given (every claim is
+    selected).
 
     Raises:
         pytest.UsageError: an id that no record has, or a document that no claim cites, named
-            with the ids or documents that exist.
+            with the ids or documents that exist; a malformed shard.
     """
     ids = [i.strip() for opt in config.getoption("claims_select") for i in opt.split(",") if i.strip()]
     docs = [d.strip() for d in config.getoption("claims_document") if d.strip()]
+    shard = config.getoption("claims_shard", None)
+    part = shard_of(catalog, shard) if shard else None
     if not ids and not docs:
-        return None
+        return part
     known = {c.id for c in catalog}
     unknown = [i for i in ids if i not in known]
     if unknown:
@@ -360,7 +388,7 @@ def _selection(config: pytest.Config, catalog: list[Claim]) -> frozenset[str] | 
             raise pytest.UsageError(f"attention-claims: --claims-document: no claim is stated in {doc!r} "
                                     f"(documents: {', '.join(cited)})")
         chosen |= hits
-    return frozenset(chosen)
+    return frozenset(chosen) if part is None else frozenset(chosen) & part
 
 
 def _claim_markers(item: pytest.Item) -> list[tuple[str, str]]:

@@ -511,10 +511,16 @@ def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURC
         OSError: a file cannot be written.
         SentenceDataError: a sentence classification file is malformed (names the file and entry).
     """
+    write_report_data(report.to_json(), report_dir, sources_dir=sources_dir, formats=formats)
+
+
+def write_report_data(data: dict, report_dir: Path, *, sources_dir: Path = SOURCES_DIR,
+                      formats: tuple[str, ...] = REPORT_FORMATS) -> None:
+    """:func:`write_reports` from the ``claims.json`` dict ``data`` (a report built elsewhere: merged
+    from several machines). Raises as :func:`write_reports` does."""
     from .render import load_sources, render_html, render_markdown
     from .sentences import classification_maps, load_all
 
-    data = report.to_json()
     files: dict[Path, str] = {}
     if "json" in formats:
         files[report_dir / "claims.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"

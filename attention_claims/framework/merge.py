@@ -1,0 +1,180 @@
+"""Fold reports from several machines or shards into one (``attention-claims merge``).
+
+A CPU job, a GPU runner and the shards of a run (``--claims-shard K/N``) each write their own
+``claims.json``; :func:`merge_reports` folds them reading by reading, as ``coverage combine`` folds
+data files:
+
+- each reading takes its outcome from the reports that ran it (``ran_on`` set): a report that skipped
+  a reading never overrides one that ran it;
+- the same reading run on the same device by different runs with different outcomes is an error
+  (:class:`MergeError`) naming the claim, the reading and both reports, never a silent pick; runs on
+  different devices that disagree give ``failed`` (a CUDA failure is a caveat of the claim, whatever
+  the CPU found), with the failing run's counterexample;
+- every verdict is recomputed by the rules of :mod:`attention_claims.framework.verdict` from the merged
+  outcomes and compared with the record's ``expected`` (so the claim records must be at hand: the
+  project's claims folder);
+- reports of another schema, another catalog (claim ids and readings) or another commit are refused
+  unless ``allow_mixed``;
+- the merged report's ``runs`` lists every run of every report (host, devices with their names, torch,
+  CUDA and driver versions, commit, profile, date).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import replace
+from pathlib import Path
+
+from .records import Claim
+from .report_model import SCHEMA, ClaimEntry, Decided, Environment, RanOn, Report, Run, Trust
+from .verdict import ReadingOutcome, decide
+
+__all__ = ["MergeError", "merge_reports", "load_report"]
+
+
+class MergeError(Exception):
+    """Reports that cannot be folded into one (another schema, catalog or commit; two runs of one
+    reading on one device that disagree); the message names the reports, claim and reading."""
+
+
+def load_report(path: Path) -> dict:
+    """The ``claims.json`` at ``path``.
+
+    Raises:
+        MergeError: it cannot be read, is not JSON or is not a schema-1 report (names the file).
+    """
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise MergeError(f"{path}: cannot be read as a report ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
+        raise MergeError(f"{path}: not a claims.json report (no 'claims' list)")
+    if data.get("schema") != SCHEMA:
+        raise MergeError(f"{path}: schema {data.get('schema')!r}, this version reads schema {SCHEMA}")
+    return data
+
+
+def _catalog_problem(data: dict, catalog: list[Claim]) -> str | None:
+    want = {c.id: [r.name for r in c.readings] for c in catalog}
+    have = {c["id"]: [r["name"] for r in c.get("readings", [])] for c in data["claims"]}
+    missing = sorted(set(want) - set(have))
+    extra = sorted(set(have) - set(want))
+    changed = sorted(i for i in set(want) & set(have) if have[i] and have[i] != want[i])
+    parts = [f"{label}: {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"
+             for label, ids in (("claims missing", missing), ("claims not in the catalog", extra),
+                                ("readings differ", changed)) if ids]
+    return "; ".join(parts) or None
+
+
+def _commits(data: dict) -> set[str | None]:
+    return {r.get("commit") for r in data.get("runs") or [{}]}
+
+
+def _decided_at(entry: dict) -> str:
+    return (entry.get("decided") or {}).get("at") or ""
+
+
+def _merge_reading(claim: Claim, name: str, found: list[tuple[str, dict]]):
+    """The merged entry of reading ``name`` from ``[(report label, reading dict)]``."""
+    from .report_model import ReadingEntry
+
+    ran = [(label, r) for label, r in found if r.get("ran_on") and r["outcome"] != "skipped"]
+    if not ran:
+        return ReadingEntry.from_json(found[0][1]) if found else None
+    by_device: dict[str, list[tuple[str, dict]]] = {}
+    for label, r in ran:
+        by_device.setdefault(r["ran_on"]["device"], []).append((label, r))
+    for device, group in by_device.items():
+        for (la, ra), (lb, rb) in zip(group, group[1:], strict=False):
+            if ra["outcome"] != rb["outcome"] and ra["ran_on"] != rb["ran_on"]:
+                raise MergeError(f"claim '{claim.id}', reading '{name}' on {device}: {ra['outcome']} in {la} "
+                                 f"(run of {ra['ran_on']['date']} on {ra['ran_on']['host']}) but {rb['outcome']} in "
+                                 f"{lb} (run of {rb['ran_on']['date']} on {rb['ran_on']['host']})")
+    failed = [r for _label, r in ran if r["outcome"] == "failed"]
+    pick = next((r for r in failed if r.get("certified")), failed[0]) if failed else ran[0][1]
+    entry = ReadingEntry.from_json(pick)
+    distinct = {repr(sorted(r["ran_on"].items())): int(r.get("examples", 0)) for _label, r in ran}
+    entry.examples = sum(distinct.values())  # the examples of every run that ran it, each run once
+    return entry
+
+
+def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allow_mixed: bool = False,
+                  now: str | None = None) -> Report:
+    """Fold ``reports`` (``[(label, claims.json dict)]``, the label naming each in messages) into one
+    :class:`~attention_claims.framework.report_model.Report` over ``catalog`` (the claim records).
+
+    Raises:
+        MergeError: no report; a report of another catalog or commit (unless ``allow_mixed``); two runs
+            of the same reading on the same device with different outcomes.
+    """
+    if not reports:
+        raise MergeError("no report to merge")
+    if not allow_mixed:
+        for label, data in reports:
+            problem = _catalog_problem(data, catalog)
+            if problem:
+                raise MergeError(f"{label}: another catalog than the claims folder ({problem}); "
+                                 "pass --allow-mixed to merge anyway")
+        commits = {label: _commits(data) for label, data in reports}
+        distinct = set().union(*commits.values())
+        if len(distinct) > 1:
+            listing = "; ".join(f"{label}: {', '.join(sorted(str(c) for c in cs))}" for label, cs in commits.items())
+            raise MergeError(f"the reports come from different commits ({listing}); pass --allow-mixed to merge anyway")
+    now = now or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    from .report import _reason
+
+    claims: list[ClaimEntry] = []
+    complete = True
+    for claim in catalog:
+        entries = [(label, c) for label, data in reports for c in data["claims"] if c["id"] == claim.id]
+        decided = [(label, c) for label, c in entries if c.get("decided")]
+        if not decided:
+            complete = False
+            if entries:
+                claims.append(ClaimEntry.from_json(entries[0][1]))
+            continue
+        latest = max(decided, key=lambda lc: _decided_at(lc[1]))[1]
+        readings = []
+        outcomes = {}
+        for reading in claim.readings:
+            found = [(label, r) for label, c in decided for r in c.get("readings", []) if r["name"] == reading.name]
+            entry = _merge_reading(claim, reading.name, found)
+            if entry is None:
+                continue
+            readings.append(entry)
+            outcomes[reading.name] = ReadingOutcome(entry.outcome, entry.certified)
+        errors = sorted({e for _label, c in decided for e in c.get("errors", [])})
+        d = decide(claim, outcomes, errors=len(errors))
+        for r in readings:
+            spec = claim.reading(r.name)
+            r.kind = spec.kind if r.outcome == "failed" and spec is not None and not spec.as_stated else None
+        base = ClaimEntry.from_json(latest)
+        runs = sorted({_decided_at(c) for _label, c in decided})
+        claims.append(replace(base, verdict=d.verdict, agrees=d.agrees, reason=_reason(d.verdict, d.reason, readings),
+                              readings=readings, errors=errors, selected=True,
+                              decided=Decided(at=runs[-1], profile=base.decided.profile if base.decided else "",
+                                              run="merged")))
+    runs: list[RanOn] = []
+    for _label, data in reports:
+        for r in data.get("runs") or []:
+            ran = RanOn.from_json(r)
+            if ran not in runs:
+                runs.append(ran)
+    first = reports[0][1]
+    devices = []
+    for _label, data in reports:
+        for dev in data.get("environment", {}).get("devices", []):
+            if dev not in devices:
+                devices.append(dev)
+    env_data = dict(first["environment"], devices=devices)
+    env = Environment(**{k: env_data.get(k) for k in Environment.__dataclass_fields__})
+    run_errors = sorted({e for _label, data in reports for e in (data.get("run") or {}).get("errors", [])})
+    interrupted = any((data.get("run") or {}).get("interrupted") for _label, data in reports)
+    run = Run(complete=complete and not interrupted, partial=not complete, interrupted=interrupted, exitstatus=None,
+              errors=run_errors)
+    trust_data = max((data for _label, data in reports), key=lambda d: d.get("generated", "")).get("trust") or {}
+    trust = Trust(**{k: trust_data.get(k) for k in Trust.__dataclass_fields__})
+    return Report(generated=now, environment=env, run=run, trust=trust, claims=claims,
+                  fresh=frozenset(c.id for c in claims if c.decided is not None), runs=runs)

@@ -1,0 +1,161 @@
+"""One report from many machines (issue 26): ``--claims-shard K/N`` decides a deterministic part of
+the claims, ``attention-claims merge`` folds reports reading by reading: the shards of a run give the
+run's report; a GPU runner's CUDA readings land in the CPU report; two runs of one reading on one
+device that disagree, or reports of other commits, are refused with a message."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from attention_claims.framework.merge import MergeError, merge_reports
+from attention_claims.framework.records import load_catalog
+from attention_claims.tools import merge as merge_tool
+from conftest import record_toml
+
+CUDA_READING = '''
+[[readings]]
+name = "cuda-float32"
+statement = "on a GPU in float32"
+device = "cuda"
+dtype = "float32"
+kind = "numerical"
+'''
+
+CHECKS = {
+    "test_a.py": '''
+import pytest
+from attention_claims.testkit import refute, require_device
+
+@pytest.mark.claim("alpha-claim", reading="exact")
+def test_alpha(claim_log):
+    claim_log.example(x=1.0)
+
+@pytest.mark.claim("beta-claim", reading="exact")
+def test_beta(claim_log):
+    claim_log.example(x=2.0)
+
+@pytest.mark.claim("fals-claim", reading="exact")
+def test_fals(claim_log):
+    refute("planted failure", example={"N": 2}, certified=True, certificate="planted")
+
+@pytest.mark.claim("gpu-claim", reading="exact")
+def test_gpu_exact(claim_log):
+    claim_log.example(x=3.0)
+
+@pytest.mark.claim("gpu-claim", reading="cuda-float32")
+def test_gpu_cuda(claim_log):
+    require_device("cuda")
+'''}
+
+
+def _records():
+    return {"a.toml": record_toml("alpha-claim"), "b.toml": record_toml("beta-claim"),
+            "f.toml": record_toml("fals-claim", expected="false"),
+            "g.toml": record_toml("gpu-claim", expected="caveat") + CUDA_READING}
+
+
+def _key(report: dict) -> dict:
+    """What a merge must preserve: each claim's verdict and each reading's outcome and certified flag."""
+    return {c["id"]: (c["verdict"], c["agrees"], [(r["name"], r["outcome"], r["certified"]) for r in c["readings"]])
+            for c in report["claims"]}
+
+
+@pytest.fixture
+def project(planted, pytester):
+    """``run(args) -> report dict`` of the planted project, each run writing to its own report folder."""
+    counter = iter(range(100))
+
+    def run(*args):
+        out = pytester.path / f"out-{next(counter)}"
+        result = planted(_records(), CHECKS, args=["--claims-report-dir", str(out), *args])
+        assert result.result.ret == 0, result.result.stdout.str()
+        return json.loads((out / "claims.json").read_text(encoding="utf-8"))
+
+    run.catalog = lambda: load_catalog(pytester.path / "records", pytester.path / "sources")
+    return run
+
+
+def test_merging_the_shards_of_a_run_gives_the_full_run(project):
+    full = project()
+    shards = [project("--claims-shard", f"{k}/2") for k in (1, 2)]
+    decided = [{c["id"] for c in s["claims"] if c["decided"]} for s in shards]
+    assert decided == [{"alpha-claim", "fals-claim"}, {"beta-claim", "gpu-claim"}]  # every 2nd id, in id order
+    merged = merge_reports([("shard-1", shards[0]), ("shard-2", shards[1])], project.catalog()).to_json()
+    assert _key(merged) == _key(full)
+    assert merged["run"]["complete"] is True and 1 <= len(merged["runs"]) <= 2  # equal runs (same second) count once
+
+
+def _gpu_report(cpu: dict) -> dict:
+    """What a GPU runner that ran only the CUDA readings would write: gpu-claim's cuda reading failed."""
+    gpu = copy.deepcopy(cpu)
+    run = dict(cpu["runs"][0], host="gpu-runner", device="cpu, cuda:0 (NVIDIA H100 80GB HBM3)", cuda="12.8",
+               driver="570.86.15", date="2026-11-24T12:00:00+00:00")
+    gpu["runs"] = [run]
+    gpu["environment"]["devices"] = ["cpu", "cuda:0 (NVIDIA H100 80GB HBM3)"]
+    for c in gpu["claims"]:
+        if c["id"] != "gpu-claim":
+            c.update(decided=None, selected=False, readings=[], verdict="undecided")
+            continue
+        c["decided"] = dict(c["decided"], at=run["date"])
+        for r in c["readings"]:
+            if r["name"] == "cuda-float32":
+                r.update(outcome="failed", certified=True, ran_on=dict(run, device="NVIDIA H100 80GB HBM3"),
+                         counterexample={"message": "float32 on the GPU loses rank", "certified": True})
+            else:
+                r.update(outcome="skipped", ran_on=None)
+    return gpu
+
+
+def test_a_gpu_runners_cuda_reading_lands_in_the_cpu_report(project):
+    cpu = project()
+    gpu_claim = next(c for c in cpu["claims"] if c["id"] == "gpu-claim")
+    assert gpu_claim["verdict"] == "true"  # the CUDA reading was skipped on the CPU (agrees: it could be caveat)
+    merged = merge_reports([("cpu.json", cpu), ("gpu.json", _gpu_report(cpu))], project.catalog()).to_json()
+    got = next(c for c in merged["claims"] if c["id"] == "gpu-claim")
+    readings = {r["name"]: r for r in got["readings"]}
+    assert got["verdict"] == "caveat" and got["agrees"] is True
+    assert readings["cuda-float32"]["outcome"] == "failed" and readings["cuda-float32"]["kind"] == "numerical"
+    assert readings["cuda-float32"]["ran_on"]["device"] == "NVIDIA H100 80GB HBM3"
+    assert readings["exact"]["outcome"] == "held" and readings["exact"]["ran_on"]["device"] == "cpu"
+    others = {k: v for k, v in _key(merged).items() if k != "gpu-claim"}
+    assert others == {k: v for k, v in _key(cpu).items() if k != "gpu-claim"}  # the other verdicts unchanged
+    assert {r["host"] for r in merged["runs"]} == {cpu["runs"][0]["host"], "gpu-runner"}
+    assert "cuda:0 (NVIDIA H100 80GB HBM3)" in merged["environment"]["devices"]
+
+
+def test_two_runs_of_a_reading_that_disagree_on_one_device_are_an_error(project):
+    cpu = project()
+    other = copy.deepcopy(cpu)
+    alpha = next(c for c in other["claims"] if c["id"] == "alpha-claim")
+    alpha["readings"][0].update(outcome="failed", certified=True,
+                                ran_on=dict(alpha["readings"][0]["ran_on"], date="2026-11-25T00:00:00+00:00"))
+    with pytest.raises(MergeError, match=r"claim 'alpha-claim', reading 'exact' on cpu: held in one\.json .* "
+                                         r"but failed in two\.json"):
+        merge_reports([("one.json", cpu), ("two.json", other)], project.catalog())
+
+
+def test_reports_of_other_commits_are_refused_unless_allowed(project):
+    cpu = project()
+    other = _gpu_report(cpu)
+    other["runs"][0]["commit"] = "0123456789abcdef"
+    with pytest.raises(MergeError, match="different commits"):
+        merge_reports([("cpu.json", cpu), ("gpu.json", other)], project.catalog())
+    assert merge_reports([("cpu.json", cpu), ("gpu.json", other)], project.catalog(), allow_mixed=True)
+
+
+def test_the_command_writes_the_merged_report_or_says_why_not(project, pytester, capsys):
+    cpu = project()
+    a, b = pytester.path / "cpu.json", pytester.path / "gpu.json"
+    a.write_text(json.dumps(cpu), encoding="utf-8")
+    b.write_text(json.dumps(_gpu_report(cpu)), encoding="utf-8")
+    common = ["--claims-dir", str(pytester.path / "records"), "--claims-sources", str(pytester.path / "sources")]
+    out = pytester.path / "merged"
+    assert merge_tool.main([str(a), str(b), "-o", str(out), *common]) == 0
+    assert {p.name for p in out.iterdir()} >= {"claims.json", "claims.md", "claims.html"}
+    assert "merged 2 reports" in capsys.readouterr().out
+    b.write_text("{not json", encoding="utf-8")
+    assert merge_tool.main([str(a), str(b), "-o", str(out), *common]) == 4
+    assert f"{b}: cannot be read as a report" in capsys.readouterr().err
