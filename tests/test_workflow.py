@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
+GPU_WORKFLOW = ROOT / ".github" / "workflows" / "gpu.yml"
 LINT = ROOT / ".github" / "lint"
 
 
@@ -33,8 +34,27 @@ def _linter_or_skip() -> list[str]:
 
 def test_workflow_passes_actionlint():
     cmd = _linter_or_skip()
-    proc = subprocess.run([*cmd, str(WORKFLOW)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run([*cmd, str(WORKFLOW), str(GPU_WORKFLOW)], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
     assert proc.returncode == 0, json.loads(proc.stdout or "[]") or proc.stderr
+
+
+def test_an_undeclared_runner_label_is_still_caught(tmp_path):
+    """The self-hosted label ``gpu`` is known through .github/actionlint.yaml, any other is not."""
+    cmd = _linter_or_skip()
+    bad = tmp_path / "bad.yml"
+    bad.write_text(GPU_WORKFLOW.read_text(encoding="utf-8").replace("[self-hosted, gpu]", "[self-hosted, gpuu]"),
+                   encoding="utf-8")
+    proc = subprocess.run([*cmd, str(bad)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and 'label \\"gpuu\\" is unknown' in proc.stdout
+
+
+def test_the_gpu_workflow_runs_the_cuda_readings_and_merges_with_the_cpu_report():
+    text = GPU_WORKFLOW.read_text(encoding="utf-8")
+    assert "workflow_dispatch:" in text and "schedule:" in text and "push:" not in text
+    assert "runs-on: [self-hosted, gpu]" in text and "-k cuda --hypothesis-profile=deep" in text
+    assert "needs: [cpu, cuda]" in text and "attention-claims merge -o merged" in text
+    assert text.count("actions/upload-artifact") == 3
 
 
 def test_actionlint_catches_a_broken_workflow(tmp_path):
