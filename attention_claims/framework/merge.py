@@ -176,5 +176,8 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
               errors=run_errors)
     trust_data = max((data for _label, data in reports), key=lambda d: d.get("generated", "")).get("trust") or {}
     trust = Trust(**{k: trust_data.get(k) for k in Trust.__dataclass_fields__})
+    documents: dict[str, dict[str, str]] = {}
+    for _label, data in reports:
+        documents.update(data.get("documents") or {})
     return Report(generated=now, environment=env, run=run, trust=trust, claims=claims,
-                  fresh=frozenset(c.id for c in claims if c.decided is not None), runs=runs)
+                  fresh=frozenset(c.id for c in claims if c.decided is not None), runs=runs, documents=documents)

@@ -39,7 +39,7 @@ import pytest
 from . import config as claims_config
 from . import profiles
 from .evidence import CheckLog, Counterexample, resolve_deferred
-from .records import Claim, ClaimRecordError, load_catalog
+from .records import Claim, ClaimRecordError, load_catalog, load_manifest
 from .report_model import REPORT_FORMATS, Report
 from .sentences import SentenceDataError
 from .sentences import load_all as load_sentences
@@ -238,6 +238,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         catalog = load_catalog(records, sources)
         load_sentences(Path(sources) / "sentences")  # malformed: a usage error now, not at report time
+        load_manifest(Path(sources))
     except ClaimRecordError as exc:
         what = "sentence classification" if isinstance(exc, SentenceDataError) else "claim record"
         raise pytest.UsageError(f"attention-claims: malformed {what}: {exc}") from None

@@ -459,3 +459,40 @@ def load_catalog(records_dir: Path = RECORDS_DIR, sources_dir: Path = SOURCES_DI
         verify_quote(claim, sources_dir, listed)
         claims[claim.id] = Claim(**{**claim.__dict__, "order": i})
     return sorted(claims.values(), key=lambda c: (c.source.document, c.order))
+
+
+MANIFEST = "documents.toml"
+"""The sources folder's optional manifest of document metadata (:func:`load_manifest`)."""
+MANIFEST_FIELDS = ("title", "author", "url", "date")
+
+
+def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
+    """The provenance of the documents, from ``<sources_dir>/documents.toml`` (optional): one table per
+    document (its name under the sources folder, or an arXiv id) with any of ``title``, ``author``,
+    ``url`` (http or https) and ``date``, all strings. The report shows them (document titles and links);
+    a document without an entry is shown by its name. A missing manifest gives ``{}``.
+
+    Raises:
+        ClaimRecordError: the manifest is not TOML, names an unknown field, a value is not a string, or
+            a ``url`` is not http(s) (naming the file, the document and the field).
+    """
+    path = Path(sources_dir) / MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ClaimRecordError(path, None, None, f"cannot be read as TOML: {exc}") from None
+    out: dict[str, dict[str, str]] = {}
+    for doc, entry in data.items():
+        if not isinstance(entry, dict):
+            raise ClaimRecordError(path, None, doc, "must be a table of title, author, url, date")
+        for key, value in entry.items():
+            if key not in MANIFEST_FIELDS:
+                raise ClaimRecordError(path, None, f"{doc}.{key}", f"unknown field (known: {', '.join(MANIFEST_FIELDS)})")
+            if not isinstance(value, str):
+                raise ClaimRecordError(path, None, f"{doc}.{key}", "must be a string")
+        if "url" in entry and not re.match(r"^https?://[^\s<>\"']+$", entry["url"]):
+            raise ClaimRecordError(path, None, f"{doc}.url", "must be an http(s) URL")
+        out[doc] = dict(entry)
+    return out

@@ -24,7 +24,7 @@ from pathlib import Path
 from .._cache import write_atomic
 from .._lazy import installed_version, loaded
 from . import profiles
-from .records import SOURCES_DIR
+from .records import SOURCES_DIR, load_manifest
 from .report_model import (
     REPORT_FORMATS,
     ClaimEntry,
@@ -493,8 +493,10 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
               exitstatus=None if in_progress else exitstatus, errors=errors, in_progress=in_progress,
               updated=state.base_generated if kept else None)
     trust = Trust(**build_trust(state.report_dir, state.planted_counts))
+    cited = {d for c in claims for d in [c.source.document, *(p.document for p in c.also_in)]}
+    manifest = load_manifest(state.sources_dir) if getattr(state, "sources_dir", None) else {}
     return Report(generated=now, environment=env, run=run, trust=trust, claims=claims, fresh=frozenset(fresh),
-                  runs=[this_run])
+                  runs=[this_run], documents={d: manifest[d] for d in sorted(manifest) if d in cited})
 
 
 def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURCES_DIR,

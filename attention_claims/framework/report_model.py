@@ -291,6 +291,7 @@ class Report:
     schema: int = SCHEMA
     fresh: frozenset[str] = frozenset()  # ids of the claims decided by this run (not written to JSON)
     runs: list[RanOn] = field(default_factory=list)  # this run; a merged report lists every run merged
+    documents: dict[str, dict[str, str]] = field(default_factory=dict)  # provenance of the cited documents
 
     @property
     def counts(self) -> Counts:
@@ -300,7 +301,7 @@ class Report:
         """The report as plain JSON values, keys in the documented order."""
         return {"schema": self.schema, "generated": self.generated, "environment": plain(self.environment),
                 "runs": [plain(r) for r in self.runs], "run": plain(self.run), "counts": plain(self.counts),
-                "trust": plain(self.trust), "claims": [plain(c) for c in self.claims]}
+                "trust": plain(self.trust), "documents": plain(self.documents), "claims": [plain(c) for c in self.claims]}
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

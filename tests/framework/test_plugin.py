@@ -4,10 +4,11 @@ errors versus counterexamples, malformed input, xdist."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
-from conftest import record_toml
+from conftest import REPO_SOURCES, record_toml
 
 PASS = '''
 import pytest
@@ -289,7 +290,9 @@ def test_plots_attached_by_a_check_reach_the_report(planted):
         assert f"](figures/c-{k}.svg)" in md
 
 
-def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted):
+def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted, pytester):
+    (pytester.path / "sources").mkdir()
+    shutil.copy(REPO_SOURCES / "documents.toml", pytester.path / "sources")  # the seed documents' titles
     also = '\n[[also_in]]\ndocument = "001_7b7f411bbe8a3bef.txt"\nsection = "repost"\nquote = "the repost\'s words"\n'
     also += '\n[[also_in]]\ndocument = "001_7b7f411bbe8a3bef.txt"\nsection = "caption"\nquote = "a figure caption"\n'
     records = {"c.toml": record_toml("c", document="004_5f57af8801c437dc.txt") + also,

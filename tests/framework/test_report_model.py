@@ -163,7 +163,7 @@ def test_to_json_is_what_asdict_gives():
                         run=Run(**{k: v for k, v in data["run"].items() if k in Run.__dataclass_fields__}),
                         trust=Trust(**data["trust"]), claims=[ClaimEntry.from_json(c) for c in data["claims"]])
         expected = {"schema": report.schema, "generated": report.generated, "environment": asdict(report.environment),
-                    "runs": [asdict(r) for r in report.runs], "run": asdict(report.run), "counts": asdict(report.counts), "trust": asdict(report.trust),
+                    "runs": [asdict(r) for r in report.runs], "run": asdict(report.run), "counts": asdict(report.counts), "trust": asdict(report.trust), "documents": report.documents,
                     "claims": [asdict(c) for c in report.claims]}
         assert report.to_json() == expected
         assert json.dumps(report.to_json(), indent=2) == json.dumps(expected, indent=2)

@@ -130,6 +130,7 @@ def _card(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], str], r
     decided now gets a new one (its entry says when)."""
     places = [claim["source"], *(claim.get("also_in") or [])]
     key_parts = [claim, order, [sentence_of.get((p["document"], claim["id"])) for p in places],
+                 [model.DOCUMENTS.get(p["document"]) for p in places],
                  [_figure_src(f, report_dir) for r in claim.get("readings", []) for f in r.get("figures") or []],
                  plots.code_digest()]
     return Markup(diskcache.memo(_CARDS, 4096, key_parts,
@@ -224,7 +225,8 @@ def _document_html(doc: AnnotatedDocument, macro, titles: Mapping[str, tuple[str
     if getattr(doc, "cache_key", None) is None:
         return macro(*args)
     ids = sorted({c for s in doc.sentences for c in s.claims})
-    return Markup(diskcache.memo(_DOC_HTML, 256, [doc.cache_key, [[i, titles.get(i)] for i in ids]],
+    return Markup(diskcache.memo(_DOC_HTML, 256, [doc.cache_key, [[i, titles.get(i)] for i in ids],
+                                                  model.DOCUMENTS.get(doc.name)],
                                  lambda: str(macro(*args)),
                                  disk=lambda key, compute: diskcache.cached("document", key, compute))[1])
 
@@ -254,6 +256,7 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         The page as one string (UTF-8 text, about 1 MB for the full catalog).
     """
     report_dir = Path(report_dir) if report_dir is not None else None
+    model.use_documents(report)
     docs = _documents(report, sources, classification, claim_excerpts)
     sentence_of: dict[tuple[str, str], str] = {}
     for d in docs:

@@ -242,6 +242,7 @@ def render_markdown(report: dict) -> str:
     memory and on disk (:func:`_section`), as the HTML report's claim cards are.
     """
     claims = report.get("claims", [])
+    model.use_documents(report)
     counts = report.get("counts") or {}
     total = counts.get("total") or {v: sum(c["verdict"] == v for c in claims) for v in model.VERDICT_ORDER}
     sections = []
@@ -263,10 +264,13 @@ _SECTIONS: dict[str, str] = {}
 
 def _section(claim: dict, verdict: str, macro) -> str:
     """``macro(_view(claim), verdict)`` (one claim's ``<details>`` block of the template), kept in memory
-    and on disk (:func:`.diskcache.memo`, kind ``md``) keyed by the claim's entry and the verdict: the
-    view is a function of the entry alone (:func:`_view`), and the document labels and links come from
-    :mod:`.model`, whose code the disk cache's folder digest covers. A hit skips building the view."""
-    return Md(diskcache.memo(_SECTIONS, 4096, [claim, verdict], lambda: str(macro(_view(claim), verdict)),
+    and on disk (:func:`.diskcache.memo`, kind ``md``) keyed by the claim's entry, the verdict and the
+    manifest entries of its documents: the view is a function of the entry (:func:`_view`), and the
+    document labels and links come from those entries through :mod:`.model`, whose code the disk
+    cache's folder digest covers. A hit skips building the view."""
+    places = [claim["source"], *(claim.get("also_in") or [])]
+    key = [claim, verdict, [model.DOCUMENTS.get(p["document"]) for p in places]]
+    return Md(diskcache.memo(_SECTIONS, 4096, key, lambda: str(macro(_view(claim), verdict)),
                              disk=lambda key, compute: diskcache.cached("md", key, compute))[1])
 
 

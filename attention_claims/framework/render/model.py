@@ -12,7 +12,7 @@ from typing import Any
 
 __all__ = [
     "plot_files", "figure_path", "FIGURES_DIR",
-    "VERDICT_ORDER", "SECTION_ORDER", "DOCUMENT_TITLES", "TOPICS", "READING_KINDS",
+    "VERDICT_ORDER", "SECTION_ORDER", "DOCUMENTS", "use_documents", "TOPICS", "READING_KINDS",
     "document_key", "document_label", "document_url", "claim_topics", "reading_kind", "claim_reading_kinds",
     "one_line_counterexample", "reason_text", "evidence_text", "documents_of", "primary_counterexample",
     "worst_verdict", "run_banner", "decided_text",
@@ -23,18 +23,19 @@ VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided")
 SECTION_ORDER = ("false", "caveat", "undecided", "true", "unchecked")
 SEVERITY = {"false": 0, "caveat": 1, "undecided": 2, "true": 3, "unchecked": 4}
 
-DOCUMENT_TITLES = {
-    "000_ab5bd5ab0e7f4d86.txt": "000 — study note: the low-rank problem of bidirectional attention",
-    "001_7b7f411bbe8a3bef.txt": "001 — PaperWeekly repost of kexue.fm/archives/9889",
-    "002_3cda90c9fbb885ae.txt": "002 — kexue.fm/archives/9529 notes and interview answer (Decoder-only)",
-    "003_a0ad15dda516ed1d.txt": "003 — textbook §11.3, the low-rank structure of attention matrices",
-    "004_5f57af8801c437dc.txt": "004 — kexue.fm/archives/9889, can attention really concentrate?",
-}
-DOCUMENT_URLS = {
-    "001_7b7f411bbe8a3bef.txt": "https://kexue.fm/archives/9889",
-    "002_3cda90c9fbb885ae.txt": "https://kexue.fm/archives/9529",
-    "004_5f57af8801c437dc.txt": "https://kexue.fm/archives/9889",
-}
+DOCUMENTS: dict[str, dict[str, str]] = {}
+"""The provenance of the documents of the report being rendered (its ``documents``: title, author,
+url, date per document, from the sources folder's ``documents.toml``), set by :func:`use_documents`
+at the start of each render; the render caches key on it."""
+
+
+def use_documents(report: dict) -> dict[str, dict[str, str]]:
+    """Make ``report["documents"]`` what :func:`document_label` and :func:`document_url` read, and
+    return it (for the cache keys)."""
+    global DOCUMENTS
+    DOCUMENTS = dict(report.get("documents") or {})
+    return DOCUMENTS
+
 
 TOPICS = ("rank", "spectrum", "sparsity", "kernels", "projections", "architecture", "trained models")
 # First match wins for the primary topic; every match is listed (a claim can be in several).
@@ -52,8 +53,6 @@ _TOPIC_RULES: tuple[tuple[str, str], ...] = (
 
 READING_KINDS = ("exact", "dtype on CPU", "CUDA", "trained model", "other")
 
-_PAGE_LABEL = {"001_7b7f411bbe8a3bef.txt": "original: kexue.fm/archives/9889"}
-
 
 def document_key(doc: str) -> tuple[int, str]:
     """Sort key: the seed documents in file order, then the cited papers."""
@@ -61,8 +60,10 @@ def document_key(doc: str) -> tuple[int, str]:
 
 
 def document_label(doc: str) -> str:
-    """A reader's name for a document: ``"003 — textbook §11.3, ..."`` or the arXiv id."""
-    return DOCUMENT_TITLES.get(doc, doc)
+    """A reader's name for a document: ``"<short name> — <title>"`` when the manifest gives a title
+    (``"003 — textbook §11.3, ..."``), else the document's name or arXiv id."""
+    title = (DOCUMENTS.get(doc) or {}).get("title")
+    return f"{document_short(doc)} — {title}" if title else doc
 
 
 def document_short(doc: str) -> str:
@@ -72,14 +73,19 @@ def document_short(doc: str) -> str:
 
 
 def document_url(doc: str) -> str | None:
-    """The original page of a document, where it has one (kexue.fm posts, arXiv abstracts); else None.
+    """The original page of a document, where it has one (the manifest's ``url``, an arXiv abstract);
+    else None.
 
-    Always an https URL: an ``arXiv:`` name whose id is not made of letters, digits, ``.``, ``-`` and
-    ``/`` (``arXiv:2006.04768``, ``arXiv:math/0601001v2``) has none."""
+    Always an http(s) URL: a manifest ``url`` of another scheme, and an ``arXiv:`` name whose id is not
+    made of letters, digits, ``.``, ``-`` and ``/`` (``arXiv:2006.04768``, ``arXiv:math/0601001v2``),
+    give none."""
+    url = (DOCUMENTS.get(doc) or {}).get("url")
+    if url:
+        return url if re.match(r"^https?://[^\s<>\"']+$", url) else None
     if doc.startswith("arXiv:"):
         ident = doc.split(":", 1)[1]
         return "https://arxiv.org/abs/" + ident if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9./-]*", ident) else None
-    return DOCUMENT_URLS.get(doc)
+    return None
 
 
 def _claim_haystack(claim: dict) -> str:
