@@ -661,8 +661,26 @@ class ClaimsController(_ClaimsHooks):
 
     # -- collection -------------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if self.state.collected and not self.config.option.collectonly:
+        """Start deciding once checks were collected; a ``--claims-select`` / ``--claims-document`` run
+        (in this process) that collected no check of a selected claim with readings is a usage error
+        naming the claims, not pytest's bare "collected 0 items".
+
+        Raises:
+            pytest.UsageError: as above, or from :meth:`_activate`.
+        """
+        state = self.state
+        if self.config.option.collectonly:
+            return
+        if state.collected:
             self._activate()
+        elif state.selected and not getattr(self.config.option, "numprocesses", None):
+            lonely = [c for c in state.catalog if c.id in state.selected and c.readings]
+            if lonely:
+                names = "; ".join(f"{c.id} ({c.path}: readings {', '.join(r.name for r in c.readings)})" for c in lonely)
+                raise pytest.UsageError(
+                    f"attention-claims: no check decides the selected claim(s) {names}: write one in the "
+                    "test paths with @pytest.mark.claim(\"<id>\", reading=\"<name>\") (attention-claims new writes a "
+                    "skeleton), or check the test paths")
 
     def _activate(self) -> None:
         """Start deciding: check that every reading has a check (a full run only), write the

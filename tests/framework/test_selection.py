@@ -103,3 +103,20 @@ def test_a_selected_run_under_n_auto_runs_in_process(planted, args):
     assert "workers" not in out and "[gw" not in out, out
     assert run.report["environment"]["xdist_workers"] == 0
     assert run.claim("alpha-claim")["verdict"] == "true"
+
+
+def test_selecting_a_claim_without_a_check_names_it(planted):
+    from conftest import record_toml
+
+    records = {"c.toml": record_toml("c"), "d.toml": record_toml("d")}
+    check = '''
+import pytest
+
+@pytest.mark.claim("d", reading="exact")
+def test_d(claim_log):
+    claim_log.example(x=1.0)
+'''
+    run = planted(records, {"test_d.py": check}, args=["--claims-select", "c"])
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR
+    err = run.result.stderr.str()
+    assert "no check decides the selected claim(s) c (" in err and "readings exact" in err
