@@ -45,6 +45,7 @@ CLAIM_FIELDS = {
     "readings": list,
     "unchecked_reason": str,
     "notes": str,
+    "topics": list,
     "claimed": dict,
     "also_in": list,
 }
@@ -138,6 +139,7 @@ class Claim:
     order: int = 0
     claimed: dict = field(default_factory=dict)
     also_in: tuple[Source, ...] = ()
+    topics: tuple[str, ...] = ()
 
     @property
     def documents(self) -> tuple[str, ...]:
@@ -317,7 +319,11 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
                 parse(value)
             except ExpressionError as exc:
                 raise ClaimRecordError(path, cid, fname, str(exc)) from None
+    topics = data.get("topics", [])
+    if not all(isinstance(t, str) and t.strip() for t in topics):
+        raise ClaimRecordError(path, cid, "topics", "must be a list of non-empty strings (e.g. [\"rank\", \"kernels\"])")
     return Claim(
+        topics=tuple(t.strip() for t in topics),
         id=data["id"],
         title=data["title"],
         statement=data["statement"],

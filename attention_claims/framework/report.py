@@ -258,7 +258,8 @@ def claim_entry(claim, results, *, profile: str, report_dir=None, selected: bool
         source=_place(claim.source), also_in=[_place(s) for s in claim.also_in],
         unchecked_reason=claim.unchecked_reason, notes=claim.notes,
         record=os.path.relpath(claim.path) if os.path.isabs(claim.path) else claim.path,
-        readings=readings, errors=errors, selected=selected, decided=decided if decided_now else None)
+        readings=readings, errors=errors, selected=selected, decided=decided if decided_now else None,
+        topics=list(claim.topics))
 
 
 def _pending(state, cid: str, results) -> int:
@@ -448,7 +449,7 @@ def carried(claim, previous: ClaimEntry, *, selected: bool) -> ClaimEntry:
                    formal=claim.formal, source=_place(claim.source), also_in=[_place(s) for s in claim.also_in],
                    unchecked_reason=claim.unchecked_reason, notes=claim.notes,
                    record=os.path.relpath(claim.path) if os.path.isabs(claim.path) else claim.path,
-                   selected=selected)
+                   selected=selected, topics=list(claim.topics))
 
 
 def build_report(state, config, exitstatus: int | None, *, in_progress: bool = False) -> Report:

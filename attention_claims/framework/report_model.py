@@ -218,6 +218,7 @@ class ClaimEntry:
     errors: list[str]
     selected: bool = True
     decided: Decided | None = None
+    topics: list[str] = field(default_factory=list)  # the record's own topics; empty: derived by the renderer
 
     @classmethod
     def from_json(cls, data: dict) -> ClaimEntry:
@@ -235,7 +236,7 @@ class ClaimEntry:
                    record=data.get("record", ""),
                    readings=[ReadingEntry.from_json(r) for r in data.get("readings", [])],
                    errors=list(data.get("errors", [])), selected=bool(data.get("selected", True)),
-                   decided=Decided(**decided) if decided else None)
+                   decided=Decided(**decided) if decided else None, topics=list(data.get("topics", [])))
 
     @property
     def documents(self) -> list[str]:

@@ -281,3 +281,18 @@ def test_a_document_missing_from_sha256sums_is_refused(tmp_path):
     (recs / "c.toml").write_text(record_toml("c", document="note.md", quote="makes a claim"), encoding="utf-8")
     with pytest.raises(ClaimRecordError, match=r"claim 'c': field 'source.document': note.md is not listed in .*SHA256SUMS"):
         load_catalog(recs, docs)
+
+
+def test_a_records_topics_are_its_own(tmp_path, planted):
+    import tomllib
+
+    claim = parse_claim(tomllib.loads(record_toml("c", extra='topics = ["softmax", "rank"]')), tmp_path / "c.toml")
+    assert claim.topics == ("softmax", "rank")
+    with pytest.raises(ClaimRecordError, match="field 'topics'"):
+        parse_claim(tomllib.loads(record_toml("c", extra="topics = [1]")), tmp_path / "c.toml")
+    from attention_claims.framework.render import model
+
+    run = planted({"c.toml": record_toml("c", extra='topics = ["softmax", "rank"]')},
+                  {"test_c.py": "import pytest\n\n@pytest.mark.claim('c', reading='exact')\ndef test_c():\n    pass\n"})
+    entry = run.claim("c")
+    assert entry["topics"] == ["softmax", "rank"] and model.claim_topics(entry) == ["softmax", "rank"]

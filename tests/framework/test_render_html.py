@@ -458,3 +458,14 @@ def test_a_cached_card_follows_its_figure_files_and_the_plot_code(tmp_path, fres
     monkeypatch.setattr(plots, "render_plot", lambda spec: f'<svg class="plot">redrawn {spec["kind"]}</svg>')
     third = render_html(report, report_dir=tmp_path)
     assert "redrawn spectra" in third
+
+
+def test_a_monte_carlo_reading_is_sampled_evidence_not_exact():
+    from attention_claims.framework.render import model
+
+    mc = {"name": "as-stated", "as_stated": True, "condition": {},
+          "statement": "A Monte Carlo estimate over 10^5 random draws of k agrees within 6 standard errors."}
+    assert model.reading_kind(mc) == "sampled"
+    assert model.reading_kind({"name": "monte-carlo-cpu-float64", "condition": {"dtype": "float64"}}) == "sampled"
+    assert model.reading_kind({"name": "as-stated", "as_stated": True, "condition": {},
+                               "statement": "For every rational q the moments agree exactly."}) == "exact"

@@ -51,7 +51,7 @@ _TOPIC_RULES: tuple[tuple[str, str], ...] = (
                      r"position|rope|zero-shot|icl|training|finetun|quadratic|gau|llama|scale-model"),
 )
 
-READING_KINDS = ("exact", "dtype on CPU", "CUDA", "trained model", "other")
+READING_KINDS = ("exact", "sampled", "dtype on CPU", "CUDA", "trained model", "other")
 
 
 def document_key(doc: str) -> tuple[int, str]:
@@ -95,9 +95,9 @@ def _claim_haystack(claim: dict) -> str:
 
 
 def claim_topics(claim: dict) -> list[str]:
-    """The topics of a claim, primary first, each one of :data:`TOPICS`.
+    """The topics of a claim, primary first: the record's own (``topics``), else of :data:`TOPICS`.
 
-    A record's own ``topic`` (a string or a list) wins when present; otherwise the topics are
+    A record's own ``topics`` (a list in the record, carried into the report) wins when present; otherwise the topics are
     derived from the claim's id, title, check names and reading conditions (keyword rules,
     first match primary). Never empty: falls back to ``["architecture"]``.
     """
@@ -116,7 +116,8 @@ def reading_kind(reading: dict) -> str:
 
     A ``evidence_kind`` field wins when present. Otherwise: a CUDA device (condition or name) ->
     ``"CUDA"``; a trained model (MiniLM, SmolLM2 in the condition or a ``test_trained`` check) ->
-    ``"trained model"``; a dtype on the CPU -> ``"dtype on CPU"``; ``exact``/``mpmath`` in the name,
+    ``"trained model"``; a Monte Carlo estimate (random draws) -> ``"sampled"``, never ``"exact"``; a dtype
+    on the CPU -> ``"dtype on CPU"``; ``exact``/``mpmath`` in the name,
     or a condition-free as-stated reading -> ``"exact"``; else ``"other"``.
     """
     if reading.get("evidence_kind"):
@@ -129,6 +130,8 @@ def reading_kind(reading: dict) -> str:
     if re.search(r"minilm|smollm|trained", text + " " + name) or any(
             "test_trained" in ch for ch in reading.get("checks", [])):
         return "trained model"
+    if re.search(r"monte[- ]?carlo|random draws|sampled", f"{name} {reading.get('statement', '')}".lower()):
+        return "sampled"
     if cond.get("dtype") or re.match(r"cpu-", name):
         return "dtype on CPU"
     if "exact" in name or "mpmath" in name or (reading.get("as_stated") and not cond):
