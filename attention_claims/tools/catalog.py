@@ -12,20 +12,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..framework.records import EXPECTABLE, RECORDS_DIR, load_catalog
+from ..framework import config as claims_config
+from ..framework.records import EXPECTABLE, load_catalog
 
 BEGIN, END = "<!-- catalog:begin -->", "<!-- catalog:end -->"
-RECORDS = RECORDS_DIR
 
 
-def summary_table(records_dir: Path = RECORDS) -> str:
+def summary_table(records_dir: Path | None = None, sources_dir: Path | None = None) -> str:
     """A Markdown table: one row per source document, one column per expected verdict.
 
     A claim is counted in the row of every document that states it (its ``source`` and each
     ``also_in`` place: the repost 001 restates 004), as the report counts them; the **all** row
     counts each claim once.
     """
-    catalog = load_catalog(records_dir)
+    paths = claims_config.current()
+    catalog = load_catalog(records_dir or paths.claims_dir, sources_dir or paths.sources_dir)
     docs: dict[str, dict[str, int]] = {}
     own: dict[str, int] = {}
     for c in catalog:
@@ -46,12 +47,12 @@ def summary_table(records_dir: Path = RECORDS) -> str:
     return "\n".join(lines)
 
 
-def render_block(records_dir: Path = RECORDS) -> str:
+def render_block(records_dir: Path | None = None, sources_dir: Path | None = None) -> str:
     """The README block, markers included."""
-    return f"{BEGIN}\n{summary_table(records_dir)}\n{END}"
+    return f"{BEGIN}\n{summary_table(records_dir, sources_dir)}\n{END}"
 
 
-def update(readme: Path, records_dir: Path = RECORDS) -> bool:
+def update(readme: Path, records_dir: Path | None = None) -> bool:
     """Rewrite the block in ``readme``; return whether it changed.
 
     Raises:

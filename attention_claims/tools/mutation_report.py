@@ -18,26 +18,32 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-REPORTS = ROOT / "reports"
+from ..framework import config as claims_config
 
 
-def _mutmut(*args: str) -> str:
+def _mutmut(root: Path, *args: str) -> str:
     exe = Path(sys.executable).with_name("mutmut")
-    return subprocess.run([str(exe), *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return subprocess.run([str(exe), *args], cwd=root, capture_output=True, text=True, check=True).stdout
 
 
-def main() -> int:
-    _mutmut("export-cicd-stats")
+def main(argv: list[str] | None = None) -> int:
+    """Summarise the last ``mutmut run`` of the project (the ini file's folder) in
+    ``<report folder>/mutation.md`` and ``mutation.json``; takes no options."""
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
+    paths = claims_config.discover()
+    ROOT, REPORTS = paths.root, paths.report_dir
+    _mutmut(ROOT, "export-cicd-stats")
     stats = json.loads((ROOT / "mutants" / "mutmut-cicd-stats.json").read_text(encoding="utf-8"))
     tested = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
     killed = int(stats.get("killed", 0)) + int(stats.get("timeout", 0))
     score = killed / tested if tested > 0 else 0.0
     survivors = []
-    for line in _mutmut("results").splitlines():
+    for line in _mutmut(ROOT, "results").splitlines():
         name, _, status = line.strip().rpartition(": ")
         if name and status in ("survived", "no tests"):
-            survivors.append({"name": name, "status": status, "diff": _mutmut("show", name)})
+            survivors.append({"name": name, "status": status, "diff": _mutmut(ROOT, "show", name)})
     notes_path = REPORTS / "mutation_explanations.json"
     notes = json.loads(notes_path.read_text(encoding="utf-8")) if notes_path.exists() else {}
     for s in survivors:

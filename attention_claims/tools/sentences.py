@@ -1,11 +1,13 @@
 """Which sentences of the source documents are not yet accounted for.
 
-``python -m attention_claims.tools.sentences [DOCUMENT ...]`` audits each source document (default:
-all five) against its classification in ``sources/sentences/`` and the claim records in ``claims/``
+``attention-claims sentences [DOCUMENT ...]`` audits each source document (default: every document of
+the sources folder's ``SHA256SUMS``) against its classification in ``<sources>/sentences/`` and the claim
+records (the project's folders, :func:`attention_claims.framework.config.discover`)
 (:func:`attention_claims.framework.sentences.audit`): it prints the coverage counts, then every
 unclassified sentence, excerpt not found, stale entry and unknown claim id, one line each naming the
 file, and exits 1 when there is any, 0 otherwise. ``--todo`` prints the unclassified sentences as
-TOML ``[[sentence]]`` stubs to paste into the document's file and fill in.
+TOML ``[[sentence]]`` stubs to fill in; with ``--write`` it appends them to the document's file. For a
+document of your own the classification is optional: the report's annotated view shows what is classified.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import json
 import sys
 from pathlib import Path
 
-from ..framework.records import RECORDS_DIR, SOURCES_DIR, ClaimRecordError, load_catalog
-from ..framework.sentences import SENTENCES_DIR, audit, load_all
+from ..framework import config as claims_config
+from ..framework.records import ClaimRecordError, load_catalog, verify_sources
+from ..framework.sentences import audit, load_all
 
 
 def claim_dicts(catalog) -> list[dict]:
@@ -29,19 +32,28 @@ def claim_dicts(catalog) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status (0 all accounted for, 1 problems, 2 usage)."""
-    ap = argparse.ArgumentParser(prog="python -m attention_claims.tools.sentences", description=__doc__.split("\n\n")[0])
-    ap.add_argument("documents", nargs="*", help="document file names or prefixes (000, 003_...); default all")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("documents", nargs="*", help="document names or prefixes (000, 003_..., note.md); default all "
+                                                 "the documents of SHA256SUMS")
     ap.add_argument("--todo", action="store_true", help="print unclassified sentences as TOML stubs")
+    ap.add_argument("--write", action="store_true",
+                    help="with --todo: append the stubs to <sources>/sentences/<document stem>.toml (created if missing)")
+    ap.add_argument("--claims-dir", type=Path, default=None, help="default: the project's claims_dir")
+    ap.add_argument("--claims-sources", type=Path, default=None, help="default: the project's claims_sources")
     args = ap.parse_args(argv)
+    paths = claims_config.discover()
+    records_dir = args.claims_dir or paths.claims_dir
+    sources_dir = args.claims_sources or paths.sources_dir
+    sentences_dir = sources_dir / "sentences"
     try:
-        catalog = load_catalog(RECORDS_DIR, SOURCES_DIR)
-        classification = load_all(SENTENCES_DIR)
+        catalog = load_catalog(records_dir, sources_dir)
+        classification = load_all(sentences_dir)
+        docs = sorted(verify_sources(sources_dir))
     except ClaimRecordError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     claims = claim_dicts(catalog)
     known = {c.id for c in catalog}
-    docs = sorted(p.name for p in SOURCES_DIR.glob("*.txt"))
     if args.documents:
         docs = [d for d in docs if any(d.startswith(a) for a in args.documents)]
         if not docs:
@@ -49,17 +61,25 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     bad = 0
     for doc in docs:
-        path = SENTENCES_DIR / (Path(doc).stem + ".toml")
+        path = sentences_dir / (Path(doc).stem + ".toml")
         entries = classification.get(doc, [])
-        result = audit(doc, (SOURCES_DIR / doc).read_text(encoding="utf-8"), claims, entries, known)
+        result = audit(doc, (sources_dir / doc).read_text(encoding="utf-8"), claims, entries, known)
         c = result.counts
         print(f"{doc}: {c['total']} sentences, {c['claim']} claims, {c['not-claim']} not claims, "
               f"{c['unclassified']} unclassified" + ("" if doc in classification else f" (no {path.name})"))
         if args.todo:
-            for s in result.unclassified:
-                print(f"\n[[sentence]]\ntext = {json.dumps(s, ensure_ascii=False)}\nkind = \"\"\nreason = \"\"")
+            stubs = "".join(f"\n[[sentence]]\ntext = {json.dumps(s, ensure_ascii=False)}\nkind = \"\"\nreason = \"\"\n"
+                            for s in result.unclassified)
+            if args.write and stubs:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                head = "" if path.exists() else f'document = "{doc}"\n'
+                with open(path, "a", encoding="utf-8") as f:
+                    f.write(head + stubs)
+                print(f"  {len(result.unclassified)} stubs appended to {path}: fill in kind and reason")
+            else:
+                print(stubs, end="")
         else:
-            for line in result.problems(str(path.relative_to(SOURCES_DIR.parent))):
+            for line in result.problems(str(path.relative_to(sources_dir.parent))):
                 print("  " + line)
         bad += not result.ok or doc not in classification
     return 1 if bad else 0

@@ -19,8 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOT = ROOT / "tests" / "snapshots" / "reading-outcomes.json"
+from ..framework import config as claims_config
 
 
 class SnapshotError(ValueError):
@@ -105,12 +104,17 @@ def summary_markdown(report: dict, diff: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("report", type=Path, nargs="?", default=ROOT / "reports" / "claims.json")
-    ap.add_argument("--snapshot", type=Path, default=SNAPSHOT)
+    ap.add_argument("report", type=Path, nargs="?", default=None,
+                    help="default: claims.json in the project's report folder (claims_report_dir)")
+    ap.add_argument("--snapshot", type=Path, default=None,
+                    help="default: tests/snapshots/reading-outcomes.json beside the project's ini file")
     ap.add_argument("--update", action="store_true", help="rewrite the snapshot from the report")
     ap.add_argument("--summary", type=Path, default=None,
                     help="append the verdict tally and the differences, in Markdown, to this file (CI job summary)")
     args = ap.parse_args(argv)
+    paths = claims_config.discover()
+    args.report = args.report or paths.report_dir / "claims.json"
+    args.snapshot = args.snapshot or paths.root / "tests" / "snapshots" / "reading-outcomes.json"
     try:
         report = load_report(args.report, allow_partial=not args.update)
         new = outcomes(report)

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from ..framework import config as claims_config
 
 
 def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dict[str, str]:
@@ -32,7 +32,7 @@ def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dic
                f"--hypothesis-profile={profile}", "--claims-report-dir", out]
         if workers:
             cmd += ["-n", str(workers)]  # pytest-xdist; the seed fixes every test's examples either way
-        subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        subprocess.run(cmd, cwd=claims_config.discover().root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         path = Path(out) / "claims.json"
         if not path.exists():
             raise RuntimeError(f"seed {seed}: the run wrote no report ({' '.join(cmd)})")
@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=5, help="number of seeds (0, 1, ..., n-1 offset by --base)")
     ap.add_argument("--base", type=int, default=20261123)
     ap.add_argument("--profile", default="dev", choices=["dev", "deep", "ci"])
-    ap.add_argument("--out", type=Path, default=ROOT / "reports" / "stability.json")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default: stability.json in the project's report folder (claims_report_dir)")
     ap.add_argument("--workers", type=int, default=0, help="pytest-xdist workers per run (0: serial)")
     ap.add_argument("paths", nargs="*", default=["checks"])
     args = ap.parse_args(argv)
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         "verdicts": next(iter(runs.values())) if runs and not flips else None,
         "flips": flips,
     }
+    args.out = args.out or claims_config.discover().report_dir / "stability.json"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{len(seeds)} seeds, {len(flips)} verdict flips -> {args.out}")

@@ -1,0 +1,99 @@
+"""``attention-claims``, the command line (issue 23): every tool is a subcommand, ``--help`` lists them,
+and ``new`` starts a claim (record with a verified quote, hashed document, a check that fails until
+written) or says in one line why not."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import pkgutil
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import attention_claims.tools as tools
+from attention_claims.cli import COMMANDS, main
+from attention_claims.framework.records import load_catalog
+
+DOC = "# A note\n\nEvery row of A sums to one. The rank is at most d.\n"
+
+
+def test_help_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in COMMANDS)
+
+
+def test_every_tool_with_a_main_is_a_subcommand():
+    modules = {m.name for m in pkgutil.iter_modules(tools.__path__)
+               if hasattr(importlib.import_module(f"attention_claims.tools.{m.name}"), "main")}
+    assert modules == {module for module, _help in COMMANDS.values()}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_subcommand_has_its_own_help(name, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([name, "--help"])
+    assert exit_.value.code == 0
+    assert f"attention-claims {name}" in capsys.readouterr().out
+
+
+def test_an_unknown_subcommand_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["frobnicate"])
+    assert exit_.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("attention-claims") is None, reason="the console script is not installed")
+def test_the_console_script_is_installed():
+    out = subprocess.run(["attention-claims", "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "merge" in out.stdout and "new" in out.stdout
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "note.md").write_text(DOC, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_new_writes_a_record_and_a_check_that_fails_until_written(project, capsys):
+    assert main(["new", "rows-sum-to-one", "--document", "note.md", "--quote", "Every row of A sums to one."]) == 0
+    record = project / "claims" / "note" / "rows-sum-to-one.toml"
+    check = project / "checks" / "test_rows_sum_to_one.py"
+    assert record.is_file() and check.is_file()
+    digest = hashlib.sha256(DOC.encode()).hexdigest()
+    assert (project / "sources" / "SHA256SUMS").read_text(encoding="utf-8") == f"{digest}  note.md\n"
+    (claim,) = load_catalog(project / "claims", project / "sources")
+    assert claim.id == "rows-sum-to-one" and claim.source.document == "note.md"
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "checks"], cwd=project,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1
+    assert "write the check for claim rows-sum-to-one" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["Bad_Id", "--document", "note.md", "--quote", "The rank is at most d."], "must be kebab-case"),
+    (["x", "--document", "missing.md", "--quote", "q"], "no such file"),
+    (["x", "--document", "../outside.md", "--quote", "q"], "not a relative path inside the sources folder"),
+    (["x", "--document", "note.md", "--quote", "not in the note"], "does not occur verbatim"),
+])
+def test_new_refuses_with_one_line(project, capsys, args, message):
+    assert main(["new", *args]) == 4
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_new_never_overwrites_nor_reuses_an_id_nor_accepts_an_altered_document(project, capsys):
+    assert main(["new", "rank-at-most-d", "--document", "note.md", "--quote", "The rank is at most d."]) == 0
+    assert main(["new", "rank-at-most-d", "--document", "note.md", "--quote", "The rank is at most d."]) == 4
+    assert "already used by" in capsys.readouterr().err
+    (project / "sources" / "note.md").write_text(DOC + "An edit.\n", encoding="utf-8")
+    assert main(["new", "other", "--document", "note.md", "--quote", "An edit."]) == 4
+    assert "the document changed" in capsys.readouterr().err
