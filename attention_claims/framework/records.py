@@ -11,9 +11,13 @@ surfaces as a traceback from deep inside the plugin.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
+import math
+import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +51,7 @@ CLAIM_FIELDS = {
     "notes": str,
     "topics": list,
     "claimed": dict,
+    "claimed_nonfinite": dict,
     "also_in": list,
 }
 CLAIM_REQUIRED = ("id", "title", "statement", "expected", "source")
@@ -70,6 +75,10 @@ USER_MODEL_SCOPES = ("separate", "counts")
 ``separate`` (reported on its own, never changes the verdict) or ``counts`` (counts like any other
 reading when it ran). See docs/verdicts.md, "Readings on user models"."""
 READING_REQUIRED = ("name", "statement")
+RECORD_MAX_BYTES = 1 << 20
+"""The largest claim record read (1 MiB; the largest shipped record is a few KiB)."""
+DOCUMENT_MAX_BYTES = 16 << 20
+"""The largest source document (or ``SHA256SUMS``) read for quote verification (16 MiB)."""
 
 
 class ClaimRecordError(ValueError):
@@ -140,6 +149,8 @@ class Claim:
     claimed: dict = field(default_factory=dict)
     also_in: tuple[Source, ...] = ()
     topics: tuple[str, ...] = ()
+    claimed_nonfinite: dict = field(default_factory=dict)
+    """Why a ``[claimed]`` number is infinite or NaN, by its key (``[claimed_nonfinite]``)."""
 
     @property
     def documents(self) -> tuple[str, ...]:
@@ -231,7 +242,9 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
         ClaimRecordError: on a missing, unknown or ill-typed field, a bad id, an unknown
             verdict, two as-stated readings, duplicate reading names, a reading other than the
             as-stated one without a ``kind`` (or an as-stated one with one), or an ``unchecked``
-            claim that has readings (or a checked one that has none).
+            claim that has readings (or a checked one that has none), or a ``[claimed]`` value
+            that is a formula :func:`.expr.parse` refuses (syntax, size, exponent) or a non-finite
+            number without its reason in ``[claimed_nonfinite]``.
     """
     raw_id = data.get("id")
     cid = raw_id if isinstance(raw_id, str) else None
@@ -308,17 +321,8 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
         if "unchecked_reason" in data:
             raise ClaimRecordError(path, cid, "unchecked_reason", "only an unchecked claim has an unchecked_reason")
     claimed = data.get("claimed", {})
-    for key, value in claimed.items():
-        fname = f"claimed.{key}"
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise ClaimRecordError(path, cid, fname, f"must be a formula (string) or a number, got {value!r}")
-        if isinstance(value, str):
-            from .expr import ExpressionError, parse
-
-            try:
-                parse(value)
-            except ExpressionError as exc:
-                raise ClaimRecordError(path, cid, fname, str(exc)) from None
+    nonfinite = data.get("claimed_nonfinite", {})
+    _check_claimed(path, cid, claimed, nonfinite)
     topics = data.get("topics", [])
     if not all(isinstance(t, str) and t.strip() for t in topics):
         raise ClaimRecordError(path, cid, "topics", "must be a list of non-empty strings (e.g. [\"rank\", \"kernels\"])")
@@ -337,17 +341,118 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
         order=order,
         claimed=dict(claimed),
         also_in=tuple(also_in),
+        claimed_nonfinite=dict(nonfinite),
     )
+
+
+def _nonfinite_string(value: str) -> bool:
+    """Whether ``value`` reads as an infinite or NaN number (``"inf"``, ``"nan"``, ``"1e400"``)."""
+    try:
+        return not math.isfinite(float(value))
+    except ValueError:
+        return False
+
+
+def _check_claimed(path, cid, claimed: dict, nonfinite: dict) -> None:
+    """The ``[claimed]`` table: numbers, or formulas :func:`.expr.parse` accepts (within its limits);
+    a number is finite unless ``[claimed_nonfinite]`` gives the reason under the same key, and a
+    formula has no infinite literal (``"1e400"``). Every ``[claimed_nonfinite]`` entry is a non-empty
+    reason for a ``[claimed]`` number that is infinite or NaN.
+
+    Raises:
+        ClaimRecordError: naming ``claimed.<key>`` or ``claimed_nonfinite.<key>``.
+    """
+    from .expr import ExpressionError, parse
+
+    for key, value in claimed.items():
+        fname = f"claimed.{key}"
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ClaimRecordError(path, cid, fname, f"must be a formula (string) or a number, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value) and key not in nonfinite:
+            raise ClaimRecordError(path, cid, fname,
+                                   f"{value!r} is not a finite number (a claimed infinity or NaN needs its reason "
+                                   f"in [claimed_nonfinite]: {key} = \"why\")")
+        if isinstance(value, str):
+            if _nonfinite_string(value):
+                raise ClaimRecordError(path, cid, fname,
+                                       f"{value[:60]!r} reads as {float(value)!r}, not a finite number (write an "
+                                       "infinity or NaN as a TOML number, inf or nan, with its reason in "
+                                       "[claimed_nonfinite])")
+            try:
+                tree = parse(value)
+            except ExpressionError as exc:
+                raise ClaimRecordError(path, cid, fname, str(exc)) from None
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Constant) and isinstance(node.value, float) and not math.isfinite(node.value):
+                    raise ClaimRecordError(path, cid, fname,
+                                           f"the number {ast.unparse(node)} in {value[:60]!r} overflows float64 "
+                                           "(it would read as inf)")
+    for key, reason in nonfinite.items():
+        fname = f"claimed_nonfinite.{key}"
+        if not isinstance(reason, str) or not reason.strip():
+            raise ClaimRecordError(path, cid, fname, f"must be a non-empty reason (string), got {reason!r}")
+        value = claimed.get(key)
+        if not (isinstance(value, float) and not math.isfinite(value)):
+            raise ClaimRecordError(path, cid, fname,
+                                   f"gives a reason for a non-finite value, but claimed.{key} is "
+                                   f"{'missing' if key not in claimed else repr(value)}")
+
+
+def read_capped(path: Path | str, cap: int) -> bytes:
+    """The bytes of the regular file ``path`` (a symlink to one is followed), at most ``cap`` of them.
+
+    The file is opened without blocking (a FIFO does not wait for a writer), checked with
+    ``fstat`` to be a regular file (not ``/dev/zero``, a directory, a socket), and at most
+    ``cap + 1`` bytes are read.
+
+    Raises:
+        OSError: it cannot be opened (missing, a dangling symlink, no permission).
+        ValueError: it is not a regular file, or is larger than ``cap`` bytes (the message says which).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a character device" if stat.S_ISCHR(mode)
+                    else "a block device" if stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "of an unknown kind")
+            raise ValueError(f"not a regular file ({kind})")
+        chunks, size = [], 0
+        while size <= cap:
+            chunk = os.read(fd, min(cap + 1 - size, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > cap:
+            raise ValueError(f"larger than {cap} bytes (the limit)")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _read_file(path: Path | str, cap: int, what: str) -> bytes:
+    """:func:`read_capped`, its errors as a :class:`ClaimRecordError` naming ``path`` and ``what`` it is."""
+    try:
+        return read_capped(path, cap)
+    except ValueError as exc:
+        raise ClaimRecordError(path, None, None, f"{what} is {exc}") from None
+    except OSError as exc:
+        raise ClaimRecordError(path, None, None, f"{what} cannot be read: {exc.strerror or exc}") from None
 
 
 def load_claim_file(path: Path) -> Claim:
     """Read and validate one ``.toml`` claim record.
 
+    The file is read with :func:`read_capped` (a regular file of at most :data:`RECORD_MAX_BYTES`).
+
     Raises:
-        ClaimRecordError: if the file is not valid TOML or the record is malformed.
+        ClaimRecordError: if the file is not a readable regular file within the size limit, is not
+            valid TOML, or the record is malformed.
     """
+    raw = _read_file(path, RECORD_MAX_BYTES, "claim record")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ClaimRecordError(path, None, None, f"not UTF-8: {exc}") from None
     parsed = _PARSED.get(text)
@@ -379,8 +484,9 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
     document is then refused by :func:`verify_quote`).
 
     Raises:
-        ClaimRecordError: the folder is missing, a line is malformed, a listed document is
-            missing, or its SHA-256 differs from the one recorded (the document was altered).
+        ClaimRecordError: the folder is missing, a line is malformed, a listed document is missing,
+            not a regular file or larger than :data:`DOCUMENT_MAX_BYTES`, or its SHA-256 differs from
+            the one recorded (the document was altered).
     """
     import hashlib
 
@@ -388,10 +494,11 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
         raise ClaimRecordError(sources_dir, None, None,
                                "source documents folder does not exist (the quotes cannot be verified)")
     sums = sources_dir / "SHA256SUMS"
-    if not sums.is_file():
+    if not sums.exists():
         return {}
     listed: dict[str, str] = {}
-    for k, line in enumerate(sums.read_text(encoding="utf-8").splitlines(), 1):
+    text = _read_file(sums, DOCUMENT_MAX_BYTES, "checksum list").decode("utf-8", "replace")
+    for k, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         digest, _, name = line.partition(" ")
@@ -399,9 +506,9 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
         if not re.fullmatch(r"[0-9a-f]{64}", digest) or document_path_problem(name) is not None:
             raise ClaimRecordError(sums, None, None, f"line {k} is not '<SHA-256>  <relative path>': {line!r}")
         target = sources_dir / name
-        if not target.is_file():
+        if not target.exists():
             raise ClaimRecordError(target, None, None, "source document is missing (listed in SHA256SUMS)")
-        actual = hashlib.sha256(target.read_bytes()).hexdigest()
+        actual = hashlib.sha256(_read_file(target, DOCUMENT_MAX_BYTES, "source document")).hexdigest()
         if actual != digest:
             raise ClaimRecordError(target, None, None,
                                    f"source document was altered: SHA-256 {actual}, SHA256SUMS says {digest}")
@@ -417,10 +524,13 @@ def verify_quote(claim: Claim, sources_dir: Path, listed: dict[str, str] | None 
     Returns ``True`` when at least one source-document quote was verified, ``False`` when the
     claim cites only papers (arXiv ids), whose text the repository does not carry.
 
+    Documents are read with :func:`read_capped` (regular files of at most :data:`DOCUMENT_MAX_BYTES`).
+
     Raises:
-        ClaimRecordError: a source document is missing from ``sources_dir`` or from
-            ``SHA256SUMS``, or a quote does not occur in it (the field is ``source.document``,
-            ``source.quote``, ``also_in[i].document`` or ``also_in[i].quote``).
+        ClaimRecordError: a source document is missing from ``sources_dir`` or from ``SHA256SUMS``, is
+            not a regular file or is too large (the field is ``source.document`` or
+            ``also_in[i].document``), or a quote does not occur in it (the field is ``source.quote`` or
+            ``also_in[i].quote``).
     """
     places = [("source", claim.source)] + [(f"also_in[{i}]", s) for i, s in enumerate(claim.also_in)]
     checked = False
@@ -433,9 +543,15 @@ def verify_quote(claim: Claim, sources_dir: Path, listed: dict[str, str] | None 
                                    f"{doc} is not listed in {sources_dir / 'SHA256SUMS'} (every document is, with "
                                    f"its SHA-256: cd {sources_dir} && sha256sum {doc} >> SHA256SUMS)")
         target = sources_dir / doc
-        if not target.is_file():
+        if not target.exists():
             raise ClaimRecordError(claim.path, claim.id, f"{prefix}.document", f"no such source document {target}")
-        text = _normalise(target.read_text(encoding="utf-8"))
+        try:
+            raw = read_capped(target, DOCUMENT_MAX_BYTES)
+        except (OSError, ValueError) as exc:
+            problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ClaimRecordError(claim.path, claim.id, f"{prefix}.document",
+                                   f"source document {target} cannot be read: {problem}") from None
+        text = _normalise(raw.decode("utf-8"))
         if _normalise(place.quote) not in text:
             raise ClaimRecordError(claim.path, claim.id, f"{prefix}.quote", f"quote does not occur verbatim in {doc}")
         checked = True
