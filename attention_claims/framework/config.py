@@ -138,10 +138,12 @@ def discover(start: Path | None = None) -> ClaimsPaths:
 _CURRENT: ClaimsPaths | None = None
 
 
-def activate(paths: ClaimsPaths | None) -> None:
-    """Make ``paths`` what :func:`current` returns (the plugin, at configure time; None to forget)."""
+def activate(paths: ClaimsPaths | None) -> ClaimsPaths | None:
+    """Make ``paths`` what :func:`current` returns (the plugin, at configure time; None to forget) and
+    return what it returned before (the plugin restores it at unconfigure)."""
     global _CURRENT
-    _CURRENT = paths
+    previous, _CURRENT = _CURRENT, paths
+    return previous
 
 
 def current() -> ClaimsPaths:

@@ -151,6 +151,16 @@ class State:
 STATE_KEY = pytest.StashKey[State]()
 
 
+_PREVIOUS_PATHS = pytest.StashKey[object]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Give :func:`attention_claims.framework.config.current` back what it was before this session (a
+    pytester run inside another session must not leave its folders behind)."""
+    if _PREVIOUS_PATHS in config.stash:
+        claims_config.activate(config.stash[_PREVIOUS_PATHS])
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     """Keep the project's rootdir, ini file and ``addopts`` when a path-valued option of this plugin names
@@ -222,7 +232,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         settings.load_profile(profiles.default_profile())
     paths = claims_config.from_pytest(config)
-    claims_config.activate(paths)
+    config.stash[_PREVIOUS_PATHS] = claims_config.activate(paths)
     if not paths.active:
         return  # a project without claims: the plugin stays out of the way (no catalog, no report)
     records, sources = paths.claims_dir, paths.sources_dir

@@ -107,3 +107,10 @@ def test_discover_reads_the_ini_options_as_pytest_does(tmp_path):
     bare.mkdir()
     (bare / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")  # no pytest section
     assert claims_config.discover(bare).root == tmp_path
+
+
+def test_a_nested_session_gives_the_folders_back(pytester):
+    before = claims_config.current()
+    _project(pytester.path)
+    assert pytester.runpytest().ret == 0
+    assert claims_config.current() == before
