@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import importlib.util
 import json
@@ -152,8 +153,35 @@ def read_text(name: str = PRIMARY_TEXT) -> str:
         FileNotFoundError: no such passage.
     """
     if name in USER_TEXTS:
-        return USER_TEXTS[name].read_text(encoding="utf-8")
+        return read_text_prefix(name, MAX_USER_TEXT_BYTES)[0]
     return (TEXTS_DIR / f"{name}.txt").read_text(encoding="utf-8")
+
+
+MAX_USER_TEXT_BYTES = 4 * 2**20
+"""The most of a ``--claims-text`` file ever read (4 MiB, thousands of times what N = 512 tokens
+need): a text with fewer than N tokens in it is skipped with the count, as a short text is."""
+
+
+def read_text_prefix(name: str, limit: int) -> tuple[str, bool]:
+    """The first ``limit`` bytes (at most :data:`MAX_USER_TEXT_BYTES`) of the ``--claims-text``
+    passage ``name``, decoded as UTF-8 (a character cut at the end is dropped; newlines translated
+    as :meth:`pathlib.Path.read_text` does), and whether that is the whole text. A built-in passage
+    (a few kB) is read whole: ``(read_text(name), True)``.
+
+    Raises:
+        FileNotFoundError: no such passage.
+        UnicodeDecodeError: the prefix is not UTF-8.
+    """
+    if name not in USER_TEXTS:
+        return read_text(name), True
+    import io
+
+    limit = max(0, min(int(limit), MAX_USER_TEXT_BYTES))
+    with USER_TEXTS[name].open("rb") as f:
+        raw = f.read(limit)
+        complete = len(raw) < limit or not f.read(1)
+    text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=complete)
+    return io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8").read(), complete
 
 
 def text_label(name: str) -> str:
@@ -164,6 +192,8 @@ def text_label(name: str) -> str:
 
 
 def text_sha256(name: str = PRIMARY_TEXT) -> str:
+    """SHA-256 of passage ``name`` as :func:`read_text` reads it (of a ``--claims-text`` file,
+    its first :data:`MAX_USER_TEXT_BYTES`: all a measurement can use)."""
     return hashlib.sha256(read_text(name).encode("utf-8")).hexdigest()
 
 
@@ -515,17 +545,25 @@ def user_converted_dir(spec: ModelSpec) -> Path:
 
 def register_text(path: str | os.PathLike) -> str:
     """Register the UTF-8 text file ``path`` as the passage the user models are measured on
-    (``--claims-text``); returns its name ``user-<stem>``.
+    (``--claims-text``); returns its name ``user-<stem>``. Reads and checks at most its first
+    :data:`MAX_USER_TEXT_BYTES` (all a measurement can use, :func:`read_text_prefix`).
 
     Raises:
-        ModelPathError: the file is missing or not UTF-8 text.
+        ModelPathError: the file is missing, empty, binary (NUL bytes) or not UTF-8 text.
     """
     global USER_TEXT
     path = Path(path).expanduser().resolve()
     try:
-        path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            raw = f.read(MAX_USER_TEXT_BYTES)
+            complete = not f.read(1)
+        text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=complete)
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelPathError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+    if "\x00" in text:
+        raise ModelPathError(f"{path}: not a text file (it contains NUL bytes)")
+    if not text.strip():
+        raise ModelPathError(f"{path}: the text is empty (or only whitespace): there is nothing to tokenise")
     name = f"user-{_slug(path.stem)}"
     USER_TEXTS[name] = path
     USER_TEXT = name
