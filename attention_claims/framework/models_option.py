@@ -10,9 +10,15 @@ own models (a second ``pytest11`` plugin, next to :mod:`attention_claims.framewo
   (``user_model = "separate"``: reported, never counted in the verdict; docs/verdicts.md).
   A path that is missing, not a model, or of an architecture outside
   :data:`attention_claims.models.registry.SUPPORTED_ARCHITECTURES` is a ``pytest.UsageError``
-  naming the path, its ``config.model_type`` and the supported ones.
+  naming the path, its ``config.model_type`` and the supported ones; so is a model that cannot
+  load (layers, heads or hidden size not positive or not dividing, an unreadable config, a
+  truncated or corrupt safetensors file, a damaged GGUF header): exit status 4 before anything is
+  collected or decided, one message naming the path, the file and what is wrong.
 - ``--claims-text FILE``: the user models are measured on this UTF-8 text instead of Moby-Dick
   ch. 1 (the built-in models keep Moby-Dick: their readings name it). Needs ``--claims-model``.
+  Only a prefix is read and tokenised (at most
+  :data:`attention_claims.models.registry.MAX_USER_TEXT_BYTES`); an empty or binary file is a
+  ``pytest.UsageError``, a text with fewer than N tokens skips those cases with the count.
 
 A counterexample on a user model to a claim whose record expects ``true`` would be a failed test
 (the main plugin marks only counterexamples to ``false``/``caveat`` claims as expected failures);

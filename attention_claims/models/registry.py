@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import importlib.util
 import json
@@ -152,8 +153,35 @@ def read_text(name: str = PRIMARY_TEXT) -> str:
         FileNotFoundError: no such passage.
     """
     if name in USER_TEXTS:
-        return USER_TEXTS[name].read_text(encoding="utf-8")
+        return read_text_prefix(name, MAX_USER_TEXT_BYTES)[0]
     return (TEXTS_DIR / f"{name}.txt").read_text(encoding="utf-8")
+
+
+MAX_USER_TEXT_BYTES = 4 * 2**20
+"""The most of a ``--claims-text`` file ever read (4 MiB, thousands of times what N = 512 tokens
+need): a text with fewer than N tokens in it is skipped with the count, as a short text is."""
+
+
+def read_text_prefix(name: str, limit: int) -> tuple[str, bool]:
+    """The first ``limit`` bytes (at most :data:`MAX_USER_TEXT_BYTES`) of the ``--claims-text``
+    passage ``name``, decoded as UTF-8 (a character cut at the end is dropped; newlines translated
+    as :meth:`pathlib.Path.read_text` does), and whether that is the whole text. A built-in passage
+    (a few kB) is read whole: ``(read_text(name), True)``.
+
+    Raises:
+        FileNotFoundError: no such passage.
+        UnicodeDecodeError: the prefix is not UTF-8.
+    """
+    if name not in USER_TEXTS:
+        return read_text(name), True
+    import io
+
+    limit = max(0, min(int(limit), MAX_USER_TEXT_BYTES))
+    with USER_TEXTS[name].open("rb") as f:
+        raw = f.read(limit)
+        complete = len(raw) < limit or not f.read(1)
+    text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=complete)
+    return io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8").read(), complete
 
 
 def text_label(name: str) -> str:
@@ -164,6 +192,8 @@ def text_label(name: str) -> str:
 
 
 def text_sha256(name: str = PRIMARY_TEXT) -> str:
+    """SHA-256 of passage ``name`` as :func:`read_text` reads it (of a ``--claims-text`` file,
+    its first :data:`MAX_USER_TEXT_BYTES`: all a measurement can use)."""
     return hashlib.sha256(read_text(name).encode("utf-8")).hexdigest()
 
 
@@ -213,8 +243,10 @@ USER_TEXT: str | None = None
 
 
 class ModelPathError(ValueError):
-    """A ``--claims-model`` path that cannot be measured: missing, not a model, or an
-    architecture whose attention the suite cannot extract. The message names the path."""
+    """A ``--claims-model`` path that cannot be measured: missing, not a model, an architecture
+    whose attention the suite cannot extract, or a model that cannot load (sizes that are not
+    positive or do not divide, an unreadable config, a truncated or corrupt safetensors file, a
+    damaged GGUF header). The message names the path, the file and what is wrong."""
 
 
 def get_spec(key: str) -> ModelSpec:
@@ -274,43 +306,200 @@ def _config_of(path: Path):
             raw = json.loads(cfg_file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ModelPathError(f"{cfg_file}: not readable JSON ({exc})") from None
+        if not isinstance(raw, dict):
+            raise ModelPathError(f"{cfg_file}: not a model config (a JSON {type(raw).__name__}, not an object)")
         model_type = str(raw.get("model_type", "<none>"))
         if model_type not in SUPPORTED_ARCHITECTURES:
             raise _unsupported(path, model_type)
+        _check_raw_sizes(cfg_file, raw)
         weights = sorted(path.glob("*.safetensors"))
         if not weights:
             raise ModelPathError(f"{path}: no *.safetensors weights (save with save_pretrained(..., "
                                  f"safe_serialization=True))")
+        for w in weights:
+            check_safetensors(w)
         if not any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")):
             raise ModelPathError(f"{path}: no tokenizer files (tokenizer.json / tokenizer_config.json)")
         from transformers import AutoConfig
 
-        return AutoConfig.from_pretrained(path, local_files_only=True), [cfg_file, *weights]
+        try:
+            cfg = AutoConfig.from_pretrained(path, local_files_only=True)
+        except Exception as exc:  # noqa: BLE001 - any failure of a user's config is a usage error
+            raise ModelPathError(f"{cfg_file}: transformers cannot read this config "
+                                 f"({type(exc).__name__}: {_short(exc)})") from None
+        return cfg, [cfg_file, *weights]
     if path.suffix != ".gguf":
         raise ModelPathError(f"{path}: neither a model folder (config.json + safetensors) nor a .gguf file")
+    try:
+        with path.open("rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise ModelPathError(f"{path}: cannot read the file ({exc})") from None
+    if magic != b"GGUF":
+        raise ModelPathError(f"{path}: not a GGUF file (the first 4 bytes are {magic!r}, not b'GGUF')")
+    try:
+        import gguf  # noqa: F401
+    except ImportError as exc:
+        raise ModelPathError(f"{path}: reading a GGUF file needs the gguf package ({exc})") from None
     from transformers import AutoConfig
 
     try:
+        _check_gguf(path)
         cfg = AutoConfig.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
-    except (ValueError, KeyError) as exc:
+    except ModelPathError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - struct.error, OSError, ValueError ... from a damaged header
         arch = re.search(r"architecture (\S+)", str(exc))
-        raise _unsupported(path, arch.group(1) if arch else f"<unreadable: {exc}>") from None
-    except ImportError as exc:
-        raise ModelPathError(f"{path}: reading a GGUF file needs the gguf package ({exc})") from None
+        if arch and isinstance(exc, (ValueError, KeyError)):
+            raise _unsupported(path, arch.group(1)) from None
+        raise ModelPathError(f"{path}: not a readable GGUF file, its header is damaged "
+                             f"({type(exc).__name__}: {_short(exc)})") from None
     if cfg.model_type not in SUPPORTED_ARCHITECTURES:
         raise _unsupported(path, cfg.model_type)
     return cfg, [path]
 
 
+def _short(exc: BaseException, limit: int = 300) -> str:
+    msg = " ".join(str(exc).split())
+    return msg if len(msg) <= limit else msg[: limit - 1] + "…"
+
+
+_SIZE_KEYS = {
+    "layers": ("num_hidden_layers", "n_layer"),
+    "heads": ("num_attention_heads", "n_head"),
+    "hidden size": ("hidden_size", "n_embd"),
+    "key/value heads": ("num_key_value_heads",),
+    "head dimension": ("head_dim",),
+}
+
+
+def _positive(where: object, name: str, key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ModelPathError(f"{where}: {key} = {value!r}: the number of {name} must be a positive integer")
+    return value
+
+
+def _check_raw_sizes(cfg_file: Path, raw: dict) -> None:
+    """The sizes in a ``config.json`` as written, before transformers divides by them."""
+    sizes = {}
+    for name, keys in _SIZE_KEYS.items():
+        for k in keys:
+            if k in raw and raw[k] is not None:
+                sizes[name] = (k, _positive(cfg_file, name, k, raw[k]))
+    if "heads" in sizes and "hidden size" in sizes and "head dimension" not in sizes:
+        (hk, heads), (dk, hidden) = sizes["heads"], sizes["hidden size"]
+        if hidden % heads:
+            raise ModelPathError(f"{cfg_file}: {dk} = {hidden} is not divisible by {hk} = {heads}")
+
+
+def _check_sizes(where: object, cfg) -> tuple[int, int, int, int, int]:
+    """``(layers, heads, hidden, head_dim, kv_heads)`` of a transformers config, each a positive
+    integer, with the hidden size a multiple of the heads (unless ``head_dim`` is given) and the
+    heads a multiple of the key/value heads.
+
+    Raises:
+        ModelPathError: a size is missing, not a positive integer, or they do not divide.
+    """
+    layers = _positive(where, "layers", "num_hidden_layers", getattr(cfg, "num_hidden_layers", None))
+    heads = _positive(where, "heads", "num_attention_heads", getattr(cfg, "num_attention_heads", None))
+    hidden = _positive(where, "hidden size", "hidden_size", getattr(cfg, "hidden_size", None))
+    explicit = getattr(cfg, "head_dim", None) if cfg.model_type == "llama" else None  # Llama may set d_k itself
+    if explicit is None and hidden % heads:
+        raise ModelPathError(f"{where}: hidden_size = {hidden} is not divisible by num_attention_heads = {heads}")
+    head_dim = hidden // heads if explicit is None else _positive(where, "head dimension", "head_dim", explicit)
+    kv = getattr(cfg, "num_key_value_heads", None)
+    kv = heads if kv is None else _positive(where, "key/value heads", "num_key_value_heads", kv)
+    if heads % kv:
+        raise ModelPathError(f"{where}: num_attention_heads = {heads} is not divisible by "
+                             f"num_key_value_heads = {kv}")
+    return layers, heads, hidden, head_dim, kv
+
+
+_DTYPE_BYTES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+                "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8}
+
+MAX_SAFETENSORS_HEADER = 100 * 2**20
+"""The largest safetensors JSON header read (100 MiB, as the safetensors library allows)."""
+
+
+def check_safetensors(path: Path) -> None:
+    """Check a ``.safetensors`` file without reading its tensors: the 8-byte header length, the
+    JSON header, and every tensor's byte range (``data_offsets``) inside the file and of the size
+    its dtype and shape need.
+
+    Raises:
+        ModelPathError: the file is unreadable, truncated or corrupt (the message names it and says what is wrong).
+    """
+    import struct
+
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            head = f.read(8)
+            if len(head) < 8:
+                raise ModelPathError(f"{path}: truncated safetensors file ({size} bytes, not even the 8-byte header length)")
+            (n,) = struct.unpack("<Q", head)
+            if n > MAX_SAFETENSORS_HEADER or 8 + n > size:
+                raise ModelPathError(f"{path}: truncated or corrupt safetensors file (header of {n} bytes announced, "
+                                     f"file has {size} bytes)")
+            header = json.loads(f.read(n).decode("utf-8"))
+    except OSError as exc:
+        raise ModelPathError(f"{path}: cannot read the file ({exc})") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ModelPathError(f"{path}: corrupt safetensors file (its header is not JSON: {_short(exc, 120)})") from None
+    if not isinstance(header, dict):
+        raise ModelPathError(f"{path}: corrupt safetensors file (its header is not a JSON object)")
+    data = size - 8 - n
+    end = 0
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            lo, hi = (int(v) for v in t["data_offsets"])
+            count = 1
+            for d in t["shape"]:
+                count *= int(d)
+            width = _DTYPE_BYTES.get(t["dtype"])
+        except (TypeError, KeyError, ValueError):
+            raise ModelPathError(f"{path}: corrupt safetensors file (tensor {name!r} has no valid dtype, shape "
+                                 f"and data_offsets)") from None
+        if not 0 <= lo <= hi or (width is not None and hi - lo != count * width):
+            raise ModelPathError(f"{path}: corrupt safetensors file (tensor {name!r}: data_offsets [{lo}, {hi}] "
+                                 f"do not fit its dtype {t['dtype']} and shape {t['shape']})")
+        end = max(end, hi)
+    if end > data:
+        raise ModelPathError(f"{path}: truncated safetensors file ({size} bytes; its header places tensor data up to "
+                             f"byte {8 + n + end}, {8 + n + end - size} bytes are missing)")
+
+
+def _check_gguf(path: Path) -> None:
+    """Parse a GGUF file's header and tensor table with gguf's reader (memory-mapped: no tensor is read).
+
+    Raises:
+        ModelPathError: the reader fails (damaged header, truncated tensor data).
+    """
+    from gguf import GGUFReader
+
+    try:
+        reader = GGUFReader(path)
+        del reader
+    except Exception as exc:  # noqa: BLE001 - the reader raises struct.error, ValueError, IndexError, ...
+        raise ModelPathError(f"{path}: not a readable GGUF file, its header is damaged "
+                             f"({type(exc).__name__}: {_short(exc)})") from None
+
+
 def register_model(path: str | os.PathLike) -> ModelSpec:
     """Register the model at ``path`` (a Hugging Face model folder with ``config.json``,
     safetensors weights and tokenizer files, or a GGUF file) as ``user-<name>``, so that
-    :func:`model_keys` and every trained-model check include it. Reads only the config (and a
-    GGUF file's metadata), not the weights. Registering the same path twice returns the same spec.
+    :func:`model_keys` and every trained-model check include it. Reads only the config, the
+    safetensors headers (:func:`check_safetensors`: every tensor inside the file) or a GGUF file's
+    header and tensor table, not the weights. Registering the same path twice returns the same spec.
 
     Raises:
         ModelPathError: the path is missing or not a model, or its ``config.model_type`` is not in
-            :data:`SUPPORTED_ARCHITECTURES` (the message names the path, the type and the supported ones).
+            :data:`SUPPORTED_ARCHITECTURES` (the message names the path, the type and the supported ones),
+            or it cannot load: layers, heads or hidden size not a positive integer, hidden size not a
+            multiple of the heads, an unreadable config, a truncated or corrupt weights file, a damaged GGUF header.
     """
     path = Path(path).expanduser().resolve()
     for spec in USER_MODELS.values():
@@ -318,10 +507,7 @@ def register_model(path: str | os.PathLike) -> ModelSpec:
             return spec
     cfg, files = _config_of(path)
     model_type = cfg.model_type
-    heads = int(cfg.num_attention_heads)
-    hidden = int(cfg.hidden_size)
-    head_dim = int(getattr(cfg, "head_dim", None) or hidden // heads)
-    kv = int(getattr(cfg, "num_key_value_heads", None) or heads)
+    layers, heads, hidden, head_dim, kv = _check_sizes(path, cfg)
     max_pos = getattr(cfg, "max_position_embeddings", None) if model_type != "gpt2" else getattr(cfg, "n_positions", None)
     base = _slug(path.stem if path.suffix == ".gguf" else path.name)
     key, i = f"user-{base}", 2
@@ -335,7 +521,7 @@ def register_model(path: str | os.PathLike) -> ModelSpec:
         module="",
         install="",
         causal=model_type != "bert",
-        layers=int(cfg.num_hidden_layers),
+        layers=layers,
         heads=heads,
         head_dim=head_dim,
         hidden=hidden,
@@ -359,17 +545,25 @@ def user_converted_dir(spec: ModelSpec) -> Path:
 
 def register_text(path: str | os.PathLike) -> str:
     """Register the UTF-8 text file ``path`` as the passage the user models are measured on
-    (``--claims-text``); returns its name ``user-<stem>``.
+    (``--claims-text``); returns its name ``user-<stem>``. Reads and checks at most its first
+    :data:`MAX_USER_TEXT_BYTES` (all a measurement can use, :func:`read_text_prefix`).
 
     Raises:
-        ModelPathError: the file is missing or not UTF-8 text.
+        ModelPathError: the file is missing, empty, binary (NUL bytes) or not UTF-8 text.
     """
     global USER_TEXT
     path = Path(path).expanduser().resolve()
     try:
-        path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            raw = f.read(MAX_USER_TEXT_BYTES)
+            complete = not f.read(1)
+        text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=complete)
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelPathError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+    if "\x00" in text:
+        raise ModelPathError(f"{path}: not a text file (it contains NUL bytes)")
+    if not text.strip():
+        raise ModelPathError(f"{path}: the text is empty (or only whitespace): there is nothing to tokenise")
     name = f"user-{_slug(path.stem)}"
     USER_TEXTS[name] = path
     USER_TEXT = name

@@ -66,22 +66,40 @@ def model_key_params(claim: str, prefix: str = "", *, placeholder: bool = False)
     return out
 
 
+_UNMEASURABLE: dict[tuple, str] = {}
+"""User models whose loading or measuring failed in this process (by key, path, fingerprint): the reason."""
+
+
 def measure_or_skip(key: str, N: int) -> models.Measurement:
     """The cached measurement of model ``key`` at ``N`` (float32 and float64 forward passes).
 
     Skips the running check when the model is not installed, when a user model's context
     (``max_position_embeddings``) is shorter than ``N``, or when its text has fewer than ``N``
-    tokens; each reason names the model.
+    tokens; each reason names the model. A user model that fails to load or measure (what
+    :func:`attention_claims.models.register_model` could not see at configure time) skips its
+    cases with one line naming the model, its path and the error, tried once per process: its
+    ``on-user-model`` reading is then skipped, and no built-in reading or verdict is touched.
     """
+    from ..models.loading import TextTooShort
+
     spec = models.get_spec(key)
     hint = models.install_hint(key)
     if hint is not None:
         pytest.skip(f"{spec.title} not installed: {hint}")
     if spec.user and spec.max_positions is not None and spec.max_positions < N:
         pytest.skip(f"{spec.key} ({spec.path}): context of {spec.max_positions} positions < N = {N}")
+    failed = (spec.key, spec.path, spec.fingerprint)
+    if spec.user and failed in _UNMEASURABLE:
+        pytest.skip(_UNMEASURABLE[failed])
     try:
         return models.measure(key, N)
-    except ValueError as exc:
+    except TextTooShort as exc:
         if spec.user:
             pytest.skip(f"{spec.key} ({spec.path}): {exc} (text {models.text_label(models.text_for(key))})")
         raise
+    except Exception as exc:
+        if not spec.user:
+            raise
+        first = " ".join(str(exc).split())[:300]
+        _UNMEASURABLE[failed] = f"{spec.key} ({spec.path}): cannot be loaded or measured: {type(exc).__name__}: {first}"
+        pytest.skip(_UNMEASURABLE[failed])
