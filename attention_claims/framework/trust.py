@@ -56,6 +56,9 @@ def build_trust(report_dir: Path | None, planted_now: dict | None) -> dict:
         planted = dict(last, from_this_run=False) if last else None
     stability = _read(report_dir / STABILITY_FILE) if report_dir is not None else None
     mutation = _read(report_dir / MUTATION_FILE) if report_dir is not None else None
+    if isinstance(mutation, dict) and isinstance(mutation.get("modules"), list):
+        root = Path(report_dir).resolve().parent
+        mutation = dict(mutation, stale_modules=[m for m in mutation["modules"] if not (root / m).exists()])
     return {"planted": planted, "stability": stability, "mutation": mutation}
 
 
@@ -97,9 +100,16 @@ def trust_lines(trust: dict | None) -> list[str]:
     m = trust.get("mutation")
     if m:
         score = m.get("score")
-        lines.append(f"Mutation testing ({m.get('tool', '?')}, {m.get('date', '?')}): score "
-                     f"{_pct(score) if isinstance(score, float) else score} ({m.get('killed', '?')} killed of "
-                     f"{m.get('total', '?')}; survivors explained in reports/mutation.md).")
+        modules = m.get("modules") or []
+        line = (f"Mutation testing ({m.get('tool', '?')}, {m.get('date', '?')}"
+                + (f", commit {str(m['commit'])[:12]}" if m.get("commit") else "")
+                + f", over {', '.join(modules) or '?'}): score {_pct(score) if isinstance(score, float) else score} "
+                f"({m.get('killed', '?')} killed of {m.get('total', '?')}; survivors explained in reports/mutation.md).")
+        gone = [mod for mod in modules if m.get("stale_modules") is not None and mod in m["stale_modules"]]
+        if gone:
+            line += (f" Stale: {', '.join(gone)} no longer exist(s); the score is of code the suite no longer has "
+                     "(rerun `mutmut run`).")
+        lines.append(line)
     else:
         lines.append("Mutation testing: not run yet (see README, 'Mutation testing').")
     return lines

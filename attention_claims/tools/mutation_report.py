@@ -19,6 +19,18 @@ import sys
 from pathlib import Path
 
 from ..framework import config as claims_config
+from ..framework.report import git_commit
+
+
+def mutated_modules(root: Path) -> list[str]:
+    """The files ``[tool.mutmut] only_mutate`` of ``root/pyproject.toml`` names (empty without one)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    return list(data.get("tool", {}).get("mutmut", {}).get("only_mutate", []))
 
 
 def _mutmut(root: Path, *args: str) -> str:
@@ -51,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "tool": "mutmut 3",
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "modules": ["claims/measures.py"],  # see [tool.mutmut] only_mutate
+        "modules": mutated_modules(ROOT),
+        "commit": git_commit(ROOT),
         "score": score,
         "killed": killed,
         "total": tested,
