@@ -166,3 +166,16 @@ def test_claims_model_run_adds_the_model_to_the_report(tmp_path):
     tables = sorted(p.name for p in (out / "trained").glob("user-tiny-llama-n*.md"))
     assert tables == ["user-tiny-llama-n128.md", "user-tiny-llama-n256.md", "user-tiny-llama-n512.md"]
     assert str(llama.resolve()) in (out / "trained" / "user-tiny-llama-n512.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.subprocess_run
+def test_a_model_outside_the_checkout_keeps_rootdir_and_configfile(tmp_path):
+    """``pytest --claims-model <folder outside the checkout>``: pytest would take the folder for a test
+    path and root the run at the common ancestor (no configfile, no addopts, the report written there);
+    the plugin keeps the project's (``attention_claims.framework.config.repair_rootdir``)."""
+    llama = tiny_models.build("llama", tmp_path / "tiny-llama", layers=2)
+    assert ROOT not in llama.resolve().parents
+    env = os.environ | {"HF_HUB_OFFLINE": "1"}
+    res = _pytest("--co", "checks/test_trained.py", "--claims-model", str(llama), env=env)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert f"rootdir: {ROOT}" in res.stdout and "configfile: pyproject.toml" in res.stdout, res.stdout[:800]
