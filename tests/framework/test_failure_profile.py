@@ -125,3 +125,25 @@ def test_terminal_line_keeps_the_profile_when_cut():
     lines = [text for text, _red in terminal_lines(report, [], None, width=100)]
     line = next(text for text in lines if text.startswith("  f"))
     assert len(line) == 100 and line.endswith("… [generic: 30/30 at N=512, d=64]")
+
+
+def test_testkit_profiles_compute_the_class():
+    from attention_claims.testkit.failure_profiles import (
+        gaussian_softmax_ranks,
+        record_profile,
+        softmax_rank_above_profile,
+    )
+
+    ranks = gaussian_softmax_ranks(16, 2, 5, 1)
+    assert len(ranks) == 5 and all(3 <= r <= 16 for r in ranks)  # softmax raises rank above d = 2
+    assert gaussian_softmax_ranks(16, 2, 5, 1) == ranks  # fixed seed
+    log = CheckLog()
+    assert softmax_rank_above_profile(log, N=16, d=2, bound=2, trials=5, seed=1) == "generic"
+    assert log.profile["failures"] == 5 and log.profile["setting"] == "N=16, d=2"
+    assert softmax_rank_above_profile(log, N=16, d=2, bound=16, trials=5, seed=1) == "special-inputs"
+    assert record_profile(log, [True, False], setting="s", summary="") == "at-document-parameters"
+    assert log.profile["failures"] == 1 and log.profile["trials"] == 2
+    with pytest.raises(ValueError):
+        record_profile(log, [], setting="s", summary="")
+    with pytest.raises(ValueError):
+        gaussian_softmax_ranks(0, 2, 5, 1)
