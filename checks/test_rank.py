@@ -85,8 +85,13 @@ from attention_claims.testkit import (
     require_device,
     seeded_gaussian_qk,
 )
+from attention_claims.testkit.failure_profiles import softmax_rank_above_profile
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
+
+# The document's own sizes for the failure profiles (docs/verdicts.md, "Failure profile"): 003's Base row
+# (表 11.3.1) has N = 512 and a hidden size of 768 in 12 heads, so d = 64 per head, and N = 8 d >> d.
+DOC_N, DOC_D = 512, 64
 
 
 # -- 003 定理 11.23 -------------------------------------------------------------------------
@@ -343,6 +348,7 @@ def test_rank_qk_numerical(device, dtype, reading, qk, claim_log, claimed):
 @pytest.mark.claim("theorem-11-23-softmax-rank-bound", reading="exact")
 @given(qk=wide_qk())
 def test_theorem_11_23_exact(qk, claim_log, claimed):
+    softmax_rank_above_profile(claim_log, N=DOC_N, d=DOC_D, bound=int(claimed.eval("bound", exact=True, N=DOC_N, d=DOC_D)))
     Q, K, scale = qk
     N, d = Q.shape
     A = softmax_attention(Q, K).numpy()
@@ -692,6 +698,9 @@ def test_rank_variety_dimension(AB, claim_log, claimed):
 @given(u=st.tuples(st.integers(-3, 3), st.integers(-3, 3)).filter(lambda t: t[0] != t[1]),
        v=hnp.arrays(np.int64, st.integers(2, 4), elements=st.integers(-3, 3)).filter(lambda a: len(set(a)) > 1))
 def test_softmax_keeps_row_dependence(u, v, claim_log):
+    # at the document's sizes M = QK^T has rank <= d < N (dependent rows); the step claims rank A <= rank M <= d
+    softmax_rank_above_profile(claim_log, N=DOC_N, d=DOC_D, bound=DOC_D,
+                               setting=f"N={DOC_N}, d={DOC_D} (M = QK^T, rank M <= {DOC_D})", what="rank A")
     M = np.outer(np.array(u, dtype=np.float64), v.astype(np.float64))  # rank 1: rows are multiples of v
     claim_log.example(columns=v.size)
     A = softmax_attention(M, np.eye(M.shape[1]), scale=1.0).numpy()  # softmax of M itself, row by row
@@ -713,6 +722,7 @@ def test_softmax_keeps_row_dependence(u, v, claim_log):
 @given(d=st.integers(1, 2), seed=st.integers(0, 2**31 - 1))
 @profiles.scaled(0.25)
 def test_dimension_bottleneck(cid, d, seed, claim_log, claimed):
+    softmax_rank_above_profile(claim_log, N=DOC_N, d=DOC_D, bound=int(claimed.eval("bound", exact=True, N=DOC_N, d=DOC_D)))
     N = 8 * d
     rng = np.random.default_rng(seed)
     Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))

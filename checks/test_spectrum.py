@@ -69,6 +69,7 @@ from attention_claims.testkit import (
     search_seeds,
     seeded_gaussian_qk,
 )
+from attention_claims.testkit.failure_profiles import RANK_REL_TOL, gaussian_softmax_ranks, record_profile
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -636,6 +637,12 @@ def test_max_rank_column(claim_log, claimed):
             wrong.append((model, N, d, max_rank))
     if wrong:
         model, N, d, max_rank = wrong[0]
+        # at that row's own N and d, how many Gaussian draws have a rank other than the table's maximum
+        ranks = gaussian_softmax_ranks(N, d, 30, 0)
+        record_profile(claim_log, [r != max_rank for r in ranks], setting=f"N={N}, d={d} ({model})",
+                       summary=f"numerical rank of softmax(QK^T/sqrt d), float64, Gaussian Q, K (numpy default_rng(0)), "
+                               f"singular values above {RANK_REL_TOL:g} sigma_1 counted: {min(ranks)}..{max(ranks)}, "
+                               f"never the table's {max_rank} (N = {N} bounds it)")
         refute(f"{model}: the table's theoretical maximum rank {max_rank} is not N = {N}: an {N}x{N} attention "
                f"matrix has rank <= {N}, and softmax attention reaches {N} whatever d (here d = {d})",
                example={"row": model, "N": N, "d": d, "table": max_rank, "max_possible": N},

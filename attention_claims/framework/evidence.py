@@ -59,6 +59,29 @@ PLOT_KINDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The classes of a failure profile (:meth:`CheckLog.failure_profile`, docs/verdicts.md "Failure
+#: profile"): ``generic``, every draw at the stated setting fails (the failure is the rule);
+#: ``at-document-parameters``, some but not all draws fail there; ``special-inputs``, none does (the
+#: counterexample needs inputs a random draw does not produce). :func:`failure_class` computes it.
+FAILURE_PROFILE_CLASSES: tuple[str, ...] = ("generic", "at-document-parameters", "special-inputs")
+
+
+def failure_class(trials: int, failures: int) -> str:
+    """The class of :data:`FAILURE_PROFILE_CLASSES` that ``failures`` of ``trials`` draws give: all
+    fail, ``generic``; some, ``at-document-parameters``; none, ``special-inputs``.
+
+    Raises:
+        ValueError: ``trials < 1`` or ``failures`` outside ``[0, trials]``.
+    """
+    if isinstance(trials, bool) or not isinstance(trials, numbers.Integral) or trials < 1:
+        raise ValueError(f"trials: must be an integer >= 1, got {trials!r}")
+    if isinstance(failures, bool) or not isinstance(failures, numbers.Integral) or not 0 <= failures <= trials:
+        raise ValueError(f"failures: must be an integer in [0, trials = {trials}], got {failures!r}")
+    if failures == trials:
+        return "generic"
+    return "at-document-parameters" if failures else "special-inputs"
+
+
 def _plot_json(value: Any, where: str) -> Any:
     """``value`` as plain JSON for a plot: arrays to lists, non-finite floats to ``None``.
 
@@ -187,7 +210,9 @@ class CheckLog:
     measured quantity (e.g. the logit gap, the smallest certified determinant);
     ``note(text)`` adds a fixed line (e.g. the boundary found by a bisection);
     ``figure(path, caption)`` attaches an image the check drew, which the report shows;
-    ``plot(kind, data)`` attaches data the HTML report draws (one of :data:`PLOT_KINDS`).
+    ``plot(kind, data)`` attaches data the HTML report draws (one of :data:`PLOT_KINDS`);
+    ``failure_profile(cls, ...)`` says how often the reading fails at the document's own parameters
+    (shown next to a shrunk counterexample, which alone reads as a corner case).
     """
 
     examples: int = 0
@@ -195,6 +220,7 @@ class CheckLog:
     notes: list[str] = field(default_factory=list)
     figures: list[dict[str, str]] = field(default_factory=list)
     plots: list[dict[str, Any]] = field(default_factory=list)
+    profile: dict[str, Any] | None = None  # failure_profile(): {"class", "setting", "trials", "failures", "summary"}
 
     def example(self, **tracked: float) -> None:
         """Count one example and track the given quantities."""
@@ -266,6 +292,29 @@ class CheckLog:
         entry = {"kind": kind, "data": _plot_json(data, "data")}
         if entry not in self.plots:
             self.plots.append(entry)
+
+    def failure_profile(self, cls: str, *, setting: str, trials: int, failures: int, summary: str) -> None:
+        """Attach the check's failure profile: of ``trials`` independent draws at ``setting`` (the
+        document's own parameters, e.g. ``"N=512, d=64, Gaussian Q, K"``), ``failures`` broke the
+        reading; ``cls`` (one of :data:`FAILURE_PROFILE_CLASSES`, best computed by
+        :func:`failure_class`) says whether the failure is the rule or a corner case, ``summary`` one
+        sentence on how it was measured (tolerance, seed). A second call replaces the first. The
+        report shows it on the reading when the reading failed, and on a false claim.
+
+        Raises:
+            ValueError: ``cls`` is not a profile class, ``trials < 1``, ``failures`` outside
+                ``[0, trials]``, or ``setting`` is empty.
+        """
+        if cls not in FAILURE_PROFILE_CLASSES:
+            raise ValueError(f"unknown failure profile class {cls!r}; one of {', '.join(FAILURE_PROFILE_CLASSES)}")
+        if isinstance(trials, bool) or not isinstance(trials, numbers.Integral) or trials < 1:
+            raise ValueError(f"trials: must be an integer >= 1, got {trials!r}")
+        if isinstance(failures, bool) or not isinstance(failures, numbers.Integral) or not 0 <= failures <= trials:
+            raise ValueError(f"failures: must be an integer in [0, trials = {trials}], got {failures!r}")
+        if not str(setting).strip():
+            raise ValueError("setting: must name the parameters the draws were taken at")
+        self.profile = {"class": cls, "setting": str(setting), "trials": int(trials), "failures": int(failures),
+                        "summary": str(summary)}
 
     def summary(self) -> str:
         """One paragraph: the examples, the tracked ranges, then the notes."""

@@ -117,6 +117,7 @@ class CheckResult:
     error: str = ""
     figures: list = field(default_factory=list)  # [{"path": absolute path, "caption": str}]
     plots: list = field(default_factory=list)  # [{"kind": str, "data": {...}}] (CheckLog.plot)
+    failure_profile: dict | None = None  # {"class", "setting", "trials", "failures", "summary"} (CheckLog.failure_profile)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -517,6 +518,7 @@ def _update_result(res: CheckResult, report: pytest.TestReport, props: dict) -> 
         res.evidence = props.get(PREFIX + "evidence", "")
         res.figures = json.loads(props.get(PREFIX + "figures", "[]"))
         res.plots = json.loads(props.get(PREFIX + "plots", "[]"))
+        res.failure_profile = json.loads(props.get(PREFIX + "failure_profile", "null"))
         if PREFIX + "counterexample" in props:
             res.outcome = "counterexample"
             res.counterexample = json.loads(props[PREFIX + "counterexample"])
@@ -624,6 +626,8 @@ class _ClaimsHooks:
             props.append((PREFIX + "evidence", log.summary()))
             if log.figures:
                 props.append((PREFIX + "figures", json.dumps(log.figures)))
+            if log.profile is not None:
+                props.append((PREFIX + "failure_profile", json.dumps(log.profile, allow_nan=False)))
             if log.plots:
                 props.append((PREFIX + "plots", json.dumps(log.plots, allow_nan=False)))
                 if not item.config.getoption("claims_no_report", False):
@@ -878,8 +882,8 @@ class ClaimsController(_ClaimsHooks):
 
 def terminal_lines(report: Report, errors: list[str], report_file: Path | None, *, width: int = 120,
                    notices: list[str] = ()) -> list:
-    """``[(line, red)]``: the false claims this run decided (id and one-line counterexample, cut to
-    ``width``), the claims whose verdict disagrees with ``expected`` or whose check errored, the run's
+    """``[(line, red)]``: the false claims this run decided (id, one-line counterexample and, when the
+    claim has one, its failure profile as `` [class: failures/trials at setting]``, cut to ``width``), the claims whose verdict disagrees with ``expected`` or whose check errored, the run's
     errors, the ``notices`` (warnings such as an earlier report set aside), then the tally of this run's
     verdicts (the last line, naming ``report_file`` when one was written)."""
     from .render.model import SECTION_ORDER, one_line_counterexample
@@ -893,7 +897,11 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
         idw = max(len(c.id) for c in false)
         for c in false:
             text = f"  {c.id:<{idw}}  {one_line_counterexample(data[c.id]) or c.reason}"
-            lines.append((text if len(text) <= width else text[: width - 1] + "…", False))
+            p = c.failure_profile
+            tail = f" [{p['class']}: {p['failures']}/{p['trials']} at {p['setting']}]" if p else ""
+            if len(text) + len(tail) > width:  # the counterexample is cut, the profile kept
+                text = text[: max(width - len(tail) - 1, 0)] + "…"
+            lines.append((text + tail, False))
     bad = [c for c in fresh if not c.agrees or c.errors]
     if bad:
         lines.append((f"attention-claims: {len(bad)} verdict(s) disagree with 'expected' or errored: "

@@ -39,6 +39,7 @@ from .report_model import (
     Report,
     Run,
     Trust,
+    failure_profile_from_json,
 )
 from .trust import build_trust
 from .verdict import ReadingOutcome, decide, reading_outcome
@@ -211,6 +212,9 @@ def _reading_entry(reading, results, profile, report_dir=None,
         cx = CounterexampleEntry.from_json(first.counterexample)
         cx.check, cx.reproduce = first.nodeid, _reproduce(first.nodeid, profile)
     certified = bool(cx and cx.certified)
+    # the profile of a failed reading: its counterexample's check's first, else any check's
+    profiled = sorted((r for r in checks if r.failure_profile), key=lambda r: r.outcome != "counterexample")
+    profile = failure_profile_from_json(profiled[0].failure_profile) if profiled and outcome == "failed" else None
     entry = ReadingEntry(
         name=reading.name, as_stated=reading.as_stated, statement=reading.statement,
         condition={k: v for k, v in (("dtype", reading.dtype), ("device", reading.device),
@@ -218,7 +222,8 @@ def _reading_entry(reading, results, profile, report_dir=None,
         outcome=outcome, checks=[r.nodeid for r in checks], examples=sum(r.examples for r in checks),
         evidence=_evidence(checks), counterexample=cx, certified=certified, figures=_figures(checks, report_dir),
         kind=reading.kind if outcome == "failed" and not reading.as_stated else None, plots=_plots(checks),
-        ran_on=reading_ran_on(ran_on, reading) if ran_on is not None and outcome != "skipped" else None)
+        ran_on=reading_ran_on(ran_on, reading) if ran_on is not None and outcome != "skipped" else None,
+        failure_profile=profile)
     return entry, ReadingOutcome(outcome, certified), errors
 
 
@@ -230,6 +235,15 @@ def _reason(verdict: str, reason: str, readings: list[ReadingEntry]) -> str:
     bits = [f"{r.name}: {(r.counterexample.boundary or r.counterexample.message) if r.counterexample else ''}"
             for r in failing[:1]]
     return reason + ". " + "; ".join(bits)
+
+
+def _claim_profile(verdict: str, readings: list[ReadingEntry]) -> dict | None:
+    """A false claim's failure profile: its failed as-stated reading's (None for another verdict, or
+    when no failed as-stated reading has one)."""
+    if verdict != "false":
+        return None
+    return next((r.failure_profile for r in readings if r.as_stated and r.outcome == "failed"
+                 and r.failure_profile), None)
 
 
 def _place(s) -> Place:
@@ -259,7 +273,7 @@ def claim_entry(claim, results, *, profile: str, report_dir=None, selected: bool
         unchecked_reason=claim.unchecked_reason, notes=claim.notes,
         record=os.path.relpath(claim.path) if os.path.isabs(claim.path) else claim.path,
         readings=readings, errors=errors, selected=selected, decided=decided if decided_now else None,
-        topics=list(claim.topics))
+        topics=list(claim.topics), failure_profile=_claim_profile(d.verdict, readings))
 
 
 def _pending(state, cid: str, results) -> int:

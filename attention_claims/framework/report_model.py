@@ -135,6 +135,25 @@ class Plot:
     check: str = ""
 
 
+PROFILE_KEYS = ("class", "setting", "trials", "failures", "summary")
+"""The keys of a failure profile (``ReadingEntry.failure_profile``, ``ClaimEntry.failure_profile``), in order."""
+
+
+def failure_profile_from_json(data: dict | None) -> dict | None:
+    """A failure profile read back from ``claims.json`` (None stays None): ``{"class", "setting", "trials",
+    "failures", "summary"}`` (:meth:`attention_claims.framework.evidence.CheckLog.failure_profile`), keys in
+    order, unknown keys dropped.
+
+    Raises:
+        KeyError: a key other than ``summary`` is missing.
+        ValueError, TypeError: ``trials`` or ``failures`` is not an integer.
+    """
+    if data is None:
+        return None
+    return {"class": str(data["class"]), "setting": str(data["setting"]), "trials": int(data["trials"]),
+            "failures": int(data["failures"]), "summary": str(data.get("summary", ""))}
+
+
 @dataclass
 class ReadingEntry:
     """One reading of a claim and what its checks found in the run that decided the claim."""
@@ -153,6 +172,7 @@ class ReadingEntry:
     kind: str | None = None  # numerical | scope | empirical: set on a failed reading other than the as-stated one
     plots: list[Plot] = field(default_factory=list)
     ran_on: RanOn | None = None  # the run this outcome came from; None for a reading that did not run
+    failure_profile: dict | None = None  # PROFILE_KEYS, on a failed reading whose check measured one
 
     @classmethod
     def from_json(cls, data: dict) -> ReadingEntry:
@@ -171,7 +191,8 @@ class ReadingEntry:
                    figures=[Figure(**f) for f in data.get("figures", [])], kind=data.get("kind"),
                    plots=[Plot(kind=p["kind"], data=p["data"], check=p.get("check", ""))
                           for p in data.get("plots", [])],
-                   ran_on=RanOn.from_json(data.get("ran_on")))
+                   ran_on=RanOn.from_json(data.get("ran_on")),
+                   failure_profile=failure_profile_from_json(data.get("failure_profile")))
 
 
 @dataclass
@@ -198,7 +219,9 @@ class ClaimEntry:
     """One claim, its verdict and its readings.
 
     ``selected``: whether this run was asked to decide it; ``decided``: when it was last decided
-    (this run or an earlier one), ``None`` when no run has decided it yet.
+    (this run or an earlier one), ``None`` when no run has decided it yet; ``failure_profile``: for a
+    ``false`` claim, the failure profile of its failed as-stated reading (how often it fails at the
+    document's own parameters), ``None`` when its check measured none.
     """
 
     id: str
@@ -219,6 +242,7 @@ class ClaimEntry:
     selected: bool = True
     decided: Decided | None = None
     topics: list[str] = field(default_factory=list)  # the record's own topics; empty: derived by the renderer
+    failure_profile: dict | None = None  # a false claim's: its failed as-stated reading's failure profile
 
     @classmethod
     def from_json(cls, data: dict) -> ClaimEntry:
@@ -236,7 +260,8 @@ class ClaimEntry:
                    record=data.get("record", ""),
                    readings=[ReadingEntry.from_json(r) for r in data.get("readings", [])],
                    errors=list(data.get("errors", [])), selected=bool(data.get("selected", True)),
-                   decided=Decided(**decided) if decided else None, topics=list(data.get("topics", [])))
+                   decided=Decided(**decided) if decided else None, topics=list(data.get("topics", [])),
+                   failure_profile=failure_profile_from_json(data.get("failure_profile")))
 
     @property
     def documents(self) -> list[str]:

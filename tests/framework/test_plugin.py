@@ -184,8 +184,8 @@ def test_threads():
 def test_xdist_gives_the_same_report(planted, pytester, monkeypatch):
     """``-n 2`` and a serial run give the same report, on a project that exercises what crosses from a
     worker to the controller: a caveat from three readings, plots attached by a check, and one check
-    deciding two claims (their serial-only twins are the tests of each feature below). Each of the two
-    workers gets its share of the cores for its BLAS and OpenMP threads."""
+    deciding two claims with a failure profile (their serial-only twins are the tests of each feature
+    below and tests/framework/test_failure_profile.py). Each of the two workers gets its share of the cores for its BLAS and OpenMP threads."""
 
     from attention_claims.framework.plugin import THREAD_VARIABLES, available_cores
 
@@ -198,7 +198,8 @@ def test_xdist_gives_the_same_report(planted, pytester, monkeypatch):
     files = checks(exact="pass", fp16="refute", fp32="pass")
     files["test_plot.py"] = PLOT.replace('claim("c"', 'claim("p"')
     files["test_both.py"] = TWO_MARKERS.replace('claim("c"', 'claim("s"').replace('claim("d"', 'claim("t"').format(
-        body='refute("shared failure", example={"N": 3}, certified=True)')
+        body='claim_log.failure_profile("generic", setting="N=512, d=64", trials=4, failures=4, summary="x")\n    '
+             'refute("shared failure", example={"N": 3}, certified=True)')
     files["test_threads.py"] = THREADS.replace("THREAD_VARIABLES", repr(THREAD_VARIABLES))
     serial = planted(records, files).report
     (pytester.path / "out" / "claims.json").unlink()
@@ -226,6 +227,8 @@ def test_xdist_gives_the_same_report(planted, pytester, monkeypatch):
         (r,) = run.claim(cid)["readings"]
         assert run.claim(cid)["verdict"] == "false" and r["name"] == reading
         assert r["checks"] == ["test_both.py::test_both"] and r["counterexample"]["message"] == "shared failure"
+        assert r["failure_profile"] == run.claim(cid)["failure_profile"] == {  # crossed from a worker
+            "class": "generic", "setting": "N=512, d=64", "trials": 4, "failures": 4, "summary": "x"}
 
 
 FIGURE = '''

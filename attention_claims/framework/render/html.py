@@ -101,7 +101,8 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
                 for f in r.get("figures", []) or []]
         readings.append(dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
                              figures_shown=figs, plots_svg=[(p["kind"], Markup(plots.render_plot(p))) for p in r.get("plots", [])],
-                             is_primary=reading is not None and r["name"] == reading["name"]))
+                             is_primary=reading is not None and r["name"] == reading["name"],
+                             profile_text=model.failure_profile_text(r.get("failure_profile"))))
     search = " ".join([claim["id"], claim.get("title") or "", claim.get("statement") or "", claim["source"]["quote"],
                        claim.get("reason") or "", claim["source"].get("section") or ""]).lower()
     return {
@@ -109,7 +110,8 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         "topics": model.claim_topics(claim), "kinds": model.claim_reading_kinds(claim),
         "places": places, "readings": readings, "cx": cx, "cx_reading": reading,
         "one_line": model.one_line_counterexample(claim), "reason": model.reason_text(claim),
-        "decided": model.decided_text(claim),
+        "decided": model.decided_text(claim), "profile": model.claim_failure_profile(claim),
+        "profile_text": model.failure_profile_text(model.claim_failure_profile(claim)),
         "search": plain_text(search), "severity": model.SEVERITY.get(claim["verdict"], 9),
         "plots_svg": [(p["kind"], Markup(plots.render_plot(p))) for p in claim.get("plots", [])],
     }

@@ -276,13 +276,16 @@ def _section(claim: dict, verdict: str, macro) -> str:
 
 def _view(c: dict) -> dict:
     reading, cx = model.primary_counterexample(c)
+    profile = model.claim_failure_profile(c)
     return {"c": c, "cx": cx, "cx_reading": reading, "one_line": model.one_line_counterexample(c),
+            "profile": profile, "profile_text": model.failure_profile_text(profile),
             "reason": model.reason_text(c), "decided": model.decided_text(c), "docs": [model.document_short(d) for d in model.documents_of(c)],
             "topic": model.claim_topics(c)[0],
             "plot_links": [(name, _plot_caption(spec), path, model.figure_path(path))
                            for name, spec, path in model.plot_files(c)],
             "readings": [dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
                               is_primary=reading is not None and r["name"] == reading["name"],
+                              profile_text=model.failure_profile_text(r.get("failure_profile")),
                               figures_linked=[dict(f, rel=model.figure_path(f.get("path")))
                                               for f in r.get("figures") or []])
                          for r in c.get("readings", [])]}

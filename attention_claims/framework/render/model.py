@@ -15,7 +15,7 @@ __all__ = [
     "VERDICT_ORDER", "SECTION_ORDER", "DOCUMENTS", "use_documents", "TOPICS", "READING_KINDS",
     "document_key", "document_label", "document_url", "claim_topics", "reading_kind", "claim_reading_kinds",
     "one_line_counterexample", "reason_text", "evidence_text", "documents_of", "primary_counterexample",
-    "worst_verdict", "run_banner", "decided_text",
+    "worst_verdict", "run_banner", "decided_text", "claim_failure_profile", "failure_profile_text",
 ]
 
 VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided")
@@ -173,6 +173,25 @@ def one_line_counterexample(claim: dict) -> str:
     if claim.get("verdict") == "caveat" and cx.get("boundary"):
         text = cx["boundary"]
     return " ".join(text.split())
+
+
+def claim_failure_profile(claim: dict) -> dict | None:
+    """A false claim's failure profile (its ``failure_profile``, else its as-stated failed reading's, for a
+    report written before claims carried one); ``None`` for another verdict or when none was measured."""
+    if claim.get("verdict") != "false":
+        return None
+    if claim.get("failure_profile"):
+        return claim["failure_profile"]
+    return next((r["failure_profile"] for r in claim.get("readings", [])
+                 if r.get("as_stated") and r.get("outcome") == "failed" and r.get("failure_profile")), None)
+
+
+def failure_profile_text(profile: dict | None) -> str:
+    """``"fails in F of T draws at <setting>"`` for a failure profile (``{"class", "setting", "trials",
+    "failures", "summary"}``); ``""`` for ``None``."""
+    if not profile:
+        return ""
+    return f"fails in {profile.get('failures')} of {profile.get('trials')} draws at {profile.get('setting')}"
 
 
 def reason_text(claim: dict) -> str:
