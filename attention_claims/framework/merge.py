@@ -152,8 +152,10 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
             r.kind = spec.kind if r.outcome == "failed" and spec is not None and not spec.as_stated else None
         base = ClaimEntry.from_json(latest)
         runs = sorted({_decided_at(c) for _label, c in decided})
+        stated = next((r for r in readings if r.as_stated), None)
+        profile = stated.failure_profile if d.verdict == "false" and stated is not None else None
         claims.append(replace(base, verdict=d.verdict, agrees=d.agrees, reason=_reason(d.verdict, d.reason, readings),
-                              readings=readings, errors=errors, selected=True,
+                              readings=readings, errors=errors, selected=True, failure_profile=profile,
                               decided=Decided(at=runs[-1], profile=base.decided.profile if base.decided else "",
                                               run="merged")))
     runs: list[RanOn] = []

@@ -159,3 +159,16 @@ def test_the_command_writes_the_merged_report_or_says_why_not(project, pytester,
     b.write_text("{not json", encoding="utf-8")
     assert merge_tool.main([str(a), str(b), "-o", str(out), *common]) == 4
     assert f"{b}: cannot be read as a report" in capsys.readouterr().err
+
+
+def test_a_merged_claim_carries_the_failure_profile_of_its_verdict(project):
+    cpu = project()
+    fals = next(c for c in cpu["claims"] if c["id"] == "fals-claim")
+    profile = {"class": "generic", "setting": "N=4", "trials": 3, "failures": 3, "summary": "fails on every draw"}
+    fals["readings"][0]["failure_profile"] = profile
+    fals["failure_profile"] = profile
+    alpha = next(c for c in cpu["claims"] if c["id"] == "alpha-claim")
+    alpha["failure_profile"] = profile  # stale: alpha is true; the merge recomputes it away
+    merged = merge_reports([("cpu.json", cpu)], project.catalog()).to_json()
+    by_id = {c["id"]: c for c in merged["claims"]}
+    assert by_id["fals-claim"]["failure_profile"] == profile and by_id["alpha-claim"].get("failure_profile") is None
