@@ -859,15 +859,19 @@ def test_bhojanapalli_representation(n, data, seed, claim_log, claimed):
             refute(f"d = {d} < {claimed.text('threshold')} = {threshold}, but 11 random P were all expressible "
                    f"for this X", example={"X": X, "m": m}, certified=False,
                    certificate="exact ranks, but only 11 P tried")
-    # the paper's own example: d = 1, n = 2, X = [1, 0]: the second column of the logits is 0
+    # the paper's own example: d = 1, n = 2, X = [1, 0]: the logits X^T W X vanish outside entry (1, 1), so
+    # the second column of the column-stochastic P is (1/2, 1/2) for every W_q, W_k; a P whose second column
+    # is (2/3, 1/3) (m = [[0, 1], [0, 0]]) is decided by the same exact test as the random cases, and must come
+    # out not expressible
     X0 = np.array([[1, 0]])
-    with mpmath.workdps(30):
-        col2 = [mpmath.mpf(1) / 2, mpmath.mpf(1) / 2]  # softmax of a zero column, for every W_q, W_k
-    if n == 2 and abs(col2[0] - mpmath.mpf("0.75")) < mpmath.mpf("1e-25"):
-        refute("the paper's d = 1 example is expressible", example={"X": X0}, certified=True, certificate="exact")
+    m0 = np.array([[0, 1], [0, 0]])
+    if n == 2 and _expressible(X0, m0):
+        refute("the paper's d = 1 example: P with second column (2/3, 1/3) is expressible from X = [1, 0]",
+               example={"X": X0, "m": m0}, certified=True, certificate="exact rational ranks")
     claim_log.note("Expressibility decided exactly: m in span{X^T E_ab X} + span{column shifts} (fmpz ranks). The "
-                   "paper's example X = [1, 0] (d = 1, n = 2) forces a zero second logit column, so the second "
-                   "column of P is (1/2, 1/2) for every W_q, W_k, never (0.75, 0.25).")
+                   "paper's example X = [1, 0] (d = 1, n = 2) gives logits that vanish outside entry (1, 1), so the "
+                   "second column of P is (1/2, 1/2) for every W_q, W_k; the exact test says P with second column "
+                   "(2/3, 1/3) is not expressible.")
 
 
 
