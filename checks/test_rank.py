@@ -492,7 +492,9 @@ def test_softmax_raises_rank_generic(N, d, seed, claim_log):
 
 @pytest.mark.claim("softmax-raises-rank", reading="every-input")
 @given(qk=integer_qk(n=(2, 5), d=(1, 3), bound=2))
-@example(qk=(np.array([[0, 1], [1, 1]]), np.array([[1, 0], [1, 1]])))  # (q1 - q0).k_j = 1 for all j
+# N = 3 > d = 2, as the post's n >> d: the logit rows [0, 1, 2], [1, 2, 3], [2, 3, 4] differ by constants, so
+# rank QK^T = 2 but every softmax row is the same (rank 1); found by the issue 24 audit
+@example(qk=(np.array([[1, 0], [1, 1], [1, 2]]), np.array([[0, 1], [1, 1], [2, 1]])))
 @profiles.scaled(0.25)
 def test_softmax_raises_rank_every_input(qk, claim_log):
     Q, K = qk
