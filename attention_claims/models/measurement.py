@@ -8,7 +8,7 @@ before the next layer runs, so the ``(L, H, N, N)`` stack is never held. Peak me
 float64 one, ``P`` parameters; both stay loaded), one layer's weights in the forward pass's dtype (``b`` =
 4 or 8 bytes), their float64 copy and LAPACK's working copy of one head (``N²·8``, counted per layer
 above as an upper bound), plus ``F``, the pass's own activations of one layer (the ``(H, N, N)`` logits
-and softmax, ``2·H·N²·b``). Holding the stack instead cost ``L·H·N²·(4 + 8)`` (5.7 GB of float64 alone
+and softmax, ``2·H·N²·b``). Holding the stack instead cost ``L·H·N²·(4 + 8)`` (9.1 GB of float64 alone
 for SmolLM2-135M, L = 30, H = 9, at N = 2048).
 
 The cache (``<cache root>/measurements/*.json``) is keyed by model, N, text, dtypes and
@@ -201,10 +201,11 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str,
     return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
 
 
-#: seconds per float64 gesdd of one N = 512 attention matrix, fitted to the cold measurements of
-#: SmolLM2-135M at N = 512 (44 s) and 1024 (259 s) on this suite's 2-core machine (README, Benchmarks);
-#: the SVDs dominate from N = 512 on and grow as N³
-SECONDS_PER_SVD_512 = 0.055
+#: seconds per float64 gesdd of one N = 512 attention matrix on this suite's 2-core machine, fitted to the
+#: cold measurements of SmolLM2-135M (README, Benchmarks: 44 s at N = 512, 259 s at N = 1024 under load,
+#: 17.5 s per layer of 9 heads at N = 2048), each within a factor 1.5; the SVDs dominate from N = 512 on
+#: and grow as N³
+SECONDS_PER_SVD_512 = 0.04
 
 #: seconds to load a built-in model in both dtypes and run the passes' other work (same fit)
 SECONDS_BASE = 15.0
