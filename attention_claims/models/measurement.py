@@ -220,15 +220,23 @@ def estimate_seconds(key: str, N: int, dtypes: tuple[str, ...]) -> float:
 
 
 def _announce(key: str, N: int, dtypes: tuple[str, ...]) -> None:
-    """One line on the real stderr (``sys.__stderr__``, shown under pytest's capture) before a cold measurement."""
+    """One line (model, N, rough time) before a cold measurement: to the first of
+    :data:`attention_claims.models.ANNOUNCERS` that takes it (under pytest, its terminal), else to
+    ``sys.__stderr__``."""
+    from . import ANNOUNCERS
+
+    est = estimate_seconds(key, N, dtypes)
+    when = f"{est:.0f} s" if est < 120 else f"{est / 60:.0f} min"
+    line = (f"attention-claims: measuring {key} at N = {N} ({' + '.join(dtypes)} forward passes, "
+            f"not cached yet), roughly {when}")
+    for announce in ANNOUNCERS:
+        if announce(line):
+            return
     stream = sys.__stderr__
     if stream is None:
         return
-    est = estimate_seconds(key, N, dtypes)
-    when = f"{est:.0f} s" if est < 120 else f"{est / 60:.0f} min"
     try:
-        stream.write(f"\nattention-claims: measuring {key} at N = {N} ({' + '.join(dtypes)} forward passes, "
-                     f"not cached yet), roughly {when}\n")
+        stream.write(f"\n{line}\n")
         stream.flush()
     except (OSError, ValueError):
         pass

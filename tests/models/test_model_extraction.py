@@ -193,6 +193,7 @@ def test_a_cold_measurement_announces_itself_and_shows_progress(monkeypatch, tmp
     monkeypatch.setattr(measure_module, "_MEMO", {})
     err = io.StringIO()
     monkeypatch.setattr(sys, "__stderr__", err)
+    monkeypatch.setattr(models, "ANNOUNCERS", [])  # not the root conftest's terminal: the fallback
     meas = models.measure("minilm-l6", 32, float64=False, progress=True)
     out = err.getvalue()
     assert "measuring minilm-l6 at N = 32 (float32 forward passes, not cached yet), roughly" in out
@@ -201,3 +202,9 @@ def test_a_cold_measurement_announces_itself_and_shows_progress(monkeypatch, tmp
     err.truncate(0)
     measure_module._MEMO.clear()
     assert models.measure("minilm-l6", 32, float64=False).cached and "measuring" not in err.getvalue()
+    taken = []
+    monkeypatch.setattr(models, "ANNOUNCERS", [lambda line: taken.append(line) or True])
+    measure_module._MEMO.clear()
+    models.measure("minilm-l6", 16, float64=False)
+    assert taken == ["attention-claims: measuring minilm-l6 at N = 16 (float32 forward passes, not cached yet), "
+                     "roughly 15 s"] and "N = 16" not in err.getvalue()
