@@ -172,9 +172,11 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str,
     at N = 2048) but squares the condition number: its singular values carry an absolute error of about
     ``sqrt(eps)·σ₁`` (measured max |σ_gesdd − σ_gram| = 1.6e-8 at N = 512, 1.9e-8 at N = 2048, with
     σ₁ ≈ 1), so every σ below ~1e-8 is lost (σ_N ≈ 1e-20 came out 0). The effective ranks, the top-10%
-    energy and ``‖A‖_F² = Σσ²`` (relative difference below 8e-16) are insensitive to that, but
-    ``sigma_min``, ``condition``, ``numerical_rank`` (tolerance ``σ₁·N·eps`` = 1e-13 in float64),
-    ``alpha`` over all σ > 0 and ``alpha_resolved`` are not; they are reported, so gesdd stays.
+    energy, ``sigma_max``, ``envelope_c1`` (error ≤ 2e-8·N) and ``‖A‖_F² = Σσ²`` (relative difference
+    below 8e-16) are insensitive to that, and so is the float32 pass's ``numerical_rank`` (tolerance
+    ``σ₁·N·eps32`` ≈ 6e-5 at N = 512, far above 1e-8); ``sigma_min``, ``condition``, the float64 pass's
+    ``numerical_rank`` (tolerance 1.1e-13 at N = 512, 4.5e-13 at N = 2048), ``alpha`` over all σ > 0 and
+    the float64 ``alpha_resolved`` are not. They are reported, so gesdd stays.
 
     Args:
         on_layer: called with no arguments after each layer is reduced (progress).
