@@ -17,7 +17,9 @@
 - the report writers: ``claims.json``, ``claims.md``, ``claims.html`` from ``reports/claims.json``;
 - a trained model's per-head measurement (:func:`attention_claims.models.measure`, the encoder
   all-MiniLM-L6-v2 at N = 128, float32 and float64 forward passes): cold (an empty cache; the model
-  itself already loaded) against cached (read back from the JSON cache).
+  itself already loaded) against cached (read back from the JSON cache);
+- ``model_measurement/smollm2-135m/N=...``: seconds and peak RSS of one cold streaming measurement of
+  SmolLM2-135M in its own process, N = 512 (and 1024, 2048 with ``--bench-model-max-n``).
 """
 
 from __future__ import annotations
@@ -344,3 +346,56 @@ def test_trained_model_measurement(benchmark, bench_results, tmp_path_factory, m
     entry[path] = benchmark.stats.stats.median
     if "cold" in entry and "cached" in entry:
         entry["ratio_cold_over_cached"] = round(entry["cold"] / entry["cached"], 1)
+
+
+_MEASURE_ONE = """
+import json, resource, sys, time
+from attention_claims.models import measurement, registry
+key, N, text_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+text = registry.register_text(text_file)
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+t0 = time.perf_counter()
+meas = measurement.measure_uncached(key, N, text)
+seconds = time.perf_counter() - t0
+print(json.dumps({"seconds": round(seconds, 1), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                  "rss_after_import_mb": round(rss0), "eff_rank_90_mean": float(meas.get("eff_rank_90").mean())}))
+"""
+
+
+@pytest.mark.parametrize("N", [512, 1024, 2048])
+def test_model_measurement(benchmark, bench_results, request, tmp_path, N):
+    """A cold streaming measurement of SmolLM2-135M (:func:`attention_claims.models.measurement.measure_uncached`,
+    float32 and float64 forward passes, every head's float64 singular values), each N in its own Python process,
+    so that ``peak_rss_mb`` (``ru_maxrss`` of that process: imports, both models' weights, the measurement) is
+    this measurement's alone; ``seconds`` is the measurement's wall time in it (model loading included, the
+    GGUF conversion cached). Torch and LAPACK use the machine's threads. The input is the three built-in
+    passages one after the other (moby-dick, pride-and-prejudice, tale-of-two-cities; about 2,400
+    SmolLM2 tokens: each alone has fewer than 1,024), cut to N tokens."""
+    import os
+    import subprocess
+    import sys
+
+    from attention_claims import models
+
+    key = "smollm2-135m"
+    if N > request.config.getoption("--bench-model-max-n"):
+        pytest.skip(f"N = {N} is above --bench-model-max-n (a cold measurement grows as N³)")
+    if models.install_hint(key) is not None:
+        pytest.skip(models.install_hint(key))
+    models.load_model(key)  # the GGUF conversion (once per cache) is not timed
+    from attention_claims.models.registry import TEXTS, read_text
+
+    text_file = tmp_path / "three-openings.txt"
+    text_file.write_text("\n\n".join(read_text(t) for t in TEXTS), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+    def run():
+        proc = subprocess.run([sys.executable, "-c", _MEASURE_ONE, key, str(N), str(text_file)], capture_output=True, text=True,
+                              env=env, cwd=ROOT, check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    out = benchmark.pedantic(run, rounds=1, iterations=1)
+    entry = bench_results.setdefault(f"model_measurement/{key}/N={N}", {
+        "unit": "seconds and peak RSS (MiB) of one cold measurement, float32 + float64, own process"})
+    entry.update(out)

@@ -44,6 +44,7 @@ _WHERE = {
     "load_model": "loading",
     "token_ids": "loading",
     "attention": "loading",
+    "attention_layers": "loading",
     "MEASURE_VERSION": "measurement",
     "EPS": "measurement",
     "TOP_FRACTION": "measurement",
@@ -51,6 +52,9 @@ _WHERE = {
     "head_measures": "measurement",
     "layer_spectra": "measurement",
     "measure_stack": "measurement",
+    "measure_layers": "measurement",
+    "measure_uncached": "measurement",
+    "estimate_seconds": "measurement",
     "Measurement": "measurement",
     "measure": "measurement",
     "layer_table": "tables",
@@ -60,3 +64,9 @@ _WHERE = {
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _WHERE)
+
+#: callables ``f(line: str) -> bool`` tried in order to show the one line a cold measurement writes before
+#: it starts (:func:`.measurement.measure`); the first to return True took it. The repository's root
+#: ``conftest.py`` adds pytest's terminal (past its output capture); with none taking it the line goes to
+#: ``sys.__stderr__``.
+ANNOUNCERS: list = []

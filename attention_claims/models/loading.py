@@ -1,4 +1,5 @@
-"""Loading trained models: GGUF conversion to a safetensors cache, exact eager attention, tokenising, attention matrices.
+"""Loading trained models: GGUF conversion to a safetensors cache, exact eager attention, tokenising, attention matrices
+(the whole stack, :func:`attention`, or one layer at a time, :func:`attention_layers`).
 """
 
 from __future__ import annotations
@@ -6,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -248,3 +250,70 @@ def attention(key: str, N: int, text: str | None = None, dtype: str = "float32")
         raise RuntimeError(f"{key}: attention stack has shape {tuple(A.shape)}, expected "
                            f"{(spec.layers, spec.heads, N, N)}")
     return A
+
+
+def _attention_recorders(model) -> list[tuple[type, str | None, int]]:
+    """``(module class, name fragment or None, output index)`` of the modules whose output holds the
+    attention weights, from transformers' own ``_can_record_outputs["attentions"]`` (what
+    ``output_attentions=True`` records)."""
+    spec = getattr(model, "_can_record_outputs", None) or {}
+    rec = spec.get("attentions")
+    if rec is None:
+        raise RuntimeError(f"{type(model).__name__}: transformers records no attention weights for this model")
+    out = []
+    for r in rec if isinstance(rec, list | tuple) else [rec]:
+        if hasattr(r, "target_class"):  # transformers' OutputRecorder
+            out.append((r.target_class, r.layer_name, r.index))
+        else:
+            out.append((r, None, 1))
+    return out
+
+
+def attention_layers(key: str, N: int, text: str | None, dtype: str,
+                     on_layer: Callable[[int, torch.Tensor], None]) -> int | None:
+    """One forward pass of model ``key`` on the first ``N`` tokens of ``text`` (as :func:`attention`),
+    handing each layer's attention to ``on_layer(layer, A)`` *while the pass runs*, so that at most
+    one layer's weights are alive at a time (a forward hook on each attention module; nothing is
+    stacked, ``output_attentions`` stays off).
+
+    ``A`` is the ``(heads, N, N)`` tensor of ``dtype`` of layer ``layer`` (0-based, in order), the
+    same values :func:`attention` stacks as ``[layer]``. ``on_layer`` should reduce it and keep
+    nothing that references it. Returns the number of layers, or ``None`` when the model is not
+    installed.
+
+    Raises:
+        TextTooShort: (a ``ValueError``) the text has fewer than ``N`` tokens.
+        RuntimeError: a layer's attention has an unexpected shape, or the count of layers is not the spec's.
+    """
+    text = text_for(key) if text is None else text
+    loaded = load_model(key, dtype)
+    if loaded is None:
+        return None
+    ids = passage_ids(loaded, text, N)
+    inner = getattr(loaded.model, "model", loaded.model)  # skip the LM head of a causal model
+    spec = loaded.spec
+    done = [0]
+
+    def hook(_module, _args, output, index=1):
+        w = output[index] if isinstance(output, tuple) and len(output) > index else None
+        if w is None or tuple(w.shape) != (1, spec.heads, N, N):
+            raise RuntimeError(f"{key}: layer {done[0]} attention has shape "
+                               f"{None if w is None else tuple(w.shape)}, expected {(1, spec.heads, N, N)}")
+        on_layer(done[0], w[0].detach())
+        done[0] += 1
+
+    handles = []
+    try:
+        for cls, fragment, index in _attention_recorders(inner):
+            for name, module in inner.named_modules():
+                if isinstance(module, cls) and (fragment is None or f".{fragment.strip('.')}." in f".{name}."):
+                    handles.append(module.register_forward_hook(
+                        lambda m, a, o, i=index: hook(m, a, o, i)))
+        with torch.no_grad():
+            inner(input_ids=ids)
+    finally:
+        for h in handles:
+            h.remove()
+    if done[0] != spec.layers:
+        raise RuntimeError(f"{key}: {done[0]} attention layers seen, expected {spec.layers}")
+    return done[0]

@@ -1,6 +1,16 @@
 """Per-head measurements of trained attention matrices (effective rank, energy, numerical rank, power-law fit),
 the per-layer singular-value spectra, and their JSON cache.
 
+A measurement streams (:func:`measure_layers`): each layer's ``(H, N, N)`` attention is reduced to its
+per-head measures and its spectrum inside the forward pass (a hook, :func:`.loading.attention_layers`),
+before the next layer runs, so the ``(L, H, N, N)`` stack is never held. Peak memory, in bytes, is about
+``W + H·N²·(b + 8 + 8) + F``: the loaded weights ``W`` (``4 P`` for the float32 model, ``8 P`` for the
+float64 one, ``P`` parameters; both stay loaded), one layer's weights in the forward pass's dtype (``b`` =
+4 or 8 bytes), their float64 copy and LAPACK's working copy of one head (``N²·8``, counted per layer
+above as an upper bound), plus ``F``, the pass's own activations of one layer (the ``(H, N, N)`` logits
+and softmax, ``2·H·N²·b``). Holding the stack instead cost ``L·H·N²·(4 + 8)`` (9.1 GB of float64 alone
+for SmolLM2-135M, L = 30, H = 9, at N = 2048).
+
 The cache (``<cache root>/measurements/*.json``) is keyed by model, N, text, dtypes and
 :data:`MEASURE_VERSION`; bump the version whenever what a measurement stores changes, so that stale
 files are measured again rather than read.
@@ -11,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +33,7 @@ from .._cache import cache_dir, write_atomic
 from ..maths.exact import EPS_LOG2
 from ..maths.rank import default_rank_tolerance
 from ..maths.spectrum import effective_rank, power_law_fit, top_fraction_energy
-from .loading import attention
+from .loading import attention_layers
 from .registry import ModelSpec, file_lock, get_spec, install_hint, model_files, text_for, text_sha256
 
 #: 3: per-layer normalised spectra added (:func:`layer_spectra`).
@@ -147,6 +158,123 @@ def _svdvals(A: torch.Tensor) -> np.ndarray:
     return np.linalg.svd(A.detach().to("cpu", torch.float64).numpy(), compute_uv=False)  # (L, H, N), descending
 
 
+def measure_layers(key: str, N: int, text: str | None, dtype: str,
+                   on_layer=None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+    """:func:`measure_stack` of model ``key``'s attention, one layer at a time during the forward pass.
+
+    Each layer's ``(H, N, N)`` weights (forward pass in ``dtype``) are copied to float64 and reduced head
+    by head: singular values by NumPy's ``linalg.svd`` (LAPACK gesdd, values only, the same call per
+    matrix as the batched one, so the numbers equal :func:`measure_stack` 's on the whole stack), then
+    :func:`_measures_from` and :func:`layer_spectra` on that layer. Peak memory: module docstring.
+
+    Why gesdd rather than ``eigvalsh(A Aᵀ)``: measured on causal softmax matrices (float64, 2 busy
+    cores), the Gram route is faster (0.07 s against 0.95 s per matrix at N = 512, 5.2 s against 11.8 s
+    at N = 2048) but squares the condition number: its singular values carry an absolute error of about
+    ``sqrt(eps)·σ₁`` (measured max |σ_gesdd − σ_gram| = 1.6e-8 at N = 512, 1.9e-8 at N = 2048, with
+    σ₁ ≈ 1), so every σ below ~1e-8 is lost (σ_N ≈ 1e-20 came out 0). The effective ranks, the top-10%
+    energy, ``sigma_max``, ``envelope_c1`` (error ≤ 2e-8·N) and ``‖A‖_F² = Σσ²`` (relative difference
+    below 8e-16) are insensitive to that, and so is the float32 pass's ``numerical_rank`` (tolerance
+    ``σ₁·N·eps32`` ≈ 6e-5 at N = 512, far above 1e-8); ``sigma_min``, ``condition``, the float64 pass's
+    ``numerical_rank`` (tolerance 1.1e-13 at N = 512, 4.5e-13 at N = 2048), ``alpha`` over all σ > 0 and
+    the float64 ``alpha_resolved`` are not. They are reported, so gesdd stays.
+
+    Args:
+        on_layer: called with no arguments after each layer is reduced (progress).
+
+    Returns:
+        ``({name: (L, H)}, (L, N) spectra)``, or ``None`` when the model is not installed.
+
+    Raises:
+        TextTooShort: (a ``ValueError``) the text has fewer than ``N`` tokens.
+    """
+    parts: list[dict[str, np.ndarray]] = []
+    spectra: list[np.ndarray] = []
+
+    def reduce(layer: int, A: torch.Tensor) -> None:
+        A64 = A.to("cpu", torch.float64)[None]  # (1, H, N, N)
+        S = np.stack([np.linalg.svd(A64[0, h].numpy(), compute_uv=False) for h in range(A64.shape[1])])[None]
+        parts.append(_measures_from(A64, S, dtype))
+        spectra.append(layer_spectra(S))
+        if on_layer is not None:
+            on_layer()
+
+    if attention_layers(key, N, text, dtype, reduce) is None:
+        return None
+    return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
+
+
+#: seconds per float64 gesdd of one N = 512 attention matrix on this suite's 2-core machine, fitted to the
+#: cold measurements of SmolLM2-135M (README, Benchmarks: 44 s at N = 512, 259 s at N = 1024 under load,
+#: 17.5 s per layer of 9 heads at N = 2048), each within a factor 1.5; the SVDs dominate from N = 512 on
+#: and grow as N³
+SECONDS_PER_SVD_512 = 0.04
+
+#: seconds to load a built-in model in both dtypes and run the passes' other work (same fit)
+SECONDS_BASE = 15.0
+
+
+def estimate_seconds(key: str, N: int, dtypes: tuple[str, ...]) -> float:
+    """A rough time for a cold :func:`measure` (seconds, this suite's 2-core machine, idle; twice that or
+    more under load): :data:`SECONDS_BASE` plus one gesdd per head, layer and dtype at
+    :data:`SECONDS_PER_SVD_512` ``·(N/512)³``."""
+    spec = get_spec(key)
+    return SECONDS_BASE + len(dtypes) * spec.layers * spec.heads * SECONDS_PER_SVD_512 * (N / 512) ** 3
+
+
+def _announce(key: str, N: int, dtypes: tuple[str, ...]) -> None:
+    """One line (model, N, rough time) before a cold measurement: to the first of
+    :data:`attention_claims.models.ANNOUNCERS` that takes it (under pytest, its terminal), else to
+    ``sys.__stderr__``."""
+    from . import ANNOUNCERS
+
+    est = estimate_seconds(key, N, dtypes)
+    when = f"{est:.0f} s" if est < 120 else f"{est / 60:.0f} min"
+    line = (f"attention-claims: measuring {key} at N = {N} ({' + '.join(dtypes)} forward passes, "
+            f"not cached yet), roughly {when}")
+    for announce in ANNOUNCERS:
+        if announce(line):
+            return
+    stream = sys.__stderr__
+    if stream is None:
+        return
+    try:
+        stream.write(f"\n{line}\n")
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def measure_uncached(key: str, N: int, text: str | None = None, float64: bool = True,
+                     progress: bool = False) -> Measurement | None:
+    """:func:`measure` without the cache or the memo: always runs the forward passes (:func:`measure_layers`).
+
+    Args:
+        progress: show a tqdm bar on stderr, one step per layer and dtype, with the time left.
+
+    Returns ``None`` when the model is not installed. Raises ``ValueError`` if the text is too short.
+    """
+    if install_hint(key) is not None:
+        return None
+    text = text_for(key) if text is None else text
+    dtypes = ("float32", "float64") if float64 else ("float32",)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(dtypes) * get_spec(key).layers, desc=f"{key} N={N}", unit="layer",
+                   file=sys.__stderr__ or sys.stderr)
+    t0 = time.perf_counter()
+    heads, spectra = {}, {}
+    try:
+        for dt in dtypes:
+            heads[dt], spectra[dt] = measure_layers(key, N, text, dt, bar.update if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    return Measurement(model=key, N=N, text=text, text_sha256=text_sha256(text), heads=heads,
+                       seconds=time.perf_counter() - t0, versions=_versions(), spectra=spectra)
+
+
 @dataclass
 class Measurement:
     """The measures of every head of one model on one passage cut to ``N`` tokens.
@@ -235,12 +363,15 @@ def _cache_file(key: str, N: int, text: str, dtypes: tuple[str, ...]) -> Path:
 _MEMO: dict[tuple, Measurement] = {}
 
 
-def measure(key: str, N: int, text: str | None = None, float64: bool = True) -> Measurement | None:
+def measure(key: str, N: int, text: str | None = None, float64: bool = True,
+            progress: bool = False) -> Measurement | None:
     """Measure every head of model ``key`` (built-in or ``--claims-model``) on passage ``text``
     (default :func:`text_for` ``(key)``) cut to ``N`` tokens.
 
     Computes :func:`head_measures` for the float32 forward pass and, if ``float64``, for
-    the float64 one; reads and writes the JSON cache (module docstring). Returns ``None``
+    the float64 one, streaming layer by layer (:func:`measure_layers`); reads and writes the JSON
+    cache (module docstring). A cold measurement first writes one line (model, N, rough time,
+    :func:`estimate_seconds`) to ``sys.__stderr__``; ``progress`` adds a tqdm bar. Returns ``None``
     when the model is not installed. Raises ``ValueError`` if the text is too short.
     """
     if install_hint(key) is not None:
@@ -256,14 +387,8 @@ def measure(key: str, N: int, text: str | None = None, float64: bool = True) -> 
         with file_lock(path):
             meas = _read_cache(path)
             if meas is None:
-                t0 = time.perf_counter()
-                heads, spectra = {}, {}
-                for dt in dtypes:
-                    A = attention(key, N, text, dt)
-                    heads[dt], spectra[dt] = measure_stack(A, dt)
-                    del A
-                meas = Measurement(model=key, N=N, text=text, text_sha256=text_sha256(text), heads=heads,
-                                   seconds=time.perf_counter() - t0, versions=_versions(), spectra=spectra)
+                _announce(key, N, dtypes)
+                meas = measure_uncached(key, N, text, float64, progress)
                 write_atomic(path, json.dumps(meas.to_json()))
     _MEMO[memo] = meas
     return meas

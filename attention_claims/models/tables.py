@@ -125,7 +125,8 @@ def report_markdown(meas: Measurement, others: list[Measurement] = ()) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m attention_claims.models.tables [MODEL ...] [--model PATH ...] [--text-file FILE]``:
-    measure (or read from the cache) and print tables; ``--model`` adds a user model as
+    measure (or read from the cache; a cold measurement shows a tqdm bar on stderr: layers done and
+    the time left) and print tables; ``--model`` adds a user model as
     ``pytest --claims-model`` does, ``--text-file`` measures the user models on that text."""
     import argparse
 
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{key}: not installed: {hint}")
             continue
         for N in args.n:
-            meas = measure(key, N, args.text)
+            meas = measure(key, N, args.text, progress=True)
             print(report_markdown(meas))
             print(f"({'cached' if meas.cached else f'measured in {meas.seconds:.1f} s'})\n")
     return 0

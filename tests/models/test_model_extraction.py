@@ -164,3 +164,47 @@ def test_measurement_cache_round_trip(monkeypatch, tmp_path):
     assert again.cached
     for name in models.MEASURES:
         np.testing.assert_array_equal(again.get(name), first.get(name))
+
+
+@pytest.mark.parametrize("key", list(models.MODELS))
+def test_streamed_layers_are_the_stacked_attention(key):
+    """attention_layers hands over each layer while the pass runs: the same tensors as the stack, in order,
+    and measure_layers' numbers are measure_stack's on the whole stack (bitwise)."""
+    _need(key)
+    A = models.attention(key, 32)
+    seen = []
+    assert models.attention_layers(key, 32, None, "float32", lambda i, a: seen.append((i, a.clone()))) == len(A)
+    assert [i for i, _ in seen] == list(range(len(A)))
+    for i, a in seen:
+        assert torch.equal(a, A[i])
+    measures, spectra = measure_module.measure_layers(key, 32, None, "float32")
+    ref, ref_spectra = models.measure_stack(A, "float32")
+    for k in ref:
+        np.testing.assert_array_equal(measures[k], ref[k])
+    np.testing.assert_array_equal(spectra, ref_spectra)
+
+
+def test_a_cold_measurement_announces_itself_and_shows_progress(monkeypatch, tmp_path):
+    import io
+    import sys
+
+    _need("minilm-l6")
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path))
+    monkeypatch.setattr(measure_module, "_MEMO", {})
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "__stderr__", err)
+    monkeypatch.setattr(models, "ANNOUNCERS", [])  # not the root conftest's terminal: the fallback
+    meas = models.measure("minilm-l6", 32, float64=False, progress=True)
+    out = err.getvalue()
+    assert "measuring minilm-l6 at N = 32 (float32 forward passes, not cached yet), roughly" in out
+    assert "minilm-l6 N=32" in out and "6/6" in out  # the tqdm bar: one step per layer
+    assert meas.get("eff_rank_90").shape == (6, 12)
+    err.truncate(0)
+    measure_module._MEMO.clear()
+    assert models.measure("minilm-l6", 32, float64=False).cached and "measuring" not in err.getvalue()
+    taken = []
+    monkeypatch.setattr(models, "ANNOUNCERS", [lambda line: taken.append(line) or True])
+    measure_module._MEMO.clear()
+    models.measure("minilm-l6", 16, float64=False)
+    assert taken == ["attention-claims: measuring minilm-l6 at N = 16 (float32 forward passes, not cached yet), "
+                     "roughly 15 s"] and "N = 16" not in err.getvalue()
