@@ -59,6 +59,22 @@ def _preload_heavy_modules() -> None:
     render_markdown(warm)
 
 
+@pytest.fixture
+def isolated_user_models(tmp_path, monkeypatch):
+    """No ``--claims-model`` model or ``--claims-text`` text registered while the test runs, and an empty
+    cache of its own; the registry's user models and texts are given back afterwards."""
+    from attention_claims.models import registry
+
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path / "cache"))
+    saved = dict(registry.USER_MODELS), dict(registry.USER_TEXTS), registry.USER_TEXT
+    registry.clear_user_models()
+    yield
+    registry.clear_user_models()
+    registry.USER_MODELS.update(saved[0])
+    registry.USER_TEXTS.update(saved[1])
+    registry.USER_TEXT = saved[2]
+
+
 REPO = Path(__file__).resolve().parents[1]
 """This checkout (the suite's own catalog: ``claims/``, ``sources/``, ``checks/``)."""
 REPO_SOURCES = REPO / "sources"

@@ -222,6 +222,21 @@ def passage_ids(loaded: Loaded, name: str, N: int) -> torch.Tensor:
         limit *= 4
 
 
+
+def _prepared(key: str, N: int, dtype, text: str | None):
+    """``(loaded model, input ids (1, N), the model without its LM head)`` for a measurement of ``key`` at
+    ``N`` on ``text`` (default: the model's passage), or None when the model is not installed.
+
+    Raises:
+        TextTooShort: (a ``ValueError``) the text has fewer than ``N`` tokens.
+    """
+    text = text_for(key) if text is None else text
+    loaded = load_model(key, dtype)
+    if loaded is None:
+        return None
+    ids = passage_ids(loaded, text, N)
+    return loaded, ids, getattr(loaded.model, "model", loaded.model)  # skip the LM head of a causal model
+
 def attention(key: str, N: int, text: str | None = None, dtype: str = "float32") -> torch.Tensor | None:
     """Every head's attention matrix for the first ``N`` tokens of passage ``text`` (default:
     :func:`text_for` ``(key)``, Moby-Dick ch. 1 or a user model's ``--claims-text``).
@@ -236,12 +251,10 @@ def attention(key: str, N: int, text: str | None = None, dtype: str = "float32")
         TextTooShort: (a ``ValueError``) the text has fewer than ``N`` tokens.
         RuntimeError: the model returned attention of an unexpected shape.
     """
-    text = text_for(key) if text is None else text
-    loaded = load_model(key, dtype)
-    if loaded is None:
+    prepared = _prepared(key, N, dtype, text)
+    if prepared is None:
         return None
-    ids = passage_ids(loaded, text, N)
-    inner = getattr(loaded.model, "model", loaded.model)  # skip the LM head of a causal model
+    loaded, ids, inner = prepared
     with torch.no_grad():
         out = inner(input_ids=ids, output_attentions=True)
     A = torch.stack([a[0] for a in out.attentions])
@@ -285,12 +298,10 @@ def attention_layers(key: str, N: int, text: str | None, dtype: str,
         TextTooShort: (a ``ValueError``) the text has fewer than ``N`` tokens.
         RuntimeError: a layer's attention has an unexpected shape, or the count of layers is not the spec's.
     """
-    text = text_for(key) if text is None else text
-    loaded = load_model(key, dtype)
-    if loaded is None:
+    prepared = _prepared(key, N, dtype, text)
+    if prepared is None:
         return None
-    ids = passage_ids(loaded, text, N)
-    inner = getattr(loaded.model, "model", loaded.model)  # skip the LM head of a causal model
+    loaded, ids, inner = prepared
     spec = loaded.spec
     done = [0]
 

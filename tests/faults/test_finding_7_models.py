@@ -33,15 +33,8 @@ def good(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(autouse=True)
-def _forget_user_models(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path / "cache"))
-    saved = dict(registry.USER_MODELS), dict(registry.USER_TEXTS), registry.USER_TEXT
-    registry.clear_user_models()
-    yield
-    registry.clear_user_models()
-    registry.USER_MODELS.update(saved[0])
-    registry.USER_TEXTS.update(saved[1])
-    registry.USER_TEXT = saved[2]
+def _forget_user_models(isolated_user_models):
+    """Every test here starts with no user model or text and an empty cache (tests/conftest.py)."""
 
 
 def _copy(src: Path, dest: Path, **config) -> Path:

@@ -36,15 +36,8 @@ def big_text(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _forget_user_models(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path / "cache"))
-    saved = dict(registry.USER_MODELS), dict(registry.USER_TEXTS), registry.USER_TEXT
-    registry.clear_user_models()
-    yield
-    registry.clear_user_models()
-    registry.USER_MODELS.update(saved[0])
-    registry.USER_TEXTS.update(saved[1])
-    registry.USER_TEXT = saved[2]
+def _forget_user_models(isolated_user_models):
+    """Every test here starts with no user model or text and an empty cache (tests/conftest.py)."""
 
 
 def test_finding_8_large_text_reads_a_bounded_prefix(llama, big_text, monkeypatch):
