@@ -493,7 +493,27 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
     if not sources_dir.is_dir():
         raise ClaimRecordError(sources_dir, None, None,
                                "source documents folder does not exist (the quotes cannot be verified)")
-    sums = sources_dir / "SHA256SUMS"
+    listed = read_sums(sources_dir)
+    for name, digest in listed.items():
+        target = sources_dir / name
+        if not target.exists():
+            raise ClaimRecordError(target, None, None, "source document is missing (listed in SHA256SUMS)")
+        actual = hashlib.sha256(_read_file(target, DOCUMENT_MAX_BYTES, "source document")).hexdigest()
+        if actual != digest:
+            raise ClaimRecordError(target, None, None,
+                                   f"source document was altered: SHA-256 {actual}, SHA256SUMS says {digest}")
+    return listed
+
+
+def read_sums(sources_dir: Path) -> dict[str, str]:
+    """The documents ``sources_dir/SHA256SUMS`` lists, ``{relative path: SHA-256}``, as written (the
+    documents themselves are not read; :func:`verify_sources` checks them). No file lists nothing.
+
+    Raises:
+        ClaimRecordError: the file is not a regular file of at most :data:`DOCUMENT_MAX_BYTES`, or a line is
+            not ``<64 hex>  <relative path>`` (naming the file and the line).
+    """
+    sums = Path(sources_dir) / "SHA256SUMS"
     if not sums.exists():
         return {}
     listed: dict[str, str] = {}
@@ -505,13 +525,6 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
         name = name.strip().lstrip("*")
         if not re.fullmatch(r"[0-9a-f]{64}", digest) or document_path_problem(name) is not None:
             raise ClaimRecordError(sums, None, None, f"line {k} is not '<SHA-256>  <relative path>': {line!r}")
-        target = sources_dir / name
-        if not target.exists():
-            raise ClaimRecordError(target, None, None, "source document is missing (listed in SHA256SUMS)")
-        actual = hashlib.sha256(_read_file(target, DOCUMENT_MAX_BYTES, "source document")).hexdigest()
-        if actual != digest:
-            raise ClaimRecordError(target, None, None,
-                                   f"source document was altered: SHA-256 {actual}, SHA256SUMS says {digest}")
         listed[name] = digest
     return listed
 

@@ -19,7 +19,15 @@ import sys
 from pathlib import Path
 
 from ..framework import config as claims_config
-from ..framework.records import KEBAB, ClaimRecordError, document_path_problem, load_claim_file
+from ..framework.records import (
+    DOCUMENT_MAX_BYTES,
+    KEBAB,
+    ClaimRecordError,
+    document_path_problem,
+    load_claim_file,
+    read_capped,
+    read_sums,
+)
 
 USAGE_ERROR = 4
 
@@ -62,16 +70,6 @@ def _toml_string(text: str) -> str:
     return f'"{out}"'
 
 
-def _listed(sums: Path) -> dict[str, str]:
-    listed = {}
-    if sums.is_file():
-        for line in sums.read_text(encoding="utf-8").splitlines():
-            digest, _, name = line.partition(" ")
-            if name.strip():
-                listed[name.strip().lstrip("*")] = digest
-    return listed
-
-
 def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, sources_dir: Path,
                 checks_dir: Path, title: str | None = None, section: str | None = None) -> tuple[Path, Path]:
     """Write the record and the check skeleton of a new claim; returns their paths.
@@ -93,7 +91,11 @@ def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, s
     target = sources_dir / document
     if not target.is_file():
         raise NewClaimError(f"--document {document}: no such file {target}")
-    text = target.read_text(encoding="utf-8")
+    try:
+        raw = read_capped(target, DOCUMENT_MAX_BYTES)
+    except ValueError as exc:  # not a regular file, or too large
+        raise NewClaimError(f"--document {document}: {exc}") from None
+    text = raw.decode("utf-8")
     if " ".join(quote.split()) not in " ".join(text.split()):
         raise NewClaimError(f"--quote: does not occur verbatim (up to whitespace) in {target}")
     existing = {}
@@ -111,8 +113,11 @@ def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, s
         if path.exists():
             raise NewClaimError(f"{path} exists; not overwritten")
     sums = sources_dir / "SHA256SUMS"
-    digest = hashlib.sha256(target.read_bytes()).hexdigest()
-    listed = _listed(sums)
+    digest = hashlib.sha256(raw).hexdigest()
+    try:
+        listed = read_sums(sources_dir)
+    except ClaimRecordError as exc:
+        raise NewClaimError(str(exc)) from None
     if document in listed and listed[document] != digest:
         raise NewClaimError(f"{target}: SHA-256 {digest}, {sums} says {listed[document]} (the document changed; "
                             "update SHA256SUMS on purpose if it did)")
