@@ -57,7 +57,7 @@ from pathlib import Path
 
 import mpmath
 
-__all__ = ["cache_root", "write_atomic", "disk_memo", "reference_cache_dir", "files_digest", "read_checked",
+__all__ = ["cache_root", "write_atomic", "disk_memo", "disk_memo_ints", "reference_cache_dir", "files_digest", "read_checked",
            "write_checked", "prune_oldest", "trusted_dir", "cache_dir", "mark_dir", "MARKER", "UntrustedCacheWarning"]
 
 MARKER = ".attention-claims-cache"
@@ -347,6 +347,16 @@ def _read_reference(path: Path, key: str) -> mpmath.mpf | None:
         return None
 
 
+def _memo_key(name: str, source: str, versions: list, args, kwargs) -> str | None:
+    """The exact key of a call (module docstring), or None when an argument cannot be keyed exactly."""
+    try:
+        blob = json.dumps([name, _source_digest(source), *versions, [_exact(a) for a in args],
+                           {k: _exact(v) for k, v in sorted(kwargs.items())}])
+    except _Unkeyable:
+        return None
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
 def disk_memo(fn: Callable[..., mpmath.mpf]) -> Callable[..., mpmath.mpf]:
     """Decorate a pure function returning an mpf with the disk cache of this module (see above).
 
@@ -359,12 +369,9 @@ def disk_memo(fn: Callable[..., mpmath.mpf]) -> Callable[..., mpmath.mpf]:
         folder = reference_cache_dir()
         if folder is None:
             return fn(*args, **kwargs)
-        try:
-            blob = json.dumps([name, _source_digest(source), mpmath.__version__, mpmath.mp.prec,
-                               [_exact(a) for a in args], {k: _exact(v) for k, v in sorted(kwargs.items())}])
-        except _Unkeyable:
+        key = _memo_key(name, source, [mpmath.__version__, mpmath.mp.prec], args, kwargs)
+        if key is None:
             return fn(*args, **kwargs)
-        key = hashlib.sha256(blob.encode()).hexdigest()
         path = folder / fn.__qualname__ / f"{key}.json"
         hit = _read_reference(path, key)
         if hit is not None:
@@ -373,6 +380,59 @@ def disk_memo(fn: Callable[..., mpmath.mpf]) -> Callable[..., mpmath.mpf]:
         if isinstance(value, mpmath.mpf):
             sign, man, exp, bc = value._mpf_
             write_checked(path, json.dumps({"key": key, "value": [sign, hex(man), exp, bc]}))
+        return value
+
+    wrapper.uncached = fn
+    return wrapper
+
+
+def _read_ints(path: Path, key: str) -> tuple[int, ...] | None:
+    """The integer tuple stored in ``path`` under ``key``, or None (missing, checksum, key or type)."""
+    text = read_checked(path)
+    if text is None:
+        return None
+    try:
+        entry = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("value"), list):
+        return None
+    if not all(type(v) is int for v in entry["value"]):
+        return None
+    return tuple(entry["value"])
+
+
+def disk_memo_ints(fn: Callable[..., tuple[int, ...]]) -> Callable[..., tuple[int, ...]]:
+    """:func:`disk_memo` for a pure, seeded function returning a tuple of ints (or bools, stored and
+    returned as ints): the draws of a failure profile (:mod:`attention_claims.testkit.failure_profiles`),
+    such as the numerical ranks of 30 Gaussian attention matrices at N = 512. The key adds the NumPy
+    version and the machine (``platform.machine()``) to the function's name, source digest and
+    arguments, since floating-point results may differ across LAPACK builds. Same folder, same trust and
+    checksum rules, same ``ATTENTION_CLAIMS_REFERENCE_CACHE=0`` switch.
+
+    A result that is not a tuple or list of ints is returned and not stored."""
+    import platform
+
+    import numpy
+
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    source = inspect.getsourcefile(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        folder = reference_cache_dir()
+        key = None if folder is None else _memo_key(name, source, [numpy.__version__, platform.machine()],
+                                                        args, kwargs)
+        if key is None:
+            return fn(*args, **kwargs)
+        path = folder / fn.__qualname__ / f"{key}.json"
+        hit = _read_ints(path, key)
+        if hit is not None:
+            return hit
+        value = fn(*args, **kwargs)
+        if isinstance(value, (tuple, list)) and all(isinstance(v, (int, bool)) for v in value):
+            value = tuple(int(v) for v in value)
+            write_checked(path, json.dumps({"key": key, "value": list(value)}))
         return value
 
     wrapper.uncached = fn

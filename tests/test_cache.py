@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import mpmath
 
-from attention_claims._cache import disk_memo
+from attention_claims._cache import disk_memo, disk_memo_ints
 from attention_claims.maths import s_reference
 
 CALLS = []
@@ -114,3 +114,24 @@ def test_prune_oldest_keeps_the_newest(tmp_path):
     extra = [tmp_path / "foreign", tmp_path / "link", tmp_path / "missing"]
     assert prune_oldest(paths + extra, 2) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d4", "f3", "foreign", "link"]
+
+
+INT_CALLS = []
+
+
+@disk_memo_ints
+def _draws(n, seed=0):
+    INT_CALLS.append((n, seed))
+    return tuple(bool((seed + i) % 3 == 0) for i in range(n))
+
+
+def test_integer_draws_are_kept_and_a_damaged_entry_is_recomputed(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path))
+    INT_CALLS.clear()
+    first = _draws(5)
+    assert first == (1, 0, 0, 1, 0) and _draws(5) == first and len(INT_CALLS) == 1
+    _draws(5, seed=1)
+    assert len(INT_CALLS) == 2
+    (entry,) = [p for p in (tmp_path / "references").rglob("*.json") if p.read_text().count("[1, 0, 0, 1, 0]")]
+    entry.write_text(entry.read_text().replace("[1, 0, 0, 1, 0]", "[1, 1, 1, 1, 1]"))  # checksum now fails
+    assert _draws(5) == first and len(INT_CALLS) == 3

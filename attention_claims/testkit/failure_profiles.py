@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._cache import disk_memo_ints
 from ..framework.evidence import CheckLog, failure_class
 
 #: Singular values below ``RANK_REL_TOL * sigma_1`` are not counted by :func:`gaussian_softmax_ranks`.
@@ -23,12 +24,13 @@ RANK_REL_TOL = 1e-6
 
 
 @functools.lru_cache(maxsize=16)
+@disk_memo_ints
 def gaussian_softmax_ranks(N: int, d: int, trials: int, seed: int, rel_tol: float = RANK_REL_TOL) -> tuple[int, ...]:
     """Numerical ranks of ``A = softmax(QK^T / sqrt(d))`` (rows, float64) for ``trials`` independent
     draws of ``Q, K (N, d)`` with i.i.d. standard normal entries from ``numpy.random.default_rng(seed)``:
-    the number of singular values of ``A`` (``np.linalg.svd``) above ``rel_tol * sigma_1``. Cached, so a
-    Hypothesis check that asks on every example computes it once per process (about 40 ms a draw at
-    N = 512 on one core).
+    the number of singular values of ``A`` (``np.linalg.svd``) above ``rel_tol * sigma_1``. Cached in the
+    process and on disk (:func:`attention_claims._cache.disk_memo_ints`), so a Hypothesis check that asks
+    on every example computes it once (about 40 ms a draw at N = 512 on one core), and a warm run not at all.
 
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1, or ``rel_tol`` not in (0, 1).
