@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -36,8 +37,10 @@ from ..maths.spectrum import effective_rank, power_law_fit, top_fraction_energy
 from .loading import attention_layers
 from .registry import ModelSpec, file_lock, get_spec, install_hint, model_files, text_for, text_sha256
 
-#: 3: per-layer normalised spectra added (:func:`layer_spectra`).
-MEASURE_VERSION = 3
+#: 3: per-layer normalised spectra added (:func:`layer_spectra`). 4: heads reduced in parallel with
+#: single-threaded BLAS (:func:`head_singular_values`); above :data:`GESDD_MAX_N` the Gram route, its
+#: unresolved measures NaN (``spectrum_method``).
+MEASURE_VERSION = 4
 
 
 #: machine epsilon of the dtypes a forward pass runs in (from :data:`attention_claims.maths.EPS_LOG2`)
@@ -158,25 +161,125 @@ def _svdvals(A: torch.Tensor) -> np.ndarray:
     return np.linalg.svd(A.detach().to("cpu", torch.float64).numpy(), compute_uv=False)  # (L, H, N), descending
 
 
+#: The largest N whose heads get the exact float64 SVD (LAPACK gesdd, values only); above it the
+#: Gram route (:func:`gram_singular_values`). Measured on this suite's 2-core machine, one BLAS thread
+#: per head and two heads at a time: gesdd 0.06 s at N = 512, 1.8 s at N = 2048 per matrix; the Gram
+#: route 0.45 s at N = 2048 (4 times less), which brings SmolLM2-135M at N = 2048 (270 heads, two
+#: forward passes) from about 16 to about 4 minutes.
+GESDD_MAX_N = 512
+
+#: The measures the Gram route cannot resolve (they depend on singular values near or below
+#: ``sqrt(delta)``, :func:`gram_singular_values`): NaN in a measurement above :data:`GESDD_MAX_N`.
+GRAM_UNRESOLVED = ("sigma_min", "condition", "numerical_rank", "alpha", "alpha_r2", "alpha_resolved",
+                   "alpha_resolved_r2", "envelope_c1")
+
+#: Safety factor on the first-order rounding bound ``N eps sigma_1^2`` of the Gram route's eigenvalues
+#: (:func:`gram_singular_values`): ``delta = GRAM_SAFETY * N * eps64 * lambda_max``.
+GRAM_SAFETY = 100.0
+
+#: The effective-rank levels whose decision :func:`gram_singular_values` certifies (:data:`MEASURES`).
+TAUS = (0.9, 0.95)
+
+
+def _gesdd(a: np.ndarray) -> np.ndarray:
+    return np.linalg.svd(a, compute_uv=False)
+
+
+def gram_singular_values(a: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Singular values of one ``(N, N)`` float64 matrix ``a`` from ``eigvalsh(a aᵀ)`` (descending,
+    dimensionless), with the unresolved tail set to 0, and whether the effective ranks at
+    :data:`TAUS` are certified by the rounding bound.
+
+    Error bound (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.5 for the
+    product; LAPACK Users' Guide §4.7 for the symmetric eigensolver's backward error): the computed
+    ``G = fl(a aᵀ)`` differs from ``a aᵀ`` by ``|E| <= gamma_N |a||a|ᵀ``, which for a row-stochastic
+    ``a >= 0`` gives ``||E||_2 <= N eps sigma_1^2`` to first order, and ``eigvalsh`` returns the exact
+    eigenvalues of ``G + F`` with ``||F||_2 <= p(N) eps ||G||_2``. By Weyl's inequality every
+    ``sigma_i^2`` is then within ``delta = GRAM_SAFETY · N · eps64 · lambda_max`` (``p(N) <= N`` with a
+    safety factor of 100; a first-order bound, not a proof) of its computed value. Hence:
+
+    - a singular value below ``sqrt(delta)`` is not resolved and is returned as 0 (at N = 2048,
+      ``sqrt(delta) ≈ 7e-6 sigma_1``): the small-sigma measures (:data:`GRAM_UNRESOLVED`) are not
+      computed from these values;
+    - a cumulative energy ``sum_{i<=k} sigma_i^2`` is within ``N delta`` (the zeroed tail included), so
+      the top-10% energy fraction is within ``2 N delta / ||a||_F^2`` of the exact one (below 2e-8 at
+      N = 2048);
+    - the effective rank ``r_tau`` (定义 11.25) is certified when every cumulative energy next to the
+      crossing is farther than ``2 N delta`` from ``tau`` times the total; the second value returned
+      is ``False`` otherwise, and the caller recomputes that matrix with gesdd.
+
+    Raises:
+        numpy.linalg.LinAlgError: the eigensolver did not converge.
+    """
+    lam = np.linalg.eigvalsh(a @ a.T)[::-1]
+    N = a.shape[0]
+    delta = GRAM_SAFETY * N * float(np.finfo(np.float64).eps) * max(float(lam[0]), 0.0)
+    lam = np.where(lam > delta, lam, 0.0)
+    cum = np.cumsum(lam)
+    total = float(cum[-1])
+    margin = 2 * N * delta
+    certified = total > 0
+    for tau in TAUS:
+        r = int(np.searchsorted(cum, tau * total))  # the first k (0-based) with cum[k] >= tau * total
+        near = [cum[k] for k in (r - 1, r) if 0 <= k < N]
+        certified = certified and all(abs(c - tau * total) > margin for c in near)
+    return np.sqrt(lam), certified
+
+
+def head_singular_values(A: np.ndarray, workers: int | None = None) -> tuple[np.ndarray, str]:
+    """Singular values of every head of one layer, ``A`` an ``(H, N, N)`` float64 array: an ``(H, N)``
+    array (each row descending, dimensionless) and the method, ``"gesdd"`` (N <= :data:`GESDD_MAX_N`:
+    LAPACK's exact SVD, values only) or ``"gram"`` (:func:`gram_singular_values`; a head whose
+    effective ranks it cannot certify is recomputed with gesdd).
+
+    The heads run ``workers`` at a time (default: the CPUs this process may use), each with one BLAS
+    thread (threadpoolctl): OpenBLAS's own threading slows gesdd down about 3 times on this suite's
+    2-core machine (12 s against 3.5 s on one thread at N = 2048). The values are those of one
+    single-threaded LAPACK call per matrix, whatever ``workers``.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    H, N = A.shape[0], A.shape[-1]
+    workers = workers or max(1, min(H, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                    else os.cpu_count() or 1))
+    method = "gesdd" if N <= GESDD_MAX_N else "gram"
+
+    def one(h: int) -> np.ndarray:
+        if method == "gesdd":
+            return _gesdd(A[h])
+        s, certified = gram_singular_values(A[h])
+        return s if certified else _gesdd(A[h])
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        if workers == 1:
+            rows = [one(h) for h in range(H)]
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                rows = list(pool.map(one, range(H)))
+    return np.stack(rows), method
+
+
 def measure_layers(key: str, N: int, text: str | None, dtype: str,
                    on_layer=None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
     """:func:`measure_stack` of model ``key``'s attention, one layer at a time during the forward pass.
 
     Each layer's ``(H, N, N)`` weights (forward pass in ``dtype``) are copied to float64 and reduced head
-    by head: singular values by NumPy's ``linalg.svd`` (LAPACK gesdd, values only, the same call per
-    matrix as the batched one, so the numbers equal :func:`measure_stack` 's on the whole stack), then
-    :func:`_measures_from` and :func:`layer_spectra` on that layer. Peak memory: module docstring.
+    by head (:func:`head_singular_values`: heads in parallel, one BLAS thread each): up to
+    :data:`GESDD_MAX_N` by LAPACK's exact SVD (gesdd, values only, the same call per matrix as the
+    batched one, so the numbers equal :func:`measure_stack` 's on the whole stack), above it by the Gram
+    route (:func:`gram_singular_values`), then :func:`_measures_from` and :func:`layer_spectra` on that
+    layer. Peak memory: module docstring.
 
-    Why gesdd rather than ``eigvalsh(A Aᵀ)``: measured on causal softmax matrices (float64, 2 busy
-    cores), the Gram route is faster (0.07 s against 0.95 s per matrix at N = 512, 5.2 s against 11.8 s
-    at N = 2048) but squares the condition number: its singular values carry an absolute error of about
-    ``sqrt(eps)·σ₁`` (measured max |σ_gesdd − σ_gram| = 1.6e-8 at N = 512, 1.9e-8 at N = 2048, with
-    σ₁ ≈ 1), so every σ below ~1e-8 is lost (σ_N ≈ 1e-20 came out 0). The effective ranks, the top-10%
-    energy, ``sigma_max``, ``envelope_c1`` (error ≤ 2e-8·N) and ``‖A‖_F² = Σσ²`` (relative difference
-    below 8e-16) are insensitive to that, and so is the float32 pass's ``numerical_rank`` (tolerance
-    ``σ₁·N·eps32`` ≈ 6e-5 at N = 512, far above 1e-8); ``sigma_min``, ``condition``, the float64 pass's
-    ``numerical_rank`` (tolerance 1.1e-13 at N = 512, 4.5e-13 at N = 2048), ``alpha`` over all σ > 0 and
-    the float64 ``alpha_resolved`` are not. They are reported, so gesdd stays.
+    Why not the Gram route everywhere: it squares the condition number, so its singular values carry an
+    absolute error of about ``sqrt(N eps)·σ₁`` (measured max |σ_gesdd − σ_gram| = 1.6e-8 at N = 512,
+    1.1e-8 at N = 2048, with σ₁ ≈ 1) and every σ below that is lost (σ_N ≈ 1e-20 came out 0). The
+    effective ranks (certified per head, else gesdd), the top-10% energy, ``sigma_max`` and
+    ``‖A‖_F² = Σσ²`` are insensitive to that; ``sigma_min``, ``condition``, ``numerical_rank``, the
+    power-law fits and ``envelope_c1`` are not, so above :data:`GESDD_MAX_N` they are NaN
+    (:data:`GRAM_UNRESOLVED`): the readings at N = 1024 and 2048 use only the effective ranks and the
+    energy. Up to N = 512, where the numerical-rank and power-law readings are made, gesdd stays.
 
     Args:
         on_layer: called with no arguments after each layer is reduced (progress).
@@ -192,9 +295,13 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str,
 
     def reduce(layer: int, A: torch.Tensor) -> None:
         A64 = A.to("cpu", torch.float64)[None]  # (1, H, N, N)
-        S = np.stack([np.linalg.svd(A64[0, h].numpy(), compute_uv=False) for h in range(A64.shape[1])])[None]
-        parts.append(_measures_from(A64, S, dtype))
-        spectra.append(layer_spectra(S))
+        S, method = head_singular_values(A64[0].numpy())
+        part = _measures_from(A64, S[None], dtype)
+        if method == "gram":
+            for name in GRAM_UNRESOLVED:
+                part[name][:] = math.nan
+        parts.append(part)
+        spectra.append(layer_spectra(S[None]))
         if on_layer is not None:
             on_layer()
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import codecs
+import functools
 import hashlib
 import importlib.util
 import json
@@ -25,7 +26,14 @@ TEXTS_DIR = Path(__file__).parent / "texts"
 TEXTS = ("moby-dick-ch1", "pride-and-prejudice-ch1", "tale-of-two-cities-ch1")
 
 
-PRIMARY_TEXT = "moby-dick-ch1"
+JOINED_TEXT = "three-chapters"
+"""The built-in models' passage: the files of :data:`TEXTS`, in that order, joined by one blank line,
+each verbatim and checked against ``texts/SHA256SUMS`` (:func:`read_text`). About 2,450 SmolLM2
+tokens, so N = 2048 fits (表 11.3.1's XL row); each file alone has under 1,000. Moby-Dick ch. 1 comes
+first and has 785 SmolLM2 tokens (over 600 WordPiece tokens), so every N <= 512 measurement reads
+Moby-Dick ch. 1 only, the same tokens as when it was the passage."""
+
+PRIMARY_TEXT = JOINED_TEXT
 
 
 @dataclass(frozen=True)
@@ -151,10 +159,34 @@ def read_text(name: str = PRIMARY_TEXT) -> str:
 
     Raises:
         FileNotFoundError: no such passage.
+        TextProvenanceError: (a ``ValueError``) a built-in passage's file is not the one ``texts/SHA256SUMS``
+            lists.
     """
     if name in USER_TEXTS:
         return read_text_prefix(name, MAX_USER_TEXT_BYTES)[0]
-    return (TEXTS_DIR / f"{name}.txt").read_text(encoding="utf-8")
+    if name == JOINED_TEXT:
+        return "\n\n".join(read_text(t) for t in TEXTS)
+    if name not in TEXTS:
+        raise FileNotFoundError(f"no built-in passage {name!r}: the passages are {', '.join((*TEXTS, JOINED_TEXT))}")
+    data = (TEXTS_DIR / f"{name}.txt").read_bytes()
+    want = _text_sums().get(f"{name}.txt")
+    got = hashlib.sha256(data).hexdigest()
+    if want != got:
+        raise TextProvenanceError(f"{TEXTS_DIR / f'{name}.txt'}: SHA-256 {got} is not the {want or 'missing'} "
+                                  f"of {TEXTS_DIR / 'SHA256SUMS'}; the measurements in reports/ were made on the "
+                                  f"listed bytes (attention_claims/models/texts/README.md)")
+    return data.decode("utf-8").replace("\r\n", "\n")
+
+
+class TextProvenanceError(ValueError):
+    """A built-in passage's bytes are not those its ``texts/SHA256SUMS`` lists."""
+
+
+@functools.cache
+def _text_sums() -> dict[str, str]:
+    from ..framework.records import read_sums
+
+    return read_sums(TEXTS_DIR)
 
 
 MAX_USER_TEXT_BYTES = 4 * 2**20
@@ -188,6 +220,8 @@ def text_label(name: str) -> str:
     """Where passage ``name`` comes from, for a report: the user's file or the package path."""
     if name in USER_TEXTS:
         return str(USER_TEXTS[name])
+    if name == JOINED_TEXT:
+        return " + ".join(f"attention_claims/models/texts/{t}.txt" for t in TEXTS) + " (joined by a blank line)"
     return f"attention_claims/models/texts/{name}.txt"
 
 
@@ -572,7 +606,7 @@ def register_text(path: str | os.PathLike) -> str:
 
 def text_for(key: str) -> str:
     """The passage model ``key`` is measured on: the ``--claims-text`` passage for a user model
-    when one was given, else :data:`PRIMARY_TEXT` (the built-in readings name Moby-Dick ch. 1)."""
+    when one was given, else :data:`PRIMARY_TEXT` (:data:`JOINED_TEXT`: up to N = 512, Moby-Dick ch. 1)."""
     if key in USER_MODELS and USER_TEXT is not None:
         return USER_TEXT
     return PRIMARY_TEXT

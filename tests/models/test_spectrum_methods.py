@@ -1,0 +1,57 @@
+"""How a measurement gets each head's singular values (attention_claims.models.measurement): the
+exact SVD up to GESDD_MAX_N, the Gram route above it with a per-head certificate for the effective
+ranks, heads in parallel with single-threaded BLAS."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention_claims.maths.spectrum import effective_rank, top_fraction_energy
+from attention_claims.models import measurement
+from attention_claims.models.measurement import gram_singular_values, head_singular_values
+
+
+def _causal_attention(N: int, d: int, seed: int, scale: float = 1.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    S = scale * rng.standard_normal((N, d)) @ rng.standard_normal((N, d)).T / np.sqrt(d)
+    S[np.triu_indices(N, 1)] = -np.inf
+    A = np.exp(S - S.max(axis=1, keepdims=True))
+    return A / A.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gram_route_gives_the_exact_svds_effective_ranks_and_energy(seed):
+    A = _causal_attention(384, 64, seed, scale=1.0 + seed)
+    s, certified = gram_singular_values(A)
+    exact = np.linalg.svd(A, compute_uv=False)
+    assert certified
+    for tau in measurement.TAUS:
+        assert effective_rank(s, tau) == effective_rank(exact, tau)
+    N = A.shape[0]
+    delta = measurement.GRAM_SAFETY * N * np.finfo(np.float64).eps * exact[0] ** 2
+    assert abs(top_fraction_energy(s, 0.1) - top_fraction_energy(exact, 0.1)) <= 2 * N * delta / np.sum(exact**2)
+    # the unresolved tail is 0, never a made-up value; what is resolved is within sqrt(delta)
+    assert np.all((s == 0) | (s >= np.sqrt(delta))) and np.all(np.abs(s - exact) <= 2 * np.sqrt(delta))
+    assert (s == 0).any()  # this causal attention has singular values far below sqrt(delta)
+
+
+def test_a_crossing_within_the_bound_is_not_certified_and_gesdd_takes_over(monkeypatch):
+    # ten equal singular values: the cumulative energy is exactly 0.9 of the total at k = 9
+    A = np.eye(10) / np.sqrt(10)
+    _s, certified = gram_singular_values(A)
+    assert not certified
+    calls = []
+    monkeypatch.setattr(measurement, "GESDD_MAX_N", 4)
+    monkeypatch.setattr(measurement, "_gesdd", lambda a: calls.append(a.shape) or np.linalg.svd(a, compute_uv=False))
+    S, method = head_singular_values(np.stack([A, _causal_attention(10, 4, 0)]))
+    assert method == "gram" and calls == [(10, 10)]  # only the uncertified head went to gesdd
+    assert effective_rank(S[0], 0.9) == 9
+
+
+def test_heads_in_parallel_equal_heads_one_by_one():
+    A = np.stack([_causal_attention(128, 16, k) for k in range(4)])
+    one, m1 = head_singular_values(A, workers=1)
+    two, m2 = head_singular_values(A, workers=2)
+    assert m1 == m2 == "gesdd" and np.array_equal(one, two)
+    assert np.allclose(one, np.linalg.svd(A, compute_uv=False), rtol=0, atol=1e-13)
