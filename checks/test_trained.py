@@ -17,6 +17,12 @@ that is not installed skips its readings ("<model> not installed: pip install ..
 
 The per-layer tables (mean/min/max over heads) go into the evidence of the 定理 11.29 checks and
 into ``<report dir>/trained/<model>-n<N>.md``.
+
+Failure profiles (docs/verdicts.md, "Failure profile"): every check attaches one whose draws are
+the measured heads of the model at that N (the layers, for 定理 11.29), a draw failing where the
+reading's per-head (per-layer) proposition fails in float32, the float64 count in the summary. The
+heads are fixed by the weights and the passage, not random; the profile says how many of them break
+the bound, computed from the cached measurement at no extra cost.
 """
 
 from __future__ import annotations
