@@ -17,6 +17,12 @@ that is not installed skips its readings ("<model> not installed: pip install ..
 
 The per-layer tables (mean/min/max over heads) go into the evidence of the 定理 11.29 checks and
 into ``<report dir>/trained/<model>-n<N>.md``.
+
+Failure profiles (docs/verdicts.md, "Failure profile"): every check attaches one whose draws are
+the measured heads of the model at that N (the layers, for 定理 11.29), a draw failing where the
+reading's per-head (per-layer) proposition fails in float32, the float64 count in the summary. The
+heads are fixed by the weights and the passage, not random; the profile says how many of them break
+the bound, computed from the cached measurement at no extra cost.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import pytest
 from attention_claims import models
 from attention_claims.framework.plugin import STATE_KEY
 from attention_claims.testkit import refute
+from attention_claims.testkit.failure_profiles import record_profile
 from attention_claims.testkit.model_params import measure_or_skip, model_key_params, model_params
 
 MINILM, SMOL = "minilm-l6", "smollm2-135m"
@@ -51,10 +58,16 @@ def _label(meas: models.Measurement) -> str:
     return f"{spec.key} ({spec.layers}x{spec.heads} heads) at N = {meas.N}"
 
 
-def _share_check(meas: models.Measurement, holds, need: float, strict: bool, what: str, claim_log) -> None:
+def _share_check(meas: models.Measurement, holds, need: float, strict: bool, what: str, claim_log, *,
+                 quantity: str, values: np.ndarray, setting: str | None = None) -> None:
     """Assert that ``holds(meas, dtype) -> (L, H) bool`` is true in at least ``need`` of the heads
-    (more than ``need`` if ``strict``); recompute in float64 before refuting."""
+    (more than ``need`` if ``strict``); recompute in float64 before refuting. First attach the
+    reading's failure profile over the heads (:func:`_head_profile`: a head fails where ``holds`` is
+    false; ``quantity`` names the per-head ``values`` it tests, ``setting`` defaults to the model and N)."""
     ok = holds(meas, "float32")
+    _head_profile(claim_log, ~np.asarray(ok, dtype=bool), _float64_fails(meas, holds), text=meas.text,
+                  setting=setting or _heads_setting(meas), quantity=quantity, values=values, bound=what,
+                  allowed=f"{'fewer than' if strict else 'at most'} {1 - need:.0%} of heads failing")
     share = float(np.mean(ok))
     per_layer = ", ".join(f"L{i} {int(r.sum())}/{r.size}" for i, r in enumerate(ok))
     claim_log.note(f"{_label(meas)}: {what} in {share:.1%} of {ok.size} heads (float32; per layer: {per_layer}).")
@@ -71,6 +84,44 @@ def _share_check(meas: models.Measurement, holds, need: float, strict: bool, wha
            certified=fails64,
            certificate=(f"float64 forward pass of the same weights and tokens, float64 SVD: {share64:.1%} of heads"
                         if fails64 else ""))
+
+
+def _heads_setting(meas: models.Measurement, lengths: str | None = None) -> str:
+    """The profile setting of one model's heads: ``"smollm2-135m, 30 layers x 9 heads, N=512"``."""
+    spec = meas.spec
+    return f"{spec.key}, {spec.layers} layers x {spec.heads} heads, {lengths or f'N={meas.N}'}"
+
+
+def _float64_fails(meas: models.Measurement, holds) -> np.ndarray | None:
+    """``~holds(meas, "float64")`` (the float64 forward pass's failing heads), or ``None`` when that
+    dtype was not measured."""
+    try:
+        return ~np.asarray(holds(meas, "float64"), dtype=bool)
+    except KeyError:
+        return None
+
+
+def _head_profile(claim_log, fails: np.ndarray, fails64: np.ndarray | None, *, text: str, setting: str,
+                  quantity: str, values: np.ndarray, bound: str, allowed: str) -> str:
+    """Attach the failure profile whose draws are the measured heads (docs/verdicts.md, "Failure
+    profile"): ``fails`` (any shape, one bool a head, e.g. ``(L, H)``) marks the heads where the
+    reading's per-head proposition ``bound`` fails in the float32 forward pass, ``fails64`` the same in
+    float64 (or ``None``), measured on passage ``text``; ``values`` are the per-head ``quantity`` the proposition tests (NaN ignored
+    in its range). The model's heads are fixed by its weights and the passage, not drawn at random,
+    so the profile says how many of the heads the document's "usually" speaks of break the bound;
+    ``allowed`` is what the reading tolerates. Returns the class (:func:`record_profile`).
+
+    Raises:
+        ValueError: no head (:func:`record_profile`).
+    """
+    fails = np.asarray(fails, dtype=bool).ravel()
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[np.isfinite(v)]
+    spread = (f"{v.min():.3g}..{v.max():.3g} (median {np.median(v):.3g})" if v.size else "undefined in every head")
+    also = "" if fails64 is None else f"; float64 forward pass: {int(np.sum(fails64))} heads fail"
+    summary = (f"one draw per head (float32 forward pass on the first N tokens of {text}, float64 SVD): {quantity} {spread}; a head fails unless {bound}; "
+               f"{int(fails.sum())} of {fails.size} fail{also} (the reading allows {allowed})")
+    return record_profile(claim_log, fails.tolist(), setting=setting, summary=summary)
 
 
 # -- 定理 11.21 ---------------------------------------------------------------------------------
@@ -114,7 +165,8 @@ def test_power_law_exponent_above_one(key, N, claim_log, claimed):
                    f"{np.nanmedian(meas.get('alpha_r2')):.2f} (least squares of log sigma_i on log i, all sigma_i > 0; "
                    f"attention_claims.maths.power_law_fit).")
     _share_check(meas, _alpha_gt(claimed), float(claimed.eval("share")), False,
-                 f"the fitted exponent alpha > {claimed.eval('alpha_min')}", claim_log)
+                 f"the fitted exponent alpha > {claimed.eval('alpha_min')}", claim_log,
+                 quantity="the least-squares exponent alpha of log sigma_i on log i", values=meas.get("alpha"))
 
 
 @pytest.mark.parametrize(("key", "N"), _params("theorem-11-21-spectral-power-law-decay", "power-law-fit-", lengths=(512,)))
@@ -127,7 +179,10 @@ def test_power_law_fits(key, N, claim_log, claimed):
     claim_log.note(f"R^2 of the log-log fit: median {np.nanmedian(meas.get('alpha_r2')):.2f}, "
                    f"max {np.nanmax(meas.get('alpha_r2')):.3f}.")
     _share_check(meas, lambda m, dt: gt(m, dt) & (np.nan_to_num(m.get("alpha_r2", dt)) >= r2_min),
-                 float(claimed.eval("share")), False, f"alpha > 1 with R^2 >= {r2_min}", claim_log)
+                 float(claimed.eval("share")), False, f"alpha > 1 with R^2 >= {r2_min}", claim_log,
+                 quantity=(f"R^2 of the log-log least-squares fit (its exponent alpha "
+                           f"{np.nanmin(meas.get('alpha')):.3g}..{np.nanmax(meas.get('alpha')):.3g})"),
+                 values=meas.get("alpha_r2"))
 
 
 @pytest.mark.parametrize("key", model_key_params("theorem-11-21-spectral-power-law-decay", "uniform-in-n-"))
@@ -144,7 +199,9 @@ def test_power_law_constant_uniform_in_n(key, claim_log, claimed):
     claim_log.note(f"C_1(512)/C_1(128) per head: median {np.median(ratio):.2f}, quartiles "
                    f"{np.quantile(ratio, 0.25):.2f}-{np.quantile(ratio, 0.75):.2f} (4 if C_1 grew like N).")
     _share_check(large, holds, float(claimed.eval("share")), False,
-                 f"C_1 = max_i sigma_i i grows by less than x{growth_max:g} from N = 128 to 512", claim_log)
+                 f"C_1 = max_i sigma_i i grows by less than x{growth_max:g} from N = 128 to 512", claim_log,
+                 quantity="the growth C_1(512) / C_1(128) of the same head", values=ratio,
+                 setting=_heads_setting(large, f"N={small.N} vs {large.N}"))
 
 
 def _spectra(meas: models.Measurement, claim_log, *, title: str, claimed_alpha: float | None = None,
@@ -192,7 +249,8 @@ def test_top_tenth_energy(key, N, claim_log, claimed):
     claim_log.note(f"Mean energy of the top {k} singular values: {np.mean(meas.get('energy_top10')):.1%}.")
     _heatmap(meas, claim_log)
     _share_check(meas, _energy_gt(claimed), float(claimed.eval("share")), False,
-                 f"the top {k} singular values carry > {float(claimed.eval('energy')):.0%} of the energy", claim_log)
+                 f"the top {k} singular values carry > {float(claimed.eval('energy')):.0%} of the energy", claim_log,
+                 quantity=f"the energy share sum_(i <= {k}) sigma_i^2 / sum_i sigma_i^2", values=meas.get("energy_top10"))
 
 
 @pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "energy-majority-", lengths=(512,)))
@@ -201,7 +259,8 @@ def test_top_tenth_energy_majority(key, N, claim_log, claimed):
     for e in meas.get("energy_top10").ravel():
         claim_log.example(energy_top10=e)
     _share_check(meas, _energy_gt(claimed), 0.5, True,
-                 f"the top 10% carry > {float(claimed.eval('energy')):.0%} of the energy", claim_log)
+                 f"the top 10% carry > {float(claimed.eval('energy')):.0%} of the energy", claim_log,
+                 quantity="the energy share of the top ceil(0.1 N) singular values", values=meas.get("energy_top10"))
 
 
 @pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "eff-rank-le-d-"))
@@ -216,7 +275,8 @@ def test_effective_rank_at_most_head_dim(key, N, claim_log, claimed):
                    f"{np.mean(meas.get('eff_rank_90') <= meas.spec.hidden):.1%} have eff-rank <= the hidden "
                    f"size {meas.spec.hidden}.")
     _share_check(meas, lambda m, dt: m.get("eff_rank_90", dt) <= d, float(claimed.eval("share")), False,
-                 f"eff-rank (tau 0.9) <= d = {d}", claim_log)
+                 f"eff-rank (tau 0.9) <= d = {d}", claim_log,
+                 quantity="the effective rank at tau = 0.9 (定义 11.25)", values=meas.get("eff_rank_90"))
 
 
 @pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "eff-rank-le-hidden-", lengths=(512,),
@@ -233,7 +293,8 @@ def test_effective_rank_at_most_hidden_size(key, N, claim_log, claimed):
     for r in meas.get("eff_rank_90").ravel():
         claim_log.example(eff_rank_90=r)
     _share_check(meas, lambda m, dt: m.get("eff_rank_90", dt) <= d, float(claimed.eval("share")), False,
-                 f"eff-rank (tau 0.9) <= the hidden size d = {d}", claim_log)
+                 f"eff-rank (tau 0.9) <= the hidden size d = {d}", claim_log,
+                 quantity="the effective rank at tau = 0.9 (定义 11.25)", values=meas.get("eff_rank_90"))
 
 
 @pytest.mark.parametrize(("key", "N"), _params("lemma-11-34-energy-concentration", "full-rank-", lengths=(512,),
@@ -291,6 +352,46 @@ def _eff_rank_near(meas, target: float, rel: float, dt: str = "float32") -> tupl
     return _near(m90, target, rel) or _near(m95, target, rel), m90, m95
 
 
+def _heads_near(meas, target: float, rel: float, dt: str = "float32") -> np.ndarray:
+    """``(L, H)`` bool: the heads whose own effective rank, at tau = 0.9 or at tau = 0.95 (定义 11.25),
+    is within ``rel * target`` of ``target`` (the per-head form of :func:`_eff_rank_near`'s mean)."""
+    tol = rel * target
+    return ((np.abs(meas.get("eff_rank_90", dt) - target) <= tol)
+            | (np.abs(meas.get("eff_rank_95", dt) - target) <= tol))
+
+
+def _eff_rank_profile(claim_log, metas: list, targets: list[float], rel: float, *, bound: str, setting: str,
+                      per_n: bool = False, also_fails=None) -> str:
+    """Failure profile of "a head's effective rank (tau 0.9 or 0.95) is within ``rel * target`` of the
+    target", one draw per head of each measurement in ``metas`` (one model at one or more N),
+    ``targets[i]`` the target at ``metas[i]``; ``also_fails(meas, dt) -> (L, H) bool`` marks further
+    failing heads (e.g. an energy bound) or is ``None``. ``bound`` words the per-head proposition for
+    the summary, whose range is of eff-rank / N when ``per_n``. Returns the class.
+
+    Raises:
+        ValueError: no head (:func:`record_profile`).
+    """
+    def fails(dt):
+        out = []
+        for meas, target in zip(metas, targets, strict=True):
+            bad = ~_heads_near(meas, target, rel, dt)
+            out.append((bad | also_fails(meas, dt)) if also_fails is not None else bad)
+        return np.concatenate([f.ravel() for f in out])
+
+    try:
+        fails64 = fails("float64")
+    except KeyError:
+        fails64 = None
+    spread = {tau: np.concatenate([m.get(f"eff_rank_{tau}").ravel() / (m.N if per_n else 1) for m in metas])
+              for tau in (90, 95)}
+    name = "effective rank / N" if per_n else "effective rank"
+    quantity = f"the {name} at tau = 0.95 {spread[95].min():.3g}..{spread[95].max():.3g}, at tau = 0.9"
+    return _head_profile(claim_log, fails("float32"), fails64, text=metas[0].text, setting=setting,
+                         quantity=quantity, values=spread[90], bound=bound,
+                         allowed="any number of failing heads: it bounds the mean over the heads, and the "
+                                 "profile asks the bound of each head")
+
+
 @pytest.mark.parametrize(("key", "N"), _params("table-11-3-1-spectral-features", "", lengths=(512,), placeholder=True))
 def test_table_base_row_on_trained_model(key, N, claim_log, claimed):
     meas = _measure(key, N)
@@ -303,6 +404,10 @@ def test_table_base_row_on_trained_model(key, N, claim_log, claimed):
     _spectra(meas, claim_log, title="spectrum per layer against table 11.3.1's Base row",
              vlines={f"Base row: effective rank ~{target:g}": target, f"measured mean eff-rank (tau 0.9) {m90:.0f}": m90,
                      f"Base row: max rank {claimed.eval('max_rank_base')}": float(claimed.eval("max_rank_base"))})
+    _eff_rank_profile(claim_log, [meas], [target], 0.25, setting=_heads_setting(meas),
+                      bound=(f"its eff-rank (tau 0.9 or 0.95) is within 25% of the Base row's ~{target:g} and its "
+                             f"top-10% energy within 5 points of {TABLE_BASE_ENERGY:.0%}"),
+                      also_fails=lambda m, dt: np.abs(m.get("energy_top10", dt) - TABLE_BASE_ENERGY) > 0.05)
     claim_log.note(f"{_label(meas)}: mean eff-rank {m90:.1f} (tau 0.9) / {m95:.1f} (tau 0.95) vs the Base row's ~{target:g}; "
                    f"mean top-10% energy {energy:.1%} vs 85%.")
     if ok_r and ok_e:
@@ -340,6 +445,8 @@ def test_lemma_11_43_mean_effective_rank(key, N, claim_log, claimed):
     for r in meas.get("eff_rank_90").ravel():
         claim_log.example(eff_rank_90=r)
     ok, m90, m95 = _eff_rank_near(meas, target, tol)
+    _eff_rank_profile(claim_log, [meas], [target], tol, setting=_heads_setting(meas),
+                      bound=f"its eff-rank (tau 0.9 or 0.95) is within {tol:.0%} of {target:g}")
     claim_log.note(f"{_label(meas)}: mean eff-rank {m90:.1f} (tau 0.9) = {m90 / N:.1%} of N, {m95:.1f} (tau 0.95) = "
                    f"{m95 / N:.1%} of N; the hidden size is {meas.spec.hidden} ({m90 / meas.spec.hidden:.1%}).")
     if ok:
@@ -354,14 +461,18 @@ def test_lemma_11_43_mean_effective_rank(key, N, claim_log, claimed):
 @pytest.mark.parametrize("key", model_key_params("lemma-11-43-bert-base-effective-rank", "fraction-of-n-"))
 def test_lemma_11_43_fraction_of_n(key, claim_log, claimed):
     frac, tol = float(claimed.eval("fraction_of_n")), float(claimed.eval("tolerance"))
-    bad = []
+    bad, metas = [], []
     for N in LENGTHS:
         meas = _measure(key, N)
+        metas.append(meas)
         ok, m90, m95 = _eff_rank_near(meas, frac * N, tol)
         claim_log.example(N=N, fraction_90=m90 / N, fraction_95=m95 / N)
         if not ok:
             ok64, m90_64, m95_64 = _eff_rank_near(meas, frac * N, tol, "float64")
             bad.append((N, m90 / N, m95 / N, not ok64, m90_64 / N, m95_64 / N))
+    _eff_rank_profile(claim_log, metas, [frac * m.N for m in metas], tol, per_n=True,
+                      setting=_heads_setting(metas[0], "N=" + ", ".join(str(m.N) for m in metas)),
+                      bound=f"its eff-rank (tau 0.9 or 0.95) is within {tol:.0%} of {frac:g} N")
     if bad:
         N, f90, f95, cert, f90_64, f95_64 = bad[0]
         refute(f"{key}: mean eff-rank / N is {f90:.3f} (tau 0.9) and {f95:.3f} (tau 0.95) at N = {N}, not within "
@@ -377,6 +488,45 @@ def test_lemma_11_43_fraction_of_n(key, claim_log, claimed):
 def _thirds(values: np.ndarray) -> list[float]:
     """Mean over the heads of the first, middle and last third of the layers (``values`` is ``(L, H)``)."""
     return [float(np.mean(part)) for part in np.array_split(values, 3, axis=0)]
+
+
+def _depth_fails(meas: models.Measurement, dt: str = "float32") -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """定理 11.29 layer by layer: ``(fails (L,) bool, layer means (L,), thirds' means [3])``, where a
+    layer's mean is its heads' mean effective rank (tau 0.9) and the thirds are :func:`_thirds`'s; layer
+    l of third t fails unless its mean is below the mean of every earlier third and above the mean of
+    every later third (first third: above the middle and last thirds' means; last: below both)."""
+    values = meas.get("eff_rank_90", dt)
+    layer = values.mean(axis=1)
+    thirds = _thirds(values)
+    fails = np.zeros(layer.size, dtype=bool)
+    for t, part in enumerate(np.array_split(np.arange(layer.size), 3)):
+        for i in part:
+            fails[i] = (any(layer[i] >= thirds[s] for s in range(t))
+                        or any(layer[i] <= thirds[s] for s in range(t + 1, 3)))
+    return fails, layer, thirds
+
+
+def _depth_profile(claim_log, meas: models.Measurement) -> str:
+    """Attach 定理 11.29's failure profile with one draw per layer (:func:`_depth_fails`, float32;
+    the float64 count in the summary). Returns the class.
+
+    Raises:
+        ValueError: a model without layers (:func:`record_profile`).
+    """
+    fails, layer, thirds = _depth_fails(meas)
+    try:
+        also = f"; float64 forward pass: {int(_depth_fails(meas, 'float64')[0].sum())} layers fail"
+    except KeyError:
+        also = ""
+    sizes = "+".join(str(len(p)) for p in np.array_split(layer, 3))
+    bad = ", ".join(f"L{i}" for i in np.flatnonzero(fails)) or "none"
+    summary = (f"one draw per layer (float32 forward pass on the first N tokens of {meas.text}, float64 SVD): the "
+               f"layer's mean effective rank at tau = 0.9 over its {meas.spec.heads} heads, {layer.min():.3g}.."
+               f"{layer.max():.3g}, against the thirds' means {thirds[0]:.3g} / {thirds[1]:.3g} / {thirds[2]:.3g} "
+               f"(first / middle / last): a layer fails unless it is below the mean of every earlier third and "
+               f"above the mean of every later third; {int(fails.sum())} of {fails.size} fail ({bad}){also}")
+    return record_profile(claim_log, fails.tolist(), summary=summary,
+                          setting=f"{meas.spec.key}, {fails.size} layers ({sizes}) x {meas.spec.heads} heads, N={meas.N}")
 
 
 def _write_layer_report(request, meas: models.Measurement) -> None:
@@ -399,6 +549,7 @@ def test_effective_rank_falls_with_depth(key, N, claim_log, request):
     claim_log.note(models.compact_layer_table(meas))
     sizes = [len(p) for p in np.array_split(np.arange(meas.spec.layers), 3)]
     t = _thirds(meas.get("eff_rank_90"))
+    _depth_profile(claim_log, meas)
     energy = _thirds(meas.get("energy_top10"))
     claim_log.note(f"Thirds of the layers ({'+'.join(map(str, sizes))}): mean eff-rank {t[0]:.1f} / {t[1]:.1f} / "
                    f"{t[2]:.1f}; mean top-10% energy {energy[0]:.3f} / {energy[1]:.3f} / {energy[2]:.3f}.")
