@@ -19,7 +19,9 @@
   all-MiniLM-L6-v2 at N = 128, float32 and float64 forward passes): cold (an empty cache; the model
   itself already loaded) against cached (read back from the JSON cache);
 - ``model_measurement/smollm2-135m/N=...``: seconds and peak RSS of one cold streaming measurement of
-  SmolLM2-135M in its own process, N = 512 (and 1024, 2048 with ``--bench-model-max-n``).
+  SmolLM2-135M in its own process, N = 512 (and 1024, 2048 with ``--bench-model-max-n``);
+  ``model_measurement/random-bert-base/N=512`` and ``random-bert-large/N=1024`` the same for randomly
+  initialised encoders of BERT's shapes (the second with ``--bench-model-max-n 1024`` or more).
 """
 
 from __future__ import annotations
@@ -352,6 +354,8 @@ _MEASURE_ONE = """
 import json, resource, sys, time
 from attention_claims.models import measurement, registry
 key, N, text_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+if len(sys.argv) > 4:  # a model folder, registered as pytest --claims-model does
+    key = registry.register_model(sys.argv[4]).key
 text = registry.register_text(text_file)
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t0 = time.perf_counter()
@@ -398,4 +402,67 @@ def test_model_measurement(benchmark, bench_results, request, tmp_path, N):
     out = benchmark.pedantic(run, rounds=1, iterations=1)
     entry = bench_results.setdefault(f"model_measurement/{key}/N={N}", {
         "unit": "seconds and peak RSS (MiB) of one cold measurement, float32 + float64, own process"})
+    entry.update(out)
+
+
+#: BERT-shaped encoders, randomly initialised: (name, layers, heads, hidden, N)
+BERT_SHAPES = [("bert-base", 12, 12, 768, 512), ("bert-large", 24, 16, 1024, 1024)]
+
+
+def _random_bert(dest: Path, layers: int, heads: int, hidden: int, positions: int, text: str) -> Path:
+    """Save a randomly initialised ``BertModel`` (seed 0; BERT's own shape: intermediate size 4·hidden) with a
+    word-level tokenizer over the words of ``text`` (so the text tokenises to about one token a word) to
+    ``dest``, offline."""
+    import transformers as tf
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
+
+    torch.manual_seed(0)
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator([text], trainers.WordLevelTrainer(special_tokens=["[UNK]", "[PAD]", "[CLS]", "[SEP]"]))
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    fast = tf.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                      sep_token="[SEP]")
+    model = tf.BertModel(tf.BertConfig(vocab_size=len(fast), hidden_size=hidden, num_hidden_layers=layers,
+                                       num_attention_heads=heads, intermediate_size=4 * hidden,
+                                       max_position_embeddings=positions))
+    dest.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(dest, safe_serialization=True)
+    fast.save_pretrained(dest)
+    return dest
+
+
+@pytest.mark.parametrize(("name", "layers", "heads", "hidden", "N"), BERT_SHAPES, ids=[b[0] for b in BERT_SHAPES])
+def test_random_bert_measurement(benchmark, bench_results, request, tmp_path, name, layers, heads, hidden, N):
+    """A cold streaming measurement (as :func:`test_model_measurement`, own process, float32 and float64 forward
+    passes) of a randomly initialised encoder shaped like BERT-base (12 x 12 heads, hidden 768) at N = 512 or
+    BERT-large (24 x 16, hidden 1024) at N = 1024, passed as a user model (``--claims-model``), on the three
+    built-in chapters joined. Random weights: the time and memory are the shape's; the spectra are not a
+    trained model's."""
+    import os
+    import subprocess
+    import sys
+
+    from attention_claims.models.registry import JOINED_TEXT, read_text
+
+    if N > request.config.getoption("--bench-model-max-n"):
+        pytest.skip(f"N = {N} is above --bench-model-max-n")
+    text = read_text(JOINED_TEXT)
+    text_file = tmp_path / "three-chapters.txt"
+    text_file.write_text(text, encoding="utf-8")
+    folder = _random_bert(tmp_path / name, layers, heads, hidden, N, text)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "HF_HUB_OFFLINE": "1"}
+
+    def run():
+        proc = subprocess.run([sys.executable, "-c", _MEASURE_ONE, "-", str(N), str(text_file), str(folder)],
+                              capture_output=True, text=True, env=env, cwd=ROOT, check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    out = benchmark.pedantic(run, rounds=1, iterations=1)
+    entry = bench_results.setdefault(f"model_measurement/random-{name}/N={N}", {
+        "unit": f"seconds and peak RSS (MiB) of one cold measurement of a random {layers} x {heads}-head, hidden-{hidden} "
+                "BERT encoder, float32 + float64, own process"})
     entry.update(out)

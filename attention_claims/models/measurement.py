@@ -59,6 +59,7 @@ MEASURES = {
     "eff_rank_90": "effective rank at tau = 0.9 (定义 11.25)",
     "eff_rank_95": "effective rank at tau = 0.95 (定义 11.25)",
     "energy_top10": "energy fraction of the top ceil(0.1 N) singular values (引理 11.34)",
+    "energy_top8": "energy fraction of the top ceil(0.08 N) singular values (表 11.3.1, XL row)",
     "alpha": "power-law exponent, least squares of log sigma_i on log i over all sigma_i > 0",
     "alpha_r2": "R^2 of that fit (log-log)",
     "alpha_resolved": "power-law exponent over the sigma_i above rank_tol only",
@@ -122,6 +123,7 @@ def _measures_from(A: torch.Tensor, S: np.ndarray, dtype: str) -> dict[str, np.n
             out["eff_rank_90"][layer, h] = effective_rank(s, 0.9)
             out["eff_rank_95"][layer, h] = effective_rank(s, 0.95)
             out["energy_top10"][layer, h] = top_fraction_energy(s, TOP_FRACTION)
+            out["energy_top8"][layer, h] = top_fraction_energy(s, 0.08)
             out["alpha"][layer, h], out["alpha_r2"][layer, h] = _fit(s)
             out["alpha_resolved"][layer, h], out["alpha_resolved_r2"][layer, h] = _fit(s[s > tol])
             out["envelope_c1"][layer, h] = float(np.max(s * idx))

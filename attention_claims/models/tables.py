@@ -7,13 +7,29 @@ import math
 
 import numpy as np
 
-from .measurement import Measurement, measure
+from .measurement import GESDD_MAX_N, Measurement, measure
 from .registry import LENGTHS, MODELS, TEXTS, install_hint, register_model, register_text, text_label
 
 
 def _mmm(stats: tuple[float, float, float], fmt: str = ".1f") -> str:
     mean, lo, hi = stats
+    if math.isnan(mean):
+        return "—"  # not resolved by the Gram route above measurement.GESDD_MAX_N
     return f"{mean:{fmt}} ({lo:{fmt}}–{hi:{fmt}})"
+
+
+def _median(a: np.ndarray, axis=None):
+    """``np.nanmedian`` that gives NaN, without a warning, where every value is NaN (a measure the Gram
+    route does not resolve, :data:`attention_claims.models.measurement.GRAM_UNRESOLVED`)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmedian(a, axis=axis)
+
+
+def _num(value: float, fmt: str) -> str:
+    return "—" if math.isnan(value) else f"{value:{fmt}}"
 
 
 def layer_table(meas: Measurement) -> str:
@@ -29,19 +45,19 @@ def layer_table(meas: Measurement) -> str:
     cols = [meas.layer_stats("eff_rank_90"), meas.layer_stats("eff_rank_95"), meas.layer_stats("energy_top10"),
             meas.layer_stats("numerical_rank")]
     n64 = meas.layer_stats("numerical_rank", "float64") if has64 else None
-    alpha = np.nanmedian(meas.get("alpha"), axis=1)
+    alpha = _median(meas.get("alpha"), axis=1)
     for layer in range(meas.spec.layers):
         row = [str(layer), _mmm(cols[0][layer]), _mmm(cols[1][layer]), _mmm(cols[2][layer], ".3f"),
                _mmm(cols[3][layer])]
         if n64 is not None:
             row.append(_mmm(n64[layer]))
-        row.append(f"{alpha[layer]:.2f}")
+        row.append(_num(alpha[layer], ".2f"))
         lines.append("| " + " | ".join(row) + " |")
     tot = ["all", f"{np.mean(meas.get('eff_rank_90')):.1f}", f"{np.mean(meas.get('eff_rank_95')):.1f}",
-           f"{np.mean(meas.get('energy_top10')):.3f}", f"{np.mean(meas.get('numerical_rank')):.1f}"]
+           f"{np.mean(meas.get('energy_top10')):.3f}", _num(np.mean(meas.get('numerical_rank')), ".1f")]
     if has64:
-        tot.append(f"{np.mean(meas.get('numerical_rank', 'float64')):.1f}")
-    tot.append(f"{np.nanmedian(meas.get('alpha')):.2f}")
+        tot.append(_num(np.mean(meas.get('numerical_rank', 'float64')), ".1f"))
+    tot.append(_num(_median(meas.get('alpha')), ".2f"))
     lines.append("| " + " | ".join(f"**{c}**" for c in tot) + " |")
     return "\n".join(lines)
 
@@ -77,7 +93,9 @@ def report_markdown(meas: Measurement, others: list[Measurement] = ()) -> str:
         f"- weights: {spec.weights}",
         f"- input: `{text_label(meas.text)}` (sha256 {meas.text_sha256[:12]}…), first {N} tokens",
         f"- forward passes: float32{' and float64' if 'float64' in meas.heads else ''}, eager attention, "
-        "eval mode; singular values in float64 (LAPACK gesdd)",
+        + ("eval mode; singular values in float64 (LAPACK gesdd)" if N <= GESDD_MAX_N else
+           f"eval mode; singular values in float64 from eigvalsh(A Aᵀ) (N > {GESDD_MAX_N}: the effective ranks "
+           "certified per head, the energies within 2 N delta; numerical rank, σ_min and α not resolved, shown as —)"),
         f"- numerical rank: singular values above σ₁·N·eps (eps of the forward pass's dtype); "
         f"effective rank: 003 定义 11.25; energy: top ⌈0.1·N⌉ = {math.ceil(0.1 * N)} singular values",
         f"- versions: {', '.join(f'{k} {v}' for k, v in meas.versions.items())}",
@@ -100,8 +118,8 @@ def report_markdown(meas: Measurement, others: list[Measurement] = ()) -> str:
         f"{np.mean(meas.get('eff_rank_90') <= spec.head_dim):.1%} of heads with eff-rank (τ 0.9) <= d_k = "
         f"{spec.head_dim} |",
         f"| 定理 11.21 | σ_i <= C i^-α, α > 1 | fitted α (all σ > 0): median "
-        f"{np.nanmedian(meas.get('alpha')):.2f}, {np.nanmean(meas.get('alpha') > 1):.1%} of heads above 1; "
-        f"median R² {np.nanmedian(meas.get('alpha_r2')):.2f} |",
+        f"{_median(meas.get('alpha')):.2f}, {np.nanmean(meas.get('alpha') > 1):.1%} of heads above 1; "
+        f"median R² {_median(meas.get('alpha_r2')):.2f} |",
         f"| 定理 11.29 | eff-rank high in early, medium in middle, low in late layers | mean eff-rank (τ 0.9) by "
         f"thirds of the layers: {' / '.join(f'{t:.1f}' for t in thirds) or 'fewer than 3 layers'} |",
     ]
