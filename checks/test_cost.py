@@ -3,12 +3,16 @@
 003's introduction (``intro-quadratic-time-and-memory``), 引理 11.38 (``lemma-11-38-linformer-complexity``,
 with ``jl-guarantees-low-rank-approximation`` and ``summary-jl-rigorous-guarantee``'s complexity
 readings) and the cost columns of 表 11.3.2 (``table-11-3-2-standard-attention-row``,
-``table-11-3-2-linformer-row``, ``table-11-3-2-linear-attention-row``). Counts from
-:mod:`attention_claims.maths.cost`.
+``table-11-3-2-linformer-row``, ``table-11-3-2-linear-attention-row``) and the speed-up and parameter
+figures of 引理 11.44 (``lemma-11-44-compression-figures``: exact operation and parameter counts decide,
+a wall-clock timing is reported as evidence only). Counts from :mod:`attention_claims.maths.cost`.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -17,13 +21,17 @@ from flint import arb
 from hypothesis import given, target
 from hypothesis import strategies as st
 
+from attention_claims.framework.evidence import failure_class
 from attention_claims.maths import (
     arb_matrix,
     arb_softmax_attention,
+    attention_parameter_count,
     chunked_attention,
     decimal_fraction,
+    factorised_parameter_count,
     matmul_count,
     meta_matmul_flops,
+    normalised_linear_op_count,
     op_count,
     precision,
     schedule_peak,
@@ -31,6 +39,7 @@ from attention_claims.maths import (
 from attention_claims.testkit import (
     SEQUENCE_LENGTHS,
     claim_reading,
+    one_torch_thread,
     profiles,
     refute,
 )
@@ -164,3 +173,162 @@ def test_linear_attention_cost_linear_in_n(d, claim_log, claimed):
                f"{SEQUENCE_LENGTHS[lo]} and {float(ratios[hi]):.6g} at N = {SEQUENCE_LENGTHS[hi]}, a factor {float(spread):.4g} >= {growth}: "
                f"the cost formula does not grow like the exact count in N", example={"d": d}, certified=True,
                certificate="exact integer operation counts")
+
+
+# -- 引理 11.44: the compression figures (speed-up, parameters), by exact counts --------------------
+def _speedup(N: int, d: int) -> Fraction:
+    """Exact operation-count ratio of softmax attention over elu+1 linear attention (normalised), one head;
+    the matmul parts cross-checked against torch's FlopCounterMode on meta tensors (else a suite bug)."""
+    if matmul_count("standard", N, d) != meta_matmul_flops("standard", N, d) or \
+            matmul_count("linear", N, d, m=d) != meta_matmul_flops("linear", N, d, m=d):
+        raise RuntimeError(f"attention_claims.maths.matmul_count disagrees with FlopCounterMode at N = {N}, d = {d}")
+    return Fraction(op_count("standard", N, d), normalised_linear_op_count(N, d))
+
+
+@functools.cache
+def _measured_speedups(lengths: tuple[int, ...] = (64, 256, 512), d: int = 64) -> tuple[tuple[int, float], ...]:
+    """Wall-clock speed-up of elu+1 linear attention over softmax attention (float32, torch, the caller's
+    threads; best of 5 each), per N: evidence next to the exact counts, never deciding a reading (on a shared
+    machine a single timing varies by 10x and more; N stops at 512 to keep the check cheap)."""
+    import torch
+
+    gen = torch.Generator().manual_seed(0)
+    out = []
+    for N in lengths:
+        Q, K, V = (torch.randn(N, d, generator=gen) for _ in range(3))
+
+        def softmax_attention_(Q, K, V):
+            return torch.softmax(Q @ K.T / math.sqrt(d), dim=-1) @ V
+
+        def linear_attention_(Q, K, V):
+            fq, fk = torch.nn.functional.elu(Q) + 1, torch.nn.functional.elu(K) + 1
+            return (fq @ (fk.T @ V)) / (fq @ fk.sum(dim=0, keepdim=True).T)
+
+        best = []
+        for fn in (softmax_attention_, linear_attention_):
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                fn(Q, K, V)
+                times.append(time.perf_counter() - t0)
+            best.append(min(times))
+        out.append((N, best[0] / best[1]))
+    return tuple(out)
+
+
+def _timing_note(claim_log) -> None:
+    measured = ", ".join(f"{s:.2g}x at N = {N}" for N, s in _measured_speedups())
+    claim_log.note(f"Measured here (evidence only; float32, one torch thread, d = 64, best of 5): {measured}.")
+
+
+@pytest.mark.usefixtures(one_torch_thread.__name__)
+@pytest.mark.claim("lemma-11-44-compression-figures", reading="speedup-reached-at-some-length")
+@pytest.mark.parametrize("d", [32, 64, 128])
+def test_lemma_11_44_speedup_reached(d, claim_log, claimed):
+    lo, hi = (decimal_fraction(claimed.eval(k, exact=True)) for k in ("speedup_min", "speedup_max"))
+    ratios = {N: _speedup(N, d) for N in (2**j for j in range(7, 13))}
+    for N, r in ratios.items():
+        claim_log.example(N=N, d=d)
+        claim_log.track(f"ops ratio softmax / linear at d = {d}", float(r))
+    inside = [N for N, r in ratios.items() if lo <= r <= hi]
+    claim_log.note(f"d = {d}: the exact ratio lies in [{lo}, {hi}] at N = {inside or 'none'} of 2^7..2^12.")
+    if d == 64:
+        _timing_note(claim_log)
+    if not inside:
+        refute(f"d = {d}: no N in 2^7..2^12 gives an operation ratio in [{lo}, {hi}] ("
+               + ", ".join(f"{float(r):.3g} at {N}" for N, r in ratios.items()) + ")",
+               example={"d": d}, certified=True, certificate="exact integer operation counts")
+
+
+@pytest.mark.usefixtures(one_torch_thread.__name__)
+@pytest.mark.claim("lemma-11-44-compression-figures", reading="speedup-at-long-lengths")
+def test_lemma_11_44_speedup_at_long_lengths(claim_log, claimed):
+    lo, hi = (decimal_fraction(claimed.eval(k, exact=True)) for k in ("speedup_min", "speedup_max"))
+    grid = [(N, d) for N in (1024, 2048, 4096) for d in (32, 64, 128)]
+    outside = []
+    for N, d in grid:
+        r = _speedup(N, d)
+        claim_log.example(N=N, d=d)
+        claim_log.track("ops ratio softmax / linear", float(r))
+        if not lo <= r <= hi:
+            outside.append((N, d, r))
+    _timing_note(claim_log)
+    claim_log.failure_profile(failure_class(len(grid), len(outside)), setting="N = 1024, 2048, 4096 x d = 32, 64, 128",
+                              trials=len(grid), failures=len(outside),
+                              summary=f"exact operation counts (no draw): the ratio softmax / linear lies outside "
+                                      f"[{lo}, {hi}] at {len(outside)} of the {len(grid)} sizes; it grows like N / d")
+    if outside:
+        N, d, r = max(outside, key=lambda t: (t[1] == 64, t[0] == 2048))  # d = 64, N = 2048: the timed size
+        refute(f"at N = {N}, d = {d} softmax attention takes {op_count('standard', N, d)} operations and elu+1 linear "
+               f"attention {normalised_linear_op_count(N, d)}: a ratio of {float(r):.4g}, outside [{lo}, {hi}]; {len(outside)} of {len(grid)} sizes are outside",
+               example={"N": N, "d": d, "ratio": float(r)}, certified=True,
+               certificate="exact integer operation counts (matmul part equal to torch FlopCounterMode on meta tensors)")
+
+
+def _reduction(dense: int, compressed: int) -> Fraction:
+    return 1 - Fraction(compressed, dense)
+
+
+@pytest.mark.claim("lemma-11-44-compression-figures", reading="parameters-linear-attention")
+def test_lemma_11_44_parameters_linear_attention(claim_log, claimed):
+    lo, hi = (decimal_fraction(claimed.eval(k, exact=True)) for k in ("parameter_reduction_min", "parameter_reduction_max"))
+    import torch
+
+    widths, outside = (512, 768, 1024), []
+    for w in widths:
+        std = attention_parameter_count("standard", w)
+        mha = torch.nn.MultiheadAttention(w, w // 64, device="meta")
+        if std != sum(p.numel() for p in mha.parameters()):
+            raise RuntimeError(f"attention_parameter_count disagrees with torch.nn.MultiheadAttention at d_model = {w}")
+        red = _reduction(std, attention_parameter_count("linear", w))
+        claim_log.example(d_model=w, reduction=float(red))
+        if not lo <= red <= hi:
+            outside.append((w, std, red))
+    claim_log.failure_profile(failure_class(len(widths), len(outside)), setting="d_model = 512, 768, 1024",
+                              trials=len(widths), failures=len(outside),
+                              summary="exact parameter counts (no draw): the feature map has no parameters, every "
+                                      "projection stays")
+    if outside:
+        w, std, red = outside[1] if len(outside) > 1 else outside[0]
+        refute(f"at d_model = {w} softmax and linear attention both have {std} parameters (W^Q, W^K, W^V, W^O and "
+               f"biases): a reduction of {float(red):.0%}, outside [{float(lo):.0%}, {float(hi):.0%}]",
+               example={"d_model": w, "parameters": std}, certified=True,
+               certificate="exact parameter counts (the standard one equal to torch.nn.MultiheadAttention's)")
+
+
+@pytest.mark.claim("lemma-11-44-compression-figures", reading="parameters-linformer")
+def test_lemma_11_44_parameters_linformer(claim_log, claimed):
+    lo, hi = (decimal_fraction(claimed.eval(k, exact=True)) for k in ("parameter_reduction_min", "parameter_reduction_max"))
+    w, N = int(claimed.eval("hidden", exact=True)), int(claimed.eval("N", exact=True))
+    std, ks, outside = attention_parameter_count("standard", w), (64, 128, 256), []
+    for k in ks:
+        red = _reduction(std, attention_parameter_count("linformer", w, N=N, k=k))
+        claim_log.example(k=k, reduction=float(red))
+        if not lo <= red <= hi:
+            outside.append((k, red))
+    claim_log.failure_profile(failure_class(len(ks), len(outside)), setting=f"d_model = {w}, N = {N}, k = 64, 128, 256",
+                              trials=len(ks), failures=len(outside),
+                              summary="exact parameter counts (no draw): E and F (k x N) are added, nothing is removed")
+    if outside:
+        k, red = outside[len(outside) // 2]
+        refute(f"at d_model = {w}, N = {N}, k = {k} Linformer has {attention_parameter_count('linformer', w, N=N, k=k)} "
+               f"parameters against {std}: a reduction of {float(red):.1%}, outside [{float(lo):.0%}, {float(hi):.0%}]",
+               example={"d_model": w, "N": N, "k": k}, certified=True, certificate="exact parameter counts")
+
+
+@pytest.mark.claim("lemma-11-44-compression-figures", reading="parameters-factorisation-at-measured-rank")
+def test_lemma_11_44_parameters_factorisation(claim_log, claimed):
+    lo, hi = (decimal_fraction(claimed.eval(k, exact=True)) for k in ("parameter_reduction_min", "parameter_reduction_max"))
+    d, r = int(claimed.eval("hidden", exact=True)), int(claimed.eval("measured_rank", exact=True))
+    red = _reduction(d * d, factorised_parameter_count(d, d, r))
+    band = [s for s in range(1, d + 1) if lo <= _reduction(d * d, factorised_parameter_count(d, d, s)) <= hi]
+    claim_log.example(d=d, r=r, reduction=float(red))
+    claim_log.note(f"At d = {d} the reduction 1 - 2r/d lies in [{float(lo):.0%}, {float(hi):.0%}] for r = {band[0]}..{band[-1]} "
+                   f"(r/d = {band[0] / d:.1%}..{band[-1] / d:.1%})." if band else f"No rank r gives it at d = {d}.")
+    claim_log.failure_profile(failure_class(1, int(not lo <= red <= hi)), setting=f"d = {d}, r = {r} (引理 11.43)",
+                              trials=1, failures=int(not lo <= red <= hi),
+                              summary="one exact count at the section's own numbers (no draw)")
+    if not lo <= red <= hi:
+        refute(f"a rank-{r} factorisation of a {d} x {d} weight has {factorised_parameter_count(d, d, r)} parameters "
+               f"against {d * d}: a reduction of {float(red):.1%}, outside [{float(lo):.0%}, {float(hi):.0%}]",
+               example={"d": d, "r": r}, certified=True, certificate="exact parameter counts")

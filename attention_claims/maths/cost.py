@@ -76,6 +76,67 @@ def op_count(method: str, N: int, d: int, k: int | None = None, m: int | None = 
     return mm + N * n_cols + N * (n_cols - 1) + N * n_cols + N * n_cols + N * (n_cols - 1) + N * n_cols
 
 
+def normalised_linear_op_count(N: int, d: int, m: int | None = None) -> int:
+    """Exact number of scalar operations of one head of normalised linear attention with the
+    ``elu + 1`` feature map (Katharopoulos et al. 2020, arXiv:2006.16236, eqs. (6)-(7); 003 表 11.3.2's
+    ``phi(Q)(phi(K)^T V)`` with its normaliser), ``phi: R^d -> R^m`` (``m = d`` for ``elu + 1``):
+
+    - the feature map on ``Q`` and on ``K``: two operations per entry (the ``elu`` and the ``+ 1``), ``4 N m``;
+    - ``S = phi(K)^T V``: ``2 m N d`` (the ``2 m n p`` matmul convention of :func:`matmul_count`);
+    - ``z = phi(K)^T 1``: column sums, ``m (N - 1)``;
+    - ``phi(Q) S``: ``2 N m d``; ``phi(Q) z``: ``2 N m``;
+    - the division of each output row by its normaliser: ``N d``.
+
+    The matmul part equals :func:`matmul_count` ``("linear", N, d, m=m)``. Compare with
+    :func:`op_count` ``("standard", N, d)``, which counts softmax attention the same way.
+
+    Raises:
+        AttentionInputError: a size that is not a positive integer.
+    """
+    N, d = positive_int(N, "N"), positive_int(d, "d")
+    m = d if m is None else positive_int(m, "m")
+    return 4 * N * m + matmul_count("linear", N, d, m=m) + m * (N - 1) + _mm(N, m, 1) + N * d
+
+
+PARAMETER_METHODS = ("standard", "linear", "linformer")
+
+
+def attention_parameter_count(method: str, d_model: int, *, N: int | None = None, k: int | None = None) -> int:
+    """Trainable parameters of one multi-head attention layer of width ``d_model`` computed by ``method``:
+
+    - ``standard``: ``W^Q, W^K, W^V, W^O`` (``d_model x d_model``) with their biases, ``4 d^2 + 4 d``
+      (Vaswani et al. 2017 §3.2.2; the count of ``torch.nn.MultiheadAttention``); the number of heads
+      does not change it.
+    - ``linear``: the same projections (Katharopoulos et al. 2020 replace the softmax by a feature
+      map, which has no parameters), ``4 d^2 + 4 d``.
+    - ``linformer``: the standard projections plus ``E, F`` (``k x N``), shared across heads
+      (Wang et al. 2020, arXiv:2006.04768, §4 "headwise sharing"), ``4 d^2 + 4 d + 2 k N``.
+
+    Raises:
+        AttentionInputError: unknown method, a non-positive size, or ``N``, ``k`` missing for
+            ``linformer``.
+    """
+    d = positive_int(d_model, "d_model")
+    base = 4 * d * d + 4 * d
+    if method in ("standard", "linear"):
+        return base
+    if method == "linformer":
+        return base + 2 * positive_int(k, "k") * positive_int(N, "N")
+    raise AttentionInputError(f"method: unknown {method!r} (one of {', '.join(PARAMETER_METHODS)})")
+
+
+def factorised_parameter_count(d_in: int, d_out: int, r: int) -> int:
+    """Parameters of a ``d_in x d_out`` weight stored as a rank-``r`` factorisation ``B A``
+    (``B: d_in x r``, ``A: r x d_out``; 003 表 11.3.3's ``Delta W = B A``, Hu et al. 2021 LoRA §4.1):
+    ``r (d_in + d_out)``, against ``d_in d_out`` for the dense weight.
+
+    Raises:
+        AttentionInputError: a size that is not a positive integer.
+    """
+    d_in, d_out, r = positive_int(d_in, "d_in"), positive_int(d_out, "d_out"), positive_int(r, "r")
+    return r * (d_in + d_out)
+
+
 @functools.lru_cache(maxsize=8192, typed=True)  # typed: True is not the integer 1 here (validation)
 def meta_matmul_flops(method: str, N: int, d: int, k: int | None = None, m: int | None = None) -> int:
     """The matmul flops of ``method`` as counted by ``torch.utils.flop_counter.FlopCounterMode``

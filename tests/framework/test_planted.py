@@ -96,6 +96,8 @@ SNR = ("sparsity-linear-iid-lower-snr", ())  # both readings
 RNN = ("linear-rnn-decay-as-attention", ("exact",))
 C118 = ("corollary-11-8-energy-bound", ("attention-spectra",))
 SMALLK = ("corollary-11-8-small-k-captures-most-energy", ("attention-spectra",))
+L44S = ("lemma-11-44-compression-figures", ("speedup-at-long-lengths",))  # as_stated moved
+L44P = ("lemma-11-44-compression-figures", ("parameters-factorisation-at-measured-rank",))  # as_stated moved
 
 ID_OK = ("(sqrt(2/pi) * gamma * exp(-beta**2 / (2*gamma**2)) + beta * erf(beta / (sqrt(2)*gamma)))"
          " / sqrt(beta**2 + gamma**2)")
@@ -175,6 +177,12 @@ FALSEHOODS = [
     V("corollary-11-8-c-prime-tenth", *C118, claimed={"c_prime": "C**2 / (2*alpha - 1) / 10"}),
     # ... and its reading: a k that ignores C (k = 1 or 2) does not capture most of the energy
     V("small-k-ignores-c", *SMALLK, claimed={"k_small": "1"}),
+    # 引理 11.44 by exact counts: a speed-up range whose top misses the largest ratio (126.117 at N = 4096,
+    # d = 32) by 0.1 %, a parameter saving 0.06 points above the exact 39/64 of a rank-150 factorisation
+    V("compression-speedup-up-to-126", *L44S, as_stated="speedup-at-long-lengths",
+      claimed={"speedup_min": 7, "speedup_max": 126}),
+    V("compression-factorisation-saves-61-percent", *L44P, as_stated="parameters-factorisation-at-measured-rank",
+      claimed={"parameter_reduction_min": 0.61}),
 ]
 
 TRUTHS = [
@@ -220,6 +228,12 @@ TRUTHS = [
     V("rnn-weight-rewritten", *RNN, claimed={"weight": "lam**n / lam**j"}),
     V("corollary-11-8-c-prime-sharp", *C118, claimed={"c_prime": "C**2 / (2*alpha - 1)"}),
     V("small-k-doubled", *SMALLK, claimed={"k_small": "2 * (2*C**2 / (2*alpha - 1))**(1 / (2*alpha - 1))"}),
+    # 引理 11.44: the range that holds every exact ratio at N = 1024..4096 (7.969 to 126.117), and the saving at
+    # its exact end point (1 - 2 * 150 / 768 = 0.609375, inclusive)
+    V("compression-speedup-7-9-to-127", *L44S, as_stated="speedup-at-long-lengths",
+      claimed={"speedup_min": 7.9, "speedup_max": 127}),
+    V("compression-factorisation-saves-60-9375-percent", *L44P, as_stated="parameters-factorisation-at-measured-rank",
+      claimed={"parameter_reduction_min": 0.609375}),
 ]
 
 
