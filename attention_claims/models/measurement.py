@@ -312,22 +312,22 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str,
     return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
 
 
-#: seconds per float64 gesdd of one N = 512 attention matrix on this suite's 2-core machine, fitted to the
-#: cold measurements of SmolLM2-135M (README, Benchmarks: 44 s at N = 512, 259 s at N = 1024 under load,
-#: 17.5 s per layer of 9 heads at N = 2048), each within a factor 1.5; the SVDs dominate from N = 512 on
-#: and grow as N³
-SECONDS_PER_SVD_512 = 0.04
+#: seconds per head on this suite's 2-core machine, idle, two heads at a time on one BLAS thread each
+#: (:func:`head_singular_values`): gesdd at N = 512 (0.06 s a matrix on one thread) and the Gram route at
+#: N = 2048 (0.45 s a matrix measured two at a time); both grow as N³
+SECONDS_PER_HEAD = {"gesdd": (512, 0.03), "gram": (2048, 0.25)}
 
-#: seconds to load a built-in model in both dtypes and run the passes' other work (same fit)
+#: seconds to load a built-in model in both dtypes and run the passes' other work
 SECONDS_BASE = 15.0
 
 
 def estimate_seconds(key: str, N: int, dtypes: tuple[str, ...]) -> float:
-    """A rough time for a cold :func:`measure` (seconds, this suite's 2-core machine, idle; twice that or
-    more under load): :data:`SECONDS_BASE` plus one gesdd per head, layer and dtype at
-    :data:`SECONDS_PER_SVD_512` ``·(N/512)³``."""
+    """A rough time for a cold :func:`measure` (seconds, this suite's 2-core machine, idle; several times
+    that under load): :data:`SECONDS_BASE` plus, per head, layer and dtype, the :data:`SECONDS_PER_HEAD`
+    of the method N selects (:data:`GESDD_MAX_N`), scaled as N³."""
     spec = get_spec(key)
-    return SECONDS_BASE + len(dtypes) * spec.layers * spec.heads * SECONDS_PER_SVD_512 * (N / 512) ** 3
+    n0, seconds = SECONDS_PER_HEAD["gesdd" if N <= GESDD_MAX_N else "gram"]
+    return SECONDS_BASE + len(dtypes) * spec.layers * spec.heads * seconds * (N / n0) ** 3
 
 
 def _announce(key: str, N: int, dtypes: tuple[str, ...]) -> None:
