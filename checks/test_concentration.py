@@ -12,6 +12,7 @@ concentration (004 ``lower-entropy-more-concentrated``). The l1/l2 sparsity meas
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -22,12 +23,14 @@ from hypothesis import given, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from attention_claims._cache import disk_memo_ints
 from attention_claims.maths import (
     arb_softmax_attention,
     arb_softmax_stats,
     certified_rank_at_least,
     certified_sign,
     certified_softmax_max_below,
+    certify_nonzero_det,
     effective_rank,
     entropy_arb,
     exact_rank,
@@ -55,6 +58,7 @@ from attention_claims.testkit import (
     seeded_gaussian_qk,
     shared_argmax_logits,
 )
+from attention_claims.testkit.failure_profiles import record_profile
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -242,6 +246,45 @@ def test_sharpening_shared_argmax(Z, claim_log, claimed):
     if e != 1:
         refute(f"all rows peak in column 0, yet at T = {T:.3g} the effective rank is {e}", example={"Z": Z, "T": T},
                certified=False)
+
+
+@pytest.mark.claim("corollary-11-9-sharpening-lowers-rank", reading="literal-exact-rank")
+@given(Z=st.integers(2, 6).flatmap(lambda n: hnp.arrays(np.float64, (n, n), elements=st.integers(-4, 4).map(float))),
+       T1=log_uniform(0, 1), r=log_uniform(-2, -0.3))
+@profiles.scaled(0.25, explain=False)
+def test_sharpening_exact_rank(Z, T1, r, claim_log):
+    N = Z.shape[0]
+    T2 = T1 * r
+    _sharpening_exact_rank_profile(claim_log)
+    ok, det, bits = certify_nonzero_det(lambda: arb_softmax_attention(Z, np.eye(N), scale=1 / T2))
+    claim_log.example(N=N, full_rank_after_sharpening=ok)
+    if ok:
+        refute(f"sharpening softmax(Z/T) from T = {T1:.4g} to {T2:.4g} leaves the exact rank at N = {N} (det softmax(Z/T2) "
+               f"!= 0), so it cannot have lowered it", example={"Z": Z, "T1": T1, "T2": T2}, certified=True,
+               certificate=f"arb determinant of softmax(Z/T2) at {bits} bits: {det}, an interval excluding 0")
+
+
+@functools.cache
+@disk_memo_ints
+def _sharpened_full_rank_draws(N: int, T: float, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of Gaussian logits ``Z (N, N)`` (``numpy.random.default_rng(seed)``): 1 when
+    ``det softmax(Z/T) != 0`` is certified with arb (:func:`attention_claims.maths.certify_nonzero_det`), so the exact
+    rank is N after sharpening to ``T``, else 0."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(trials):
+        Z = rng.standard_normal((N, N))
+        out.append(int(certify_nonzero_det(lambda Z=Z: arb_softmax_attention(Z, np.eye(N), scale=1 / T))[0]))
+    return tuple(out)
+
+
+def _sharpening_exact_rank_profile(claim_log) -> None:
+    """Failure profile of the literal exact-rank reading: Gaussian logits, N = 16, sharpened from T = 1 to 0.1."""
+    N, T, trials = 16, 0.1, 30
+    record_profile(claim_log, [bool(x) for x in _sharpened_full_rank_draws(N, T, trials, 0)],
+                   setting=f"N={N}, Gaussian logits Z, T from 1 to {T}",
+                   summary=f"a draw fails when det softmax(Z/{T}) is certified non-zero (arb, 128 to 4096 bits), i.e. the "
+                           f"exact rank stays N; {trials} draws, numpy default_rng(0)")
 
 
 @pytest.mark.claim("geometry-max-inner-product-is-nearest-neighbour", reading="exact")
