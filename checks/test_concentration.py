@@ -18,6 +18,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+import torch
 from flint import arb
 from hypothesis import given, target
 from hypothesis import strategies as st
@@ -58,7 +59,7 @@ from attention_claims.testkit import (
     seeded_gaussian_qk,
     shared_argmax_logits,
 )
-from attention_claims.testkit.failure_profiles import record_profile
+from attention_claims.testkit.failure_profiles import RANK_REL_TOL, gaussian_softmax_ranks, record_profile
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -94,6 +95,229 @@ def _conditional_logits(d: int, N: int, seed: int) -> tuple[np.ndarray, float]:
     return math.sqrt(s2) * rng.standard_normal(N), s2
 
 
+# -- failure profiles (docs/verdicts.md, "Failure profile") ----------------------------------------
+# 003's Base row (表 11.3.1): N = 512, d = 768 / 12 heads = 64; the study note (000) and 004 give no sizes,
+# so the same typical sizes serve them. Each draw helper is seeded, pure and returns ints, cached in the
+# process and on disk (attention_claims._cache.disk_memo_ints).
+DOC_N, DOC_D, TRIALS = 512, 64, 30
+
+
+def _gaussian_logit_matrices(N: int, d: int, trials: int, seed: int):
+    """``trials`` logit matrices ``Z = QK^T/sqrt d (N, N)`` for Gaussian ``Q, K (N, d)``, from
+    ``numpy.random.default_rng(seed)`` (a generator: one at a time)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        yield Q @ K.T / math.sqrt(d)
+
+
+@functools.cache
+@disk_memo_ints
+def _row_max_ties(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw of :func:`_gaussian_logit_matrices`: the number of rows whose largest logit is attained
+    more than once in float64, then the same count after rounding the logits to bfloat16 (the dtype of
+    many trained models). Returns ``2 * trials`` ints."""
+    f64, bf16 = [], []
+    for Z in _gaussian_logit_matrices(N, d, trials, seed):
+        Zb = torch.from_numpy(Z).to(torch.bfloat16).double().numpy()
+        f64.append(int(((Z == Z.max(axis=1, keepdims=True)).sum(axis=1) > 1).sum()))
+        bf16.append(int(((Zb == Zb.max(axis=1, keepdims=True)).sum(axis=1) > 1).sum()))
+    return tuple(f64) + tuple(bf16)
+
+
+@functools.cache
+@disk_memo_ints
+def _finite_t_rank_draws(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw of :func:`_gaussian_logit_matrices`: whether ``rank softmax(Z/T) >= m + 1`` (``m`` the
+    number of distinct row-argmax positions) is certified by an arb minor at every ``T = 10^-1, ...,
+    10^-6`` (the check's computation), then ``m``. Returns ``2 * trials`` ints."""
+    failed, distinct = [], []
+    for Z in _gaussian_logit_matrices(N, d, trials, seed):
+        m = len(set(np.argmax(Z, axis=1).tolist()))
+        A64 = softmax_attention(Z, np.eye(N), scale=1.0).numpy()
+        failed.append(int(all(
+            certified_rank_at_least(lambda T=10.0**-k, Z=Z: arb_softmax_attention(Z / T, np.eye(N), scale=1.0), A64, m + 1,
+                                    max_bits=1 << 15)[0]
+            for k in range(1, 7))))
+        distinct.append(m)
+    return tuple(failed) + tuple(distinct)
+
+
+@functools.cache
+@disk_memo_ints
+def _sharpening_effective_ranks(N: int, d: int, tau: float, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw of :func:`_gaussian_logit_matrices` (two SVDs at N = 512: about 0.1 s a draw, so fewer
+    draws than usual): the effective rank (定义 11.25, ``tau``; float64
+    singular values) of ``softmax(Z/T)`` at ``T = 1``, then at the sharper ``T = 1/2``.
+    Returns ``2 * trials`` ints."""
+    e1, e2 = [], []
+    for Z in _gaussian_logit_matrices(N, d, trials, seed):
+        e1.append(effective_rank(singular_values(softmax_attention(Z, np.eye(N), scale=1.0).numpy()), tau))
+        e2.append(effective_rank(singular_values(softmax_attention(Z, np.eye(N), scale=2.0).numpy()), tau))
+    return tuple(e1) + tuple(e2)
+
+
+@functools.cache
+@disk_memo_ints
+def _mips_vs_nearest(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of a Gaussian query ``q (d,)`` and keys ``K (N, d)`` (``default_rng(seed)``):
+    whether the key with the largest ``q.k_j`` is not the nearest key (float64; a draw counts only when
+    both the top inner product and the smallest distance lead by more than ``1e-9`` relative, far above
+    rounding), then the place of the nearest key in the inner-product order (1 = largest).
+    Returns ``2 * trials`` ints."""
+    rng = np.random.default_rng(seed)
+    failed, place = [], []
+    for _ in range(trials):
+        q, K = rng.standard_normal(d), rng.standard_normal((N, d))
+        ips, dists = K @ q, np.sum((K - q) ** 2, axis=1)
+        top, near = np.sort(ips)[-2:], np.sort(dists)[:2]
+        clear = top[1] - top[0] > 1e-9 * abs(top[1]) and near[1] - near[0] > 1e-9 * near[0]
+        failed.append(int(clear and int(np.argmax(ips)) != int(np.argmin(dists))))
+        place.append(int((ips > ips[int(np.argmin(dists))]).sum()) + 1)
+    return tuple(failed) + tuple(place)
+
+
+@functools.cache
+@disk_memo_ints
+def _participation_permille(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of a Gaussian query ``q (d,)`` and keys ``K (N, d)`` (``default_rng(seed)``):
+    ``floor(1000 PR / N)`` with ``PR = 1 / sum_j p_j^2`` the participation ratio of
+    ``p = softmax(Kq/sqrt d)`` (float64)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(trials):
+        q, K = rng.standard_normal(d), rng.standard_normal((N, d))
+        out.append(math.floor(1000 * participation_ratio(K @ q / math.sqrt(d)) / N))
+    return tuple(out)
+
+
+@functools.cache
+@disk_memo_ints
+def _largest_weight_ppm(d: int, N: int, trials: int, seed: int) -> tuple[int, ...]:
+    """``floor(1e6 max_j p_j)`` for the logits of :func:`_conditional_logits` at seeds ``seed, ...,
+    seed + trials - 1`` (float64)."""
+    out = []
+    for t in range(trials):
+        x, _ = _conditional_logits(d, N, seed + t)
+        out.append(math.floor(1e6 / float(np.exp(x - x.max()).sum())))
+    return tuple(out)
+
+
+@functools.cache
+@disk_memo_ints
+def _entropy_top_weight_discordance(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw of :func:`_gaussian_logit_matrices`, over the ordered pairs ``(i, j)`` of rows of
+    ``A = softmax(Z)``: the number with ``H(a_i) < H(a_j)`` yet ``max a_i < max a_j``, each difference
+    beyond ``1e-9`` (float64 entropies and maxima are good to ``1e-12`` here)."""
+    out = []
+    for Z in _gaussian_logit_matrices(N, d, trials, seed):
+        A = softmax_attention(Z, np.eye(N), scale=1.0).numpy()
+        H = -np.sum(A * np.log(A), axis=1)
+        top = A.max(axis=1)
+        lower_h = H[:, None] < H[None, :] - 1e-9
+        lower_top = top[:, None] < top[None, :] - 1e-9
+        out.append(int((lower_h & lower_top).sum()))
+    return tuple(out)
+
+
+SHARPEN_TRIALS = 10  # two 512 x 512 SVDs a draw; the ranks at the two temperatures do not overlap (see summary)
+
+
+def _profile_ties(log) -> None:
+    """Failure profile of the tied-maxima readings (引理 11.35, 定理 11.22) at N = 512, d = 64."""
+    draws = _row_max_ties(DOC_N, DOC_D, TRIALS, 0)
+    f64, bf16 = draws[:TRIALS], draws[TRIALS:]
+    record_profile(log, [n > 0 for n in f64], setting=f"N={DOC_N}, d={DOC_D} (rows of QK^T/sqrt d)",
+                   summary=f"rows of float64 logits QK^T/sqrt d, Gaussian Q, K (numpy default_rng(0)), whose largest "
+                           f"logit is attained more than once (exact float comparison): {min(f64)}..{max(f64)} per draw; "
+                           f"the failure needs a row with a tied maximum (duplicate keys, or logits rounded to a short "
+                           f"format: the same logits rounded to bfloat16 have {min(bf16)}..{max(bf16)} such rows per draw)")
+
+
+def _profile_finite_t(log, draws, N: int, d: int) -> None:
+    """Failure profile of ``theorem-11-22-small-temperature-rank``'s ``finite-t-exact`` reading."""
+    failed, distinct = draws[:TRIALS], draws[TRIALS:]
+    record_profile(log, failed, setting=f"N={N}, d={d}, T=1e-1..1e-6",
+                   summary=f"rank softmax(Z/T) >= m + 1 (m = number of distinct row-argmax positions, {min(distinct)}.."
+                           f"{max(distinct)} here) certified by an arb minor at every T = 1e-1, ..., 1e-6, Z = QK^T/sqrt d "
+                           f"with Gaussian Q, K (numpy default_rng(0)); N = {N} because an arb minor of size m + 1 takes "
+                           f"seconds a draw at N = 64 (the matrix is strictly positive and generically of full rank N "
+                           f"at every T > 0, whatever N)")
+
+
+def _profile_sharpening(log, tau: float) -> None:
+    """Failure profile of ``corollary-11-9-sharpening-lowers-rank``'s ``effective-rank-monotone`` reading."""
+    draws = _sharpening_effective_ranks(DOC_N, DOC_D, tau, SHARPEN_TRIALS, 0)
+    e1, e2 = draws[:SHARPEN_TRIALS], draws[SHARPEN_TRIALS:]
+    record_profile(log, [b > a for a, b in zip(e1, e2, strict=True)], setting=f"N={DOC_N}, d={DOC_D}, T 1 -> 1/2",
+                   summary=f"effective rank (tau = {tau}, float64 singular values) of softmax(Z/T), Z = QK^T/sqrt d with "
+                           f"Gaussian Q, K (numpy default_rng(0)), {SHARPEN_TRIALS} draws (two 512 x 512 SVDs each): "
+                           f"{min(e1)}..{max(e1)} at T = 1, {min(e2)}..{max(e2)} at the sharper T = 1/2; a draw fails "
+                           f"when sharpening raised it")
+
+
+def _profile_mips(log) -> None:
+    """Failure profile of ``geometry-max-inner-product-is-nearest-neighbour``'s ``exact`` reading."""
+    draws = _mips_vs_nearest(DOC_N, DOC_D, TRIALS, 0)
+    failed, place = draws[:TRIALS], draws[TRIALS:]
+    record_profile(log, failed, setting=f"N={DOC_N} keys, d={DOC_D}",
+                   summary=f"Gaussian q and keys (numpy default_rng(0)), float64 (leads of both the top inner product "
+                           f"and the smallest distance above 1e-9 relative): the key with the largest q.k_j is not the "
+                           f"nearest key in {sum(failed)} of {TRIALS} draws; the nearest key ranks {min(place)}.."
+                           f"{max(place)} by inner product (key norms differ: |q - k|^2 = |q|^2 - 2 q.k + |k|^2)")
+
+
+def _profile_participation(log, few: float) -> None:
+    """Failure profile of ``lemma-11-37-high-dimensional-sparsity``'s ``scaled-gaussian`` reading."""
+    permille = _participation_permille(DOC_N, DOC_D, TRIALS, 0)
+    record_profile(log, [p / 1000 > few for p in permille], setting=f"N={DOC_N}, d={DOC_D}",
+                   summary=f"participation ratio 1/sum_j p_j^2 of p = softmax(q.k_j/sqrt d), Gaussian q, k_j (numpy "
+                           f"default_rng(0)), float64: {min(permille) / 1000:.3f}..{max(permille) / 1000:.3f} N against "
+                           f"the claimed concentration on at most {few} N positions")
+
+
+def _profile_largest_weight(log, dominant: float) -> None:
+    """Failure profile of the 'largest weight dominates' readings (定理 11.24 and its proof)."""
+    N, d = 10**5, DOC_D
+    ppm = _largest_weight_ppm(d, N, TRIALS, 0)
+    record_profile(log, [p / 1e6 < dominant for p in ppm], setting=f"N=1e5, d={d}",
+                   summary=f"largest attention weight max_j p_j for q, k_j ~ N(0, I_d) (logits drawn given q, numpy "
+                           f"default_rng(seed) for seeds 0..{TRIALS - 1}), float64: {min(ppm) / 1e6:.2g}..{max(ppm) / 1e6:.2g} "
+                           f"against the claimed dominant fraction {dominant}")
+
+
+def _profile_entropy_top_weight(log) -> None:
+    """Failure profile of ``lower-entropy-more-concentrated``'s ``top-weight-order`` reading."""
+    pairs = _entropy_top_weight_discordance(DOC_N, DOC_D, TRIALS, 0)
+    total = DOC_N * (DOC_N - 1)
+    record_profile(log, [n > 0 for n in pairs], setting=f"N={DOC_N}, d={DOC_D} (rows of one attention matrix)",
+                   summary=f"ordered pairs of rows of A = softmax(QK^T/sqrt d), Gaussian Q, K (numpy default_rng(0)), "
+                           f"float64, with lower entropy yet a smaller top weight (both differences above 1e-9): "
+                           f"{min(pairs)}..{max(pairs)} of the {total} pairs per matrix "
+                           f"({min(pairs) / total:.1%}..{max(pairs) / total:.1%}); a matrix fails when it has one")
+
+
+@pytest.fixture(scope="module")
+def doc_size_ranks():
+    """:func:`gaussian_softmax_ranks` at N = 512, d = 64 (shared with checks/test_rank.py), computed before
+    Hypothesis starts a check that profiles, so its first example does not carry the SVDs."""
+    return gaussian_softmax_ranks(DOC_N, DOC_D, TRIALS, 0)
+
+
+@pytest.fixture(scope="module")
+def finite_t_draws():
+    """:func:`_finite_t_rank_draws` at N = 16, d = 8 (arb minors), computed before Hypothesis starts."""
+    return _finite_t_rank_draws(16, 8, TRIALS, 0)
+
+
+@pytest.fixture(scope="module")
+def sharpening_draws():
+    """:func:`_sharpening_effective_ranks` at N = 512, d = 64 (SVDs), computed before Hypothesis starts at
+    corollary-11-9-sharpening-lowers-rank's claimed tau = 0.9 (the check asks again with the record's tau:
+    the same call, cached, unless the record changes)."""
+    return _sharpening_effective_ranks(DOC_N, DOC_D, 0.9, SHARPEN_TRIALS, 0)
+
+
 # -- 引理 11.35 --------------------------------------------------------------------------------
 def _mp_softmax(z, T):
     zs = [mpmath.mpf(x) / T for x in z]
@@ -118,6 +342,7 @@ def test_min_entropy_bound(p, claim_log):
 @pytest.mark.claim("lower-entropy-more-concentrated", reading="top-weight-order")
 @given(n=st.integers(2, 4), data=st.data())
 def test_entropy_orders_top_weight(n, data, claim_log):
+    _profile_entropy_top_weight(claim_log)
     p = data.draw(st.one_of(flat_probability_vector(n), probability_vector(n)), label="p")
     pp = data.draw(probability_vector(n), label="p'")
     dh = certified_sign(entropy_arb(p) - entropy_arb(pp))
@@ -133,7 +358,13 @@ def test_entropy_orders_top_weight(n, data, claim_log):
 @given(M=st.integers(2, 6).flatmap(lambda n: hnp.arrays(np.int64, (n, n), elements=st.integers(-2, 2))),
        b1=st.integers(0, 2), db=st.integers(1, 2))
 @profiles.scaled(0.5)
-def test_winner_takes_all_rank(M, b1, db, claim_log):
+def test_winner_takes_all_rank(M, b1, db, claim_log, doc_size_ranks):
+    # beta_1 = 0 gives the uniform matrix (every entry 1/N: rank exactly 1); beta_2 = 1 the document's logits
+    record_profile(claim_log, [r > 1 for r in doc_size_ranks], setting=f"N={DOC_N}, d={DOC_D}, beta 0 -> 1",
+                   summary=f"rank of softmax(beta QK^T/sqrt d), Gaussian Q, K (numpy default_rng(0)): 1 at beta_1 = 0 "
+                           f"(uniform rows), numerical rank (float64, singular values above {RANK_REL_TOL:g} sigma_1) "
+                           f"{min(doc_size_ranks)}..{max(doc_size_ranks)} at beta_2 = 1; a draw fails when sharpening "
+                           f"raised it (the reading's scales start at beta_1 = 0, as its counterexample does)")
     r1, r2 = exact_softmax_rank(M * b1), exact_softmax_rank(M * (b1 + db))
     claim_log.example(N=M.shape[0], rank_change=r2 - r1)
     target(float(r2 - r1), label="rank increase")
@@ -214,7 +445,8 @@ def test_one_hot_rows_rank(js, claim_log, claimed):
 @given(Z=st.integers(2, 6).flatmap(lambda n: hnp.arrays(np.float64, (n, n), elements=st.integers(-4, 4).map(float))),
        T1=log_uniform(0, 2), r=log_uniform(-2, -0.3))
 @profiles.scaled(0.5)
-def test_sharpening_effective_rank(Z, T1, r, claim_log, claimed):
+def test_sharpening_effective_rank(Z, T1, r, claim_log, claimed, sharpening_draws):
+    _profile_sharpening(claim_log, float(claimed.eval("tau", exact=True)))
     N = Z.shape[0]
     tau = float(claimed.eval("tau", exact=True))
     T2 = T1 * r
@@ -290,6 +522,7 @@ def _sharpening_exact_rank_profile(claim_log) -> None:
 @pytest.mark.claim("geometry-max-inner-product-is-nearest-neighbour", reading="exact")
 @given(d=st.integers(2, 4), data=st.data())
 def test_max_inner_product_is_nearest(d, data, claim_log):
+    _profile_mips(claim_log)
     ints = st.integers(-4, 4)
     q = data.draw(hnp.arrays(np.int64, d, elements=ints), label="q")
     keys = data.draw(hnp.arrays(np.int64, (data.draw(st.integers(2, 6), label="N"), d), elements=ints), label="keys")
@@ -324,6 +557,8 @@ def test_max_inner_product_equal_norm_keys(d, data, claim_log):
 @given(d=st.integers(32, 256), N=st.integers(256, 4096), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
 def test_high_dimension_concentration(scaled, reading, d, N, seed, claim_log, claimed):
+    if scaled:  # the as-stated reading (unscaled logits do concentrate)
+        _profile_participation(claim_log, float(claimed.eval("few_fraction", exact=True)))
     x, s2 = gaussian_logits(d, N, seed, scaled=scaled)
     pr = participation_ratio(x)
     few = float(claimed.eval("few_fraction", exact=True))
@@ -383,6 +618,7 @@ def test_random_attention_lognormal_limit(d, seed, claim_log, claimed):
 @given(d=st.integers(1, 64), N=st.sampled_from([10**4, 3 * 10**4, 10**5]), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_random_attention_max_weight(cid, reading, d, N, seed, claim_log, claimed):
+    _profile_largest_weight(claim_log, float(claimed.eval("dominant", exact=True)))
     x, s2 = _conditional_logits(d, N, seed)
     w = np.exp(x - x.max())
     pmax = float(1 / w.sum())
@@ -443,6 +679,7 @@ def test_temperature_limits_unique_max(z, claim_log):
 @pytest.mark.claim("lemma-11-35-temperature-limits", reading="tied-maxima")
 @given(z=hnp.arrays(np.float64, st.integers(2, 8), elements=st.floats(-10, 10)))
 def test_temperature_limit_with_ties(z, claim_log):
+    _profile_ties(claim_log)
     claim_log.example(N=z.size)
     ties = int(np.sum(z == z.max()))
     if ties > 1:
@@ -504,7 +741,8 @@ def test_small_temperature_rank_limit(Z, claim_log):
 @pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="finite-t-exact")
 @given(Z=shared_argmax_logits(n=(2, 5)))
 @profiles.scaled(0.5)
-def test_small_temperature_rank_exact(Z, claim_log):
+def test_small_temperature_rank_exact(Z, claim_log, finite_t_draws):
+    _profile_finite_t(claim_log, finite_t_draws, 16, 8)
     N = Z.shape[0]
     distinct = len(set(np.argmax(Z, axis=1).tolist()))
     claim_log.example(N=N)
@@ -540,6 +778,7 @@ def _tied_row_logits(draw, n=(2, 6)):
 def test_small_temperature_rank_with_ties(Z, claim_log):
     """A row whose maximum is tied tends to the uniform vector on the tied columns (1/t each, exactly
     for every T), not to a one-hot vector; the limit's rank is then that of a matrix with such rows."""
+    _profile_ties(claim_log)
     N = Z.shape[0]
     ties = [int(np.sum(Z[i] == Z[i].max())) for i in range(N)]
     claim_log.example(N=N, max_ties=max(ties))

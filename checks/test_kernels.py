@@ -28,6 +28,8 @@ from hypothesis import assume, example, given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from attention_claims._cache import disk_memo_ints
+from attention_claims.framework.expr import evaluate
 from attention_claims.framework.records import ClaimRecordError
 from attention_claims.maths import (
     arb_exp_kernel,
@@ -72,6 +74,7 @@ from attention_claims.testkit import (
     refute,
     require_device,
 )
+from attention_claims.testkit.failure_profiles import RANK_REL_TOL, record_profile
 
 
 @functools.cache
@@ -116,6 +119,383 @@ def _doc_exp_case(Q, K, V, dtype, device):
     return bool(torch.isfinite(lin).all()), bool(torch.isfinite(soft).all())
 
 
+# -- failure profiles (docs/verdicts.md, "Failure profile") ----------------------------------------
+# How often each failed reading fails at typical sizes: 002 gives no N or d; 003's Base row (表 11.3.1)
+# has N = 512 and d = 768 / 12 heads = 64 per head, used here for both. Each draw helper is seeded, pure
+# and returns ints, cached in the process and on disk (attention_claims._cache.disk_memo_ints).
+DOC_N, DOC_D, TRIALS = 512, 64, 30
+_U64 = 2.0**-53  # unit roundoff of float64
+
+
+def _gamma(n: int) -> float:
+    """Higham's ``gamma_n = n u / (1 - n u)`` for float64 (Higham 2002, Lemma 3.1): a sum of ``n``
+    products computed in any order is within ``gamma_n`` times the sum of their absolute values."""
+    return n * _U64 / (1 - n * _U64)
+
+
+def _exactly_zero(values: np.ndarray, magnitudes: np.ndarray, n_terms: int, exact) -> list[int]:
+    """Indices ``i`` whose float64 sum ``values[i]`` of ``n_terms`` products (absolute sum
+    ``magnitudes[i]``) is exactly 0: a value above twice the rounding bound ``gamma_n`` is certainly
+    non-zero; the others are decided by ``exact(i)``, the sum in exact rationals."""
+    undecided = np.flatnonzero(~(np.abs(values) > 2 * _gamma(n_terms + 2) * magnitudes))
+    return [int(i) for i in undecided if exact(int(i)) == 0]
+
+
+@functools.cache
+@disk_memo_ints
+def _causal_linear_zero_rows(phi: str, N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of Gaussian pre-activations ``Q, K (N, d)`` (``numpy.random.default_rng(seed)``)
+    and the feature map ``phi``: the number of rows ``i`` of the causal linear attention matrix whose
+    diagonal ``phi(q_i).phi(k_i)`` or normaliser ``sum_{l <= i} phi(q_i).phi(k_l)`` is exactly 0 (the
+    check's refutation; float64 with a ``gamma_n`` bound, exact rationals where that does not decide),
+    then per draw the fewest coordinates ``c`` over the rows with ``phi(q_i)_c phi(k_i)_c != 0``.
+    Returns ``2 * trials`` ints."""
+    rng = np.random.default_rng(seed)
+    f = feature_map(phi)
+    zero_rows, overlap = [], []
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        fQ, fK = f(torch.from_numpy(Q)).numpy(), f(torch.from_numpy(K)).numpy()
+        diag, diag_mag = np.einsum("ic,ic->i", fQ, fK), np.einsum("ic,ic->i", np.abs(fQ), np.abs(fK))
+        norm = np.einsum("ic,ic->i", fQ, np.cumsum(fK, axis=0))
+        norm_mag = np.einsum("ic,ic->i", np.abs(fQ), np.cumsum(np.abs(fK), axis=0))
+
+        def exact_dot(i, rows, fQ=fQ, fK=fK):
+            return sum((Fraction(a) * Fraction(b) for j in rows for a, b in zip(fQ[i].tolist(), fK[j].tolist(),
+                                                                                strict=True)), Fraction(0))
+
+        bad = set(_exactly_zero(diag, diag_mag, d, lambda i: exact_dot(i, [i])))
+        bad |= set(_exactly_zero(norm, norm_mag, N + d, lambda i: exact_dot(i, range(i + 1))))
+        zero_rows.append(len(bad))
+        overlap.append(int(((fQ != 0) & (fK != 0)).sum(axis=1).min()))
+    return tuple(zero_rows) + tuple(overlap)
+
+
+@functools.cache
+@disk_memo_ints
+def _elu1_causal_dtype_draws(dtype: str, device: str, N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of Gaussian pre-activations ``Q, K (N, d)`` (``default_rng(seed)``): whether
+    the causal elu+1 linear attention matrix computed in ``dtype`` on ``device`` (as the check computes
+    it) fails to have exact rank ``N`` (a non-finite entry, or a stored diagonal entry 0: the stored
+    matrix is lower-triangular, so its rank is ``N`` exactly when no diagonal entry is 0), then per draw
+    ``floor(100 x)`` of the most negative pre-activation ``x``. Returns ``2 * trials`` ints.
+
+    Raises:
+        RuntimeError: a stored entry above the diagonal is non-zero (a bug of the suite).
+    """
+    rng = np.random.default_rng(seed)
+    failed, lowest = [], []
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        A = linear_attention(Q, K, phi="elu+1", causal=True, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
+        if np.triu(np.nan_to_num(A, nan=1.0), 1).any():
+            raise RuntimeError("causal linear attention has a non-zero entry above the diagonal")
+        failed.append(int(not (np.isfinite(A).all() and (np.diagonal(A) != 0).all())))
+        lowest.append(math.floor(100 * min(Q.min(), K.min())))
+    return tuple(failed) + tuple(lowest)
+
+
+@functools.cache
+@disk_memo_ints
+def _prf_product_ranks(N: int, d: int, m: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Numerical ranks (singular values above ``RANK_REL_TOL * sigma_1``, float64, from the ``m x m``
+    triangular factors of reduced QR) of ``phi(Q) phi(K)^T`` with Performer's positive random features (``m`` features, ``omega ~ N(0, I_d)``)
+    for ``trials`` draws of ``Q, K = 0.5 N(0, 1) (N, d)`` (the check's scale; ``default_rng(seed)``)."""
+    rng = np.random.default_rng(seed)
+    ranks = []
+    for _ in range(trials):
+        Q, K, omega = rng.standard_normal((N, d)) * 0.5, rng.standard_normal((N, d)) * 0.5, rng.standard_normal((m, d))
+        # phi(Q) phi(K)^T = U_Q (R_Q R_K^T) U_K^T (reduced QR, U orthonormal): same singular values, m x m
+        r_q, r_k = (np.linalg.qr(positive_random_features(X, omega), mode="r") for X in (Q, K))
+        s = np.linalg.svd(r_q @ r_k.T, compute_uv=False)
+        ranks.append(int((s > RANK_REL_TOL * s[0]).sum()))
+    return tuple(ranks)
+
+
+@functools.cache
+@disk_memo_ints
+def _unnormalised_rewrite_draws(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of Gaussian ``Q, K (N, d)`` and ``V ~ U(-1, 1) (N, 1)`` (``default_rng(seed)``):
+    whether some row of ``sum_j e^(z_ij) v_j`` (``z = QK^T/sqrt d``; the rewrite with
+    ``phi(q).phi(k) = e^(q.k/sqrt d)``) differs from the attention output ``softmax(z) V`` by more than
+    the float64 rounding bound ``(N + d + 8) u`` times ``(1 + 1/Z_i) sum_j e^(z_ij) |v_j|``, then per draw
+    the smallest and largest normaliser ``Z_i = sum_j e^(z_ij)``, rounded down. Returns ``3 * trials`` ints."""
+    rng = np.random.default_rng(seed)
+    failed, lo, hi = [], [], []
+    for _ in range(trials):
+        Q, K, V = rng.standard_normal((N, d)), rng.standard_normal((N, d)), rng.uniform(-1, 1, (N, 1))
+        E = np.exp(Q @ K.T / math.sqrt(d))
+        Z = E.sum(axis=1)
+        rhs, att = (E @ V)[:, 0], softmax_attention(Q, K).numpy() @ V[:, 0]
+        bound = (N + d + 8) * _U64 * (1 + 1 / Z) * (E @ np.abs(V))[:, 0]
+        failed.append(int((np.abs(rhs - att) > bound).any()))
+        lo.append(math.floor(Z.min()))
+        hi.append(math.floor(Z.max()))
+    return tuple(failed) + tuple(lo) + tuple(hi)
+
+
+@functools.cache
+@disk_memo_ints
+def _doc_exp_kernel_draws(scalar: str, entry: str, kernel: str, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of Gaussian ``q, k (d,)`` (``default_rng(seed)``), with ``phi`` built from the
+    record's ``feature_scalar``/``feature_entry`` formulas and ``K`` its ``kernel`` formula, all in 30-digit
+    mpmath: whether ``|phi(q).phi(k) - K(q, k)| > 1e-20 max(1, K)``, then per draw
+    ``round(1000 log10(phi(q).phi(k) / K(q, k)))``. Returns ``2 * trials`` ints."""
+    rng = np.random.default_rng(seed)
+    failed, out = [], []
+    with mpmath.workdps(30):
+        dm = mpmath.mpf(d)
+
+        def phi(x):
+            xs = [mpmath.mpf(float(v)) for v in x]
+            c = evaluate(scalar, nx=mpmath.fsum(v * v for v in xs), d=dm)
+            return [c * evaluate(entry, xi=v, d=dm) for v in xs]
+
+        for _ in range(trials):
+            q, k = rng.standard_normal(d), rng.standard_normal(d)
+            dot = mpmath.fsum(a * b for a, b in zip(phi(q), phi(k), strict=True))
+            want = evaluate(kernel, qk=mpmath.fsum(mpmath.mpf(float(a)) * float(b) for a, b in zip(q, k, strict=True)),
+                            d=dm)
+            failed.append(int(abs(dot - want) / max(1, abs(want)) > mpmath.mpf(10) ** -20))
+            out.append(int(mpmath.nint(1000 * mpmath.log10(dot / want))))
+    return tuple(failed) + tuple(out)
+
+
+@functools.cache
+@disk_memo_ints
+def _relu_kernel_feature_draws(scale_sq: str, kernel: str, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of Gaussian ``q, k (d,)`` (``default_rng(seed)``), in exact rationals from
+    the float64 entries: whether ``scale_sq * max(0, q).max(0, k)`` (the record's ``feature_scale_sq``)
+    differs from the record's ``kernel`` at ``q.k``, then per draw whether ``q.k < 0`` (the kernel is
+    0 there). Returns ``2 * trials`` ints."""
+    rng = np.random.default_rng(seed)
+    D = Fraction(d)
+    failed, negative = [], []
+    for _ in range(trials):
+        q, k = (list(map(Fraction, rng.standard_normal(d).tolist())) for _ in range(2))
+        qk = sum((a * b for a, b in zip(q, k, strict=True)), Fraction(0))
+        feat = evaluate(scale_sq, exact=True, d=D) * sum((max(Fraction(0), a) * max(Fraction(0), b)
+                                                          for a, b in zip(q, k, strict=True)), Fraction(0))
+        failed.append(int(feat != evaluate(kernel, exact=True, qk=qk, d=D)))
+        negative.append(int(qk < 0))
+    return tuple(failed) + tuple(negative)
+
+
+@functools.cache
+@disk_memo_ints
+def _relu_logit_ranks(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of Gaussian ``Q, K (N, d)`` (``default_rng(seed)``): the numerical rank
+    (singular values above ``RANK_REL_TOL * sigma_1``, float64) of ``ReLU(QK^T/d)``, then that of
+    ``QK^T`` (``d`` when ``Q`` and ``K`` both have numerical rank ``d``, else from its singular values).
+    Returns ``2 * trials`` ints."""
+    rng = np.random.default_rng(seed)
+    r_relu, r_qk = [], []
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        G = Q @ K.T
+        s = np.linalg.svd(np.maximum(G / d, 0.0), compute_uv=False)
+        r_relu.append(int((s > RANK_REL_TOL * s[0]).sum()))
+        if np.linalg.matrix_rank(Q) == np.linalg.matrix_rank(K) == d:
+            r_qk.append(d)
+        else:
+            g = np.linalg.svd(G, compute_uv=False)
+            r_qk.append(int((g > RANK_REL_TOL * g[0]).sum()))
+    return tuple(r_relu) + tuple(r_qk)
+
+
+@functools.cache
+@disk_memo_ints
+def _key_change_output_ppm(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws (``default_rng(seed)``) of Gaussian ``q (d,)``, keys ``K (N, d)`` and a
+    replacement ``k' (d,)`` for the last key, with ``V = e_1`` (only key 1 carries value 1; the last key's
+    value is 0, so any ``E[phi(q)^T sum_j phi(k_j) v_j^T] = kappa(q, k_1)`` is the same for both inputs):
+    whether the two attention outputs ``softmax(qK^T/sqrt d) V`` differ by more than ``8 (N + d) u`` of
+    the larger, then per draw their relative difference in parts per million (rounded down).
+    Returns ``2 * trials`` ints."""
+    rng = np.random.default_rng(seed)
+    failed, ppm = [], []
+    for _ in range(trials):
+        q, K, k_new = rng.standard_normal(d), rng.standard_normal((N, d)), rng.standard_normal(d)
+        K2 = K.copy()
+        K2[-1] = k_new
+        a, b = (float(softmax_attention(q[None], keys).numpy()[0, 0]) for keys in (K, K2))
+        rel = abs(a - b) / max(a, b)
+        failed.append(int(rel > 8 * (N + d) * _U64))
+        ppm.append(math.floor(rel * 1e6))
+    return tuple(failed) + tuple(ppm)
+
+
+@functools.cache
+@disk_memo_ints
+def _doc_exp_dtype_draws(dtype: str, device: str, N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of Gaussian ``Q, K (N, d)``, ``V (N, 2)`` rounded to ``dtype``
+    (``default_rng(seed)``): whether softmax attention in ``dtype`` on ``device`` is finite while linear
+    attention with 核函数一's raw features is not (:func:`_doc_exp_case`, the check's computation), then per draw
+    ``ceil(max |x|^2)`` over the rows of ``Q`` and ``K``. Returns ``2 * trials`` ints."""
+    rng = np.random.default_rng(seed)
+    failed, norms = [], []
+    for _ in range(trials):
+        Q, K, V = (_rounded(rng.standard_normal((N, c)), dtype) for c in (d, d, 2))
+        lin_ok, soft_ok = _doc_exp_case(Q, K, V, dtype, device)
+        failed.append(int(soft_ok and not lin_ok))
+        norms.append(math.ceil(max(np.sum(Q * Q, axis=1).max(), np.sum(K * K, axis=1).max())))
+    return tuple(failed) + tuple(norms)
+
+
+@functools.cache
+@disk_memo_ints
+def _exp_kernel_gram_ranks(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of Gaussian points ``X (N, d)`` (``default_rng(seed)``): the numerical rank of
+    the kernel matrix ``e^(XX^T/sqrt d)`` (symmetric positive definite; eigenvalues by
+    ``np.linalg.eigvalsh`` above ``RANK_REL_TOL`` times the largest), then per draw
+    ``floor(100 log10(lambda_min / lambda_max))``. Returns ``2 * trials`` ints."""
+    rng = np.random.default_rng(seed)
+    ranks, cond = [], []
+    for _ in range(trials):
+        X = rng.standard_normal((N, d))
+        w = np.linalg.eigvalsh(np.exp(X @ X.T / math.sqrt(d)))
+        ranks.append(int((w > RANK_REL_TOL * w[-1]).sum()))
+        cond.append(math.floor(100 * math.log10(max(w[0], 1e-300) / w[-1])))
+    return tuple(ranks) + tuple(cond)
+
+
+
+def _profile_causal_zero_rows(log, phi: str) -> None:
+    """Failure profile of ``linear-attention-causal-full-rank``'s ``{phi}-exact`` reading at N = 512, d = 64."""
+    draws = _causal_linear_zero_rows(phi, DOC_N, DOC_D, TRIALS, 0)
+    zero_rows, overlap = draws[:TRIALS], draws[TRIALS:]
+    special = {
+        "relu": f"q_i and k_i with disjoint positive supports (no coordinate where both are > 0; a zero normaliser "
+                f"implies that too), which has probability (3/4)^d = {0.75**DOC_D:.1g} per row for Gaussian "
+                f"pre-activations; the draws share {min(overlap)}..{max(overlap)} positive coordinates at least",
+        "identity": "q_i orthogonal to k_i or to k_1 + ... + k_i, a hypersurface of probability 0 for any "
+                    "continuous distribution",
+    }[phi]
+    record_profile(log, [z > 0 for z in zero_rows], setting=f"N={DOC_N}, d={DOC_D}",
+                   summary=f"phi = {phi}, Gaussian pre-activations Q, K (numpy default_rng(0)): rows of the causal "
+                           f"linear attention matrix whose diagonal phi(q_i).phi(k_i) or normaliser is exactly 0 "
+                           f"(float64 with Higham's gamma_n bound, exact rationals where it does not decide): "
+                           f"{min(zero_rows)}..{max(zero_rows)} per draw; the failure needs {special}")
+
+
+def _profile_elu1_dtype(log, dtype: str, device: str) -> None:
+    """Failure profile of a ``linear-attention-causal-full-rank`` dtype reading at N = 512, d = 64."""
+    draws = _elu1_causal_dtype_draws(dtype, device, DOC_N, DOC_D, TRIALS, 0)
+    failed, lowest = draws[:TRIALS], draws[TRIALS:]
+    x_star = _elu1_zero_threshold(dtype, device)
+    record_profile(log, failed, setting=f"N={DOC_N}, d={DOC_D}, {dtype} on {device}",
+                   summary=f"causal elu+1 linear attention computed in {dtype} on {device} as the check does, "
+                           f"Gaussian pre-activations Q, K (numpy default_rng(0)): stored matrix non-finite or with a "
+                           f"diagonal entry 0 (rank < N) in {sum(failed)} of {TRIALS} draws; the most negative "
+                           f"pre-activation per draw lies in {min(lowest) / 100:.2f}..{max(lowest) / 100:.2f}, while "
+                           f"elu(x) + 1 is exactly 0 in {dtype} only below x = {x_star:.4g} (bisection): the failure "
+                           f"needs pre-activations near or beyond that (for a zero diagonal entry, in every coordinate "
+                           f"of q_i or of k_i), as with the reading's inputs up to 1e2 in size at d = 1 or 2")
+
+
+def _profile_prf_rank(log, bound: int) -> None:
+    """Failure profile of ``linear-attention-rank-at-most-d``'s ``performer-random-features`` reading."""
+    ranks = _prf_product_ranks(DOC_N, DOC_D, 2 * DOC_D, TRIALS, 0)
+    record_profile(log, [r > bound for r in ranks], setting=f"N={DOC_N}, d={DOC_D}, m={2 * DOC_D}",
+                   summary=f"numerical rank of phi(Q) phi(K)^T with Performer positive random features (m = 2d, "
+                           f"omega ~ N(0, I_d)), Q, K = 0.5 N(0, 1) as in the check (numpy default_rng(0)), singular "
+                           f"values above {RANK_REL_TOL:g} sigma_1 counted: {min(ranks)}..{max(ranks)} against the "
+                           f"bound d = {bound} (the true ceiling is m = {2 * DOC_D})")
+
+
+def _profile_unnormalised_rewrite(log) -> None:
+    """Failure profile of ``lemma-11-39-kernel-rewrite``'s ``kernel-approximates-exp`` reading."""
+    draws = _unnormalised_rewrite_draws(DOC_N, DOC_D, TRIALS, 0)
+    failed, lo, hi = draws[:TRIALS], draws[TRIALS:2 * TRIALS], draws[2 * TRIALS:]
+    record_profile(log, failed, setting=f"N={DOC_N}, d={DOC_D}",
+                   summary=f"sum_j e^(q_i.k_j/sqrt d) v_j against softmax attention's output, Gaussian Q, K, "
+                           f"V ~ U(-1, 1) (numpy default_rng(0)), float64, a row counted when the two differ by more "
+                           f"than the rounding bound (N + d + 8) u (1 + 1/Z_i) sum_j e^(z_ij)|v_j|: they differ by the "
+                           f"factor Z_i, whose smallest and largest values per draw lie in {min(lo)}..{max(hi)} "
+                           f"(Z_i = 1 would be needed)")
+
+
+def _profile_doc_exp_kernel(log, claimed) -> None:
+    """Failure profile of ``exponential-kernel-feature-map``'s ``exact`` reading at 003's d = 64."""
+    draws = _doc_exp_kernel_draws(claimed.text("feature_scalar"), claimed.text("feature_entry"), claimed.text("kernel"),
+                                  DOC_D, TRIALS, 0)
+    failed, logs = draws[:TRIALS], draws[TRIALS:]
+    record_profile(log, failed, setting=f"d={DOC_D}",
+                   summary=f"phi(q).phi(k) from the record's feature formulas against its kernel "
+                           f"{claimed.text('kernel')}, Gaussian q, k (numpy default_rng(0)), 30-digit mpmath, "
+                           f"tolerance 1e-20 relative: log10 of their ratio {min(logs) / 1000:.2f}..{max(logs) / 1000:.2f} "
+                           f"(0 would be needed)")
+
+
+def _profile_relu_kernel(log, claimed) -> None:
+    """Failure profile of ``relu-kernel-feature-map``'s ``exact`` reading at 003's d = 64."""
+    draws = _relu_kernel_feature_draws(str(claimed.text("feature_scale_sq")), claimed.text("kernel"), DOC_D, TRIALS, 0)
+    failed, negative = draws[:TRIALS], draws[TRIALS:]
+    record_profile(log, failed, setting=f"d={DOC_D}",
+                   summary=f"feature_scale_sq * max(0, q).max(0, k) against the record's kernel "
+                           f"{claimed.text('kernel')}, Gaussian q, k (numpy default_rng(0)), exact rationals from the "
+                           f"float64 entries: unequal in {sum(failed)} of {TRIALS} draws ({sum(negative)} of them with "
+                           f"q.k < 0, where the kernel is 0 and the features are not)")
+
+
+def _profile_relu_rank(log, claimed, draws) -> None:
+    """Failure profile of ``lemma-11-40-relu-kernel-sparsity``'s ``zeros-and-rank`` reading at N = 512, d = 64."""
+    r_relu, r_qk = draws[:TRIALS], draws[TRIALS:]
+    bounds = [int(claimed.eval("rank_bound", exact=True, rank_qk=r, N=DOC_N, d=DOC_D)) for r in r_qk]
+    record_profile(log, [r > b for r, b in zip(r_relu, bounds, strict=True)], setting=f"N={DOC_N}, d={DOC_D}",
+                   summary=f"numerical rank of ReLU(QK^T/d), Gaussian Q, K (numpy default_rng(0)), float64, singular "
+                           f"values above {RANK_REL_TOL:g} sigma_1 counted: {min(r_relu)}..{max(r_relu)} against the "
+                           f"claimed bound {claimed.text('rank_bound')} = {min(bounds)}..{max(bounds)}")
+
+
+def _profile_no_feature_map(log) -> None:
+    """Failure profile of the 'equal in expectation' readings (定理 11.27, 表 11.3.3) at N = 512, d = 64."""
+    draws = _key_change_output_ppm(DOC_N, DOC_D, TRIALS, 0)
+    failed, ppm = draws[:TRIALS], draws[TRIALS:]
+    record_profile(log, failed, setting=f"N={DOC_N}, d={DOC_D}",
+                   summary=f"two inputs that differ only in the last key, whose value is 0 (V = e_1; every "
+                           f"E[phi(q)^T sum_j phi(k_j) v_j^T] is kappa(q, k_1) for both), Gaussian q, K, k' (numpy "
+                           f"default_rng(0)), float64: the attention outputs differ by {min(ppm)}..{max(ppm)} parts per "
+                           f"million (rounding bound 8 (N + d) u), so one of them is missed by any feature map")
+
+
+def _profile_doc_exp_stability(log, dtype: str, device: str) -> None:
+    """Failure profile of ``corollary-11-11-linear-attention-stability``'s 核函数一 readings at N = 512, d = 64."""
+    draws = _doc_exp_dtype_draws(dtype, device, DOC_N, DOC_D, TRIALS, 0)
+    failed, norms = draws[:TRIALS], draws[TRIALS:]
+    s_e1, s_neg = doc_exp_overflow_norm_sq(DOC_D, dtype, device)
+    record_profile(log, failed, setting=f"N={DOC_N}, d={DOC_D}, {dtype} on {device}",
+                   summary=f"softmax attention finite but linear attention with 核函数一's raw features not, in {dtype} "
+                           f"on {device}, Gaussian Q, K, V (numpy default_rng(0)): {sum(failed)} of {TRIALS} draws; the "
+                           f"largest |x|^2 of a query or key per draw is {min(norms)}..{max(norms)}, while the features "
+                           f"overflow only once |x|^2 > {s_e1:.5g} (x along e_1) or {s_neg:.5g} (every direction; "
+                           f"bisection): the failure needs queries or keys of that size")
+
+
+def _profile_finite_feature_space(log, draws) -> None:
+    """Failure profile of ``summary-kernel-trick-feature-space``'s ``finite-feature-space`` reading."""
+    ranks, cond = draws[:TRIALS], draws[TRIALS:]
+    record_profile(log, [r >= DOC_N for r in ranks], setting=f"N={DOC_N} points, d={DOC_D}",
+                   summary=f"numerical rank of the kernel matrix e^(XX^T/sqrt d) of {DOC_N} Gaussian points (numpy "
+                           f"default_rng(0)), float64 eigenvalues above {RANK_REL_TOL:g} lambda_max counted: "
+                           f"{min(ranks)}..{max(ranks)} (lambda_min/lambda_max >= 10^{min(cond) / 100:.2f}); a draw "
+                           f"fails when the rank is {DOC_N}, so that any phi: R^d -> R^m reproducing the kernel on "
+                           f"these points needs m >= {DOC_N}: no m fixed in advance serves every N")
+
+
+@pytest.fixture(scope="module")
+def relu_rank_draws():
+    """:func:`_relu_logit_ranks` at N = 512, d = 64 (SVDs: about a second), computed before Hypothesis starts
+    the check, so its first example does not carry them."""
+    return _relu_logit_ranks(DOC_N, DOC_D, TRIALS, 0)
+
+
+@pytest.fixture(scope="module")
+def gram_rank_draws():
+    """:func:`_exp_kernel_gram_ranks` at N = 512, d = 64, computed before Hypothesis starts the check."""
+    return _exp_kernel_gram_ranks(DOC_N, DOC_D, TRIALS, 0)
+
+
 # -- Performer ---------------------------------------------------------------------------------------
 vec = st.integers(1, 2).flatmap(lambda d: st.tuples(hnp.arrays(np.float64, d, elements=st.floats(-1.5, 1.5)),
                                                     hnp.arrays(np.float64, d, elements=st.floats(-1.5, 1.5))))
@@ -140,6 +520,8 @@ def distinct_points(draw):
 @given(qk=qk_pairs(n=(1, 6), d=(1, 4), scale_exp=(-2.0, 2.0)))
 @profiles.scaled(0.5)
 def test_linear_attention_causal_diagonal(phi, qk, claim_log):
+    if phi in ("relu", "identity"):  # the two maps whose reading fails (elu+1 and exp hold)
+        _profile_causal_zero_rows(claim_log, phi)
     Q, K, s = qk
     K = K * s  # pre-activations of queries and keys both up to 1e2 in size
     N, d = Q.shape
@@ -171,6 +553,7 @@ def test_linear_attention_causal_diagonal(phi, qk, claim_log):
 @profiles.scaled(0.5)
 def test_linear_attention_causal_dtype(device, dtype, reading, N, d, s, seed, claim_log):
     require_device(device)
+    _profile_elu1_dtype(claim_log, dtype, device)
     rng = np.random.default_rng(seed)
     Q, K = rng.uniform(-1, 1, (N, d)) * s, rng.uniform(-1, 1, (N, d)) * s  # pre-activations up to 1e2
     N, d = Q.shape
@@ -213,6 +596,7 @@ def test_linear_attention_rank_le_d(qk, phi, claim_log, claimed):
 @given(N=st.integers(2, 9), d=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_linear_attention_random_features_rank(N, d, seed, claim_log, claimed):
+    _profile_prf_rank(claim_log, int(claimed.eval("bound", exact=True, N=DOC_N, d=DOC_D)))
     rng = np.random.default_rng(seed)
     Q, K, omega = rng.standard_normal((N, d)) * 0.5, rng.standard_normal((N, d)) * 0.5, rng.standard_normal((2 * d, d))
     fQ, fK = positive_random_features(Q, omega), positive_random_features(K, omega)
@@ -267,6 +651,7 @@ def test_kernel_rewrite_exact_and_linear(cid, N, m, d, data, claim_log, claimed)
 @given(qk=qk_pairs(n=(1, 5), d=(1, 4), scale_exp=(-2.0, 1.0)), data=st.data())
 @profiles.scaled(0.5, explain=False)
 def test_kernel_rewrite_without_normaliser(qk, data, claim_log):
+    _profile_unnormalised_rewrite(claim_log)
     Q, K, _ = qk
     N = Q.shape[0]
     V = data.draw(hnp.arrays(np.float64, (N, 1), elements=st.floats(-1, 1, allow_subnormal=False)), label="V")
@@ -290,6 +675,7 @@ def test_kernel_rewrite_without_normaliser(qk, data, claim_log):
 @given(d=st.integers(1, 5), data=st.data())
 @profiles.scaled(1.0, explain=False)
 def test_exponential_kernel_feature_map(d, data, claim_log, claimed):
+    _profile_doc_exp_kernel(claim_log, claimed)
     el = st.floats(-2, 2, allow_nan=False, allow_subnormal=False)
     q = data.draw(hnp.arrays(np.float64, d, elements=el), label="q")
     k = data.draw(hnp.arrays(np.float64, d, elements=el), label="k")
@@ -320,6 +706,8 @@ def test_exponential_kernel_feature_map(d, data, claim_log, claimed):
 @given(d=st.integers(1, 4), data=st.data())
 @profiles.scaled(1.0, explain=False)
 def test_relu_kernel_feature_map(key, d, data, claim_log, claimed):
+    if key == "feature_scale_sq":  # reading exact (the scaled map holds)
+        _profile_relu_kernel(claim_log, claimed)
     q = data.draw(hnp.arrays(np.int64, d, elements=st.integers(-4, 4)), label="q").tolist()
     k = data.draw(hnp.arrays(np.int64, d, elements=st.integers(-4, 4)), label="k").tolist()
     D = Fraction(d)
@@ -335,7 +723,8 @@ def test_relu_kernel_feature_map(key, d, data, claim_log, claimed):
 @pytest.mark.claim("lemma-11-40-relu-kernel-sparsity", reading="zeros-and-rank")
 @given(N=st.integers(1, 8), d=st.integers(1, 3), data=st.data())
 @profiles.scaled(1.0, explain=False)
-def test_relu_kernel_zeros_and_rank(N, d, data, claim_log, claimed):
+def test_relu_kernel_zeros_and_rank(N, d, data, claim_log, claimed, relu_rank_draws):
+    _profile_relu_rank(claim_log, claimed, relu_rank_draws)
     Q = data.draw(hnp.arrays(np.int64, (N, d), elements=st.integers(-3, 3)), label="Q")
     K = data.draw(hnp.arrays(np.int64, (N, d), elements=st.integers(-3, 3)), label="K")
     G = Q @ K.T
@@ -375,6 +764,7 @@ def test_relu_feature_map_zeros(d, data, claim_log):
 @given(d=st.integers(1, 3), data=st.data())
 @profiles.scaled(1.0, explain=False)
 def test_no_feature_map_in_expectation(cid, d, data, claim_log):
+    _profile_no_feature_map(claim_log)
     el = st.floats(-2, 2, allow_nan=False, allow_subnormal=False)
     q, k1, k2, k2b = (data.draw(hnp.arrays(np.float64, d, elements=el), label=n) for n in ("q", "k1", "k2", "k2'"))
     with precision(128):
@@ -418,6 +808,7 @@ def test_normalised_prf_attention_consistent(N, d, seed, claim_log, claimed):
 @given(N=st.integers(1, 4), d=st.integers(1, 3), scale=log_uniform(-1, 2), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(1.0, explain=False)
 def test_stability_doc_exp_kernel(device, dtype, reading, N, d, scale, seed, claim_log):
+    _profile_doc_exp_stability(claim_log, dtype, device)
     rng = np.random.default_rng(seed)
     Q, K, V = (_rounded(rng.uniform(-1, 1, (N, c)) * s, dtype) for c, s in ((d, scale), (d, scale), (2, 1)))
     lin_ok, soft_ok = _doc_exp_case(Q, K, V, dtype, device)
@@ -554,7 +945,8 @@ def test_taylor_feature_space(d, data, claim_log):
 @pytest.mark.claim("summary-kernel-trick-feature-space", reading="finite-feature-space")
 @given(m=st.integers(1, 6), d=st.integers(1, 3), data=st.data())
 @profiles.scaled(0.5, explain=False)
-def test_no_finite_feature_space(m, d, data, claim_log):
+def test_no_finite_feature_space(m, d, data, claim_log, gram_rank_draws):
+    _profile_finite_feature_space(claim_log, gram_rank_draws)
     X = data.draw(hnp.arrays(np.float64, (m + 1, d), elements=st.floats(-1.5, 1.5, allow_subnormal=False)), label="X")
     assume(len({tuple(row) for row in X.tolist()}) == m + 1)
 

@@ -31,6 +31,7 @@ from hypothesis import assume, example, given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from attention_claims._cache import disk_memo_ints
 from attention_claims.framework.expr import evaluate
 from attention_claims.maths import (
     F_TORCH,
@@ -63,6 +64,7 @@ from attention_claims.testkit import (
     refute,
     require_device,
 )
+from attention_claims.testkit.failure_profiles import record_profile
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -162,6 +164,101 @@ def _float64_boundary(text: str) -> float:
 def _inv_sqrt6() -> mpmath.mpf:
     """S of relu^2 at beta = 0, (1/2) / sqrt(3/2), at the current precision."""
     return 1 / mpmath.sqrt(6)
+
+
+
+# -- failure profiles (docs/verdicts.md, "Failure profile") ----------------------------------------
+# 004 argues at n -> infinity and gives no sizes; 003's Base row (N = 512, d = 768 / 12 = 64) serves as the
+# typical size. Each draw helper is seeded, pure and returns ints, cached in the process and on disk.
+DOC_N, DOC_D, TRIALS = 512, 64, 30
+
+
+@functools.cache
+@disk_memo_ints
+def _s_entropy_discordance(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` attention matrices ``A = softmax(QK^T/sqrt d)`` with Gaussian ``Q, K (N, d)``
+    (``numpy.random.default_rng(seed)``), over the ordered pairs ``(i, j)`` of rows: the number with
+    ``S(a_i) < S(a_j)`` yet ``H(a_i) > H(a_j)`` (S^2 = ||a||_1^2 / (n ||a||_2^2), float64; both differences
+    above ``1e-9`` relative, far above rounding)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        Z = Q @ K.T / math.sqrt(d)
+        A = np.exp(Z - Z.max(axis=1, keepdims=True))
+        A /= A.sum(axis=1, keepdims=True)
+        s2 = 1.0 / (N * np.sum(A * A, axis=1))  # rows sum to 1: ||a||_1 = 1
+        H = -np.sum(A * np.log(A), axis=1)
+        lower_s = s2[:, None] < s2[None, :] * (1 - 1e-9)
+        higher_h = H[:, None] > H[None, :] * (1 + 1e-9)
+        out.append(int((lower_s & higher_h).sum()))
+    return tuple(out)
+
+
+@functools.cache
+@disk_memo_ints
+def _exp_weights_s_sqrt_n(n: int, gamma: float, trials: int, seed: int) -> tuple[int, ...]:
+    """For ``trials`` draws of ``a = exp(gamma z)``, ``z ~ N(0, 1)^n`` (``default_rng(seed)``; beta only
+    rescales ``a`` and ``S`` ignores it): ``floor(1000 sqrt(n) S(a))`` with ``S(a)^2`` exact in rationals
+    from the float64 weights (:func:`s_squared_exact`), rounded down at 1e-12."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(trials):
+        s2n = s_squared_exact(np.exp(gamma * rng.standard_normal(n)).tolist()) * n
+        out.append(math.floor(1000 * math.sqrt(float(s2n)) * (1 - 1e-12)))
+    return tuple(out)
+
+
+@functools.cache
+@disk_memo_ints
+def _relu2_printed_grid_failures(text: str) -> tuple[int, ...]:
+    """For each point of the 9889 relu^2 figure's grid (``RELU2_BETAS`` x ``GAMMAS``, beta-major): whether
+    the printed form ``text`` evaluated in float64 is off the true S by more than 1e-6 relative (or is no
+    number), as :func:`_float64_rel_err` decides in the check."""
+    from attention_claims.maths import GAMMAS, RELU2_BETAS
+
+    return tuple(int(_float64_rel_err(text, b, g) > 1e-6) for b in RELU2_BETAS for g in GAMMAS)
+
+
+def _profile_s_entropy(log) -> None:
+    """Failure profile of ``sparsity-measure-l1-l2``'s ``entropy-order`` reading at N = 512, d = 64."""
+    pairs = _s_entropy_discordance(DOC_N, DOC_D, TRIALS, 0)
+    total = DOC_N * (DOC_N - 1)
+    record_profile(log, [n > 0 for n in pairs], setting=f"N={DOC_N}, d={DOC_D} (rows of one attention matrix)",
+                   summary=f"ordered pairs of rows of A = softmax(QK^T/sqrt d), Gaussian Q, K (numpy default_rng(0)), "
+                           f"float64, that S calls sparser and entropy calls less concentrated (both differences above "
+                           f"1e-9 relative): {min(pairs)}..{max(pairs)} of the {total} pairs per matrix "
+                           f"({min(pairs) / total:.1%}..{max(pairs) / total:.1%}); a matrix fails when it has one")
+
+
+def _profile_exp_finite_n(log) -> None:
+    """Failure profile of ``sparsity-exp-arbitrarily-sparse``'s ``finite-n`` reading at n = 512 keys."""
+    n, gamma = DOC_N, 8.0
+    vals = _exp_weights_s_sqrt_n(n, gamma, TRIALS, 0)
+    record_profile(log, [v >= 500 for v in vals], setting=f"n={n} keys, gamma={gamma:g}",
+                   summary=f"S of the weights a = exp(gamma z), z ~ N(0, 1)^n (numpy default_rng(0)), S^2 exact in "
+                           f"rationals from the float64 weights: sqrt(n) S = {min(vals) / 1000:.3f}..{max(vals) / 1000:.3f} "
+                           f"against eps = 1/(2 sqrt n) (sqrt(n) eps = 0.5), while the n -> infinity value is "
+                           f"exp(-gamma^2/2) = {math.exp(-gamma * gamma / 2):.2g}: every vector of n entries has "
+                           f"sqrt(n) S >= 1")
+
+
+def _profile_relu2_float64(log, text: str) -> None:
+    """Failure profile of ``sparsity-relu2-closed-form``'s ``cpu-float64-printed`` reading on the figure's grid."""
+    from attention_claims.maths import GAMMAS, RELU2_BETAS
+
+    failed = _relu2_printed_grid_failures(text)
+    points = [(b, g) for b in RELU2_BETAS for g in GAMMAS]
+    bad = [p for p, f in zip(points, failed, strict=True) if f]
+    where = ", ".join(f"beta = {b:g}: {sum(1 for p in bad if p[0] == b)}" for b in RELU2_BETAS
+                      if any(p[0] == b for p in bad)) or "none"
+    record_profile(log, failed, setting=f"the 9889 relu^2 figure's grid ({len(RELU2_BETAS)} betas x {len(GAMMAS)} gammas)",
+                   summary=f"the printed form in float64 (math.erf, math.exp) against S by the truncated-normal moment "
+                           f"recurrence at 45 digits, tolerance 1e-6 relative, at every drawn point (beta in "
+                           f"{list(RELU2_BETAS)}, gamma = {GAMMAS[0]:g}..{GAMMAS[-1]:g}): off or no number at {len(bad)} "
+                           f"of {len(points)} points ({where})"
+                           + (f", all at gamma <= {max(g for _, g in bad):.3g}, where |beta/gamma| is large (erf(beta/"
+                              f"(sqrt2 gamma)) + 1 cancels for beta < 0; exp(beta^2/(2 gamma^2)) overflows)" if bad else ""))
 
 
 # -- f = relu^2: only beta < 0 (with its figure) ----------------------------------------------
@@ -505,6 +602,7 @@ def test_measure_properties_exact(x, c, claim_log, claimed):
 @pytest.mark.claim("sparsity-measure-l1-l2", reading="entropy-order")
 @given(family=probability_family())
 def test_measure_orders_like_entropy(family, claim_log):
+    _profile_s_entropy(claim_log)
     from itertools import combinations
 
     from attention_claims.maths import certified_sign, entropy_arb
@@ -625,6 +723,7 @@ def test_exp_sparsity_vanishes(beta, g1, ratio, eps, claim_log):
 @given(n=st.sampled_from([2, 3, 16, 64, 256]), gamma=st.sampled_from([3.0, 4.0, 6.0, 8.0]), seed=st.integers(0, 100))
 @profiles.scaled(0.25)
 def test_exp_sparsity_finite_n(n, gamma, seed, claim_log):
+    _profile_exp_finite_n(claim_log)
     gen = torch.Generator().manual_seed(seed)
     a = torch.exp(gamma * torch.randn(n, generator=gen, dtype=torch.float64))  # beta only rescales a: S ignores it
     s2 = s_squared_exact(a.tolist())
@@ -668,6 +767,7 @@ def test_relu2_printed_vs_quadrature(c, gamma, claim_log, claimed):
 def test_relu2_printed_float64(c, gamma, claim_log, claimed):
     beta = c * gamma
     text = claimed.text("expression")
+    _profile_relu2_float64(claim_log, text)
     err = _float64_rel_err(text, beta, gamma)
     target(min(math.log10(err + 1e-300), 300.0), label="log10 relative error of the float64 form")
     claim_log.example(beta_over_gamma=c, gamma=gamma)

@@ -12,6 +12,7 @@ Exact checks use ``fractions.Fraction`` / python-flint; tolerances are stated ne
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -22,6 +23,7 @@ import torch
 from hypothesis import assume, given, target
 from hypothesis import strategies as st
 
+from attention_claims.framework.expr import evaluate
 from attention_claims.maths import (
     exact_product_rank,
     exact_rank,
@@ -43,8 +45,49 @@ from attention_claims.testkit import (
     refute,
     require_device,
 )
+from attention_claims.testkit.failure_profiles import record_profile
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
+
+
+
+# -- failure profiles (docs/verdicts.md, "Failure profile") ----------------------------------------
+# 004 gives no head dimension or length; the deterministic readings below are measured over every d (or
+# n) up to a typical size: head dimensions up to 128, context lengths up to 512.
+PROFILE_D_MAX, PROFILE_N_MAX = 128, 512
+
+
+def _max_factor_sq(d: int) -> Fraction:
+    """``max (||q||_2 / ||q||_1)^2`` over non-zero ``q`` in R^d, exactly: the ratio is scale invariant and
+    ``||.||_2`` is convex, so on the l1 sphere its maximum is at a vertex ``+-e_i``; permutations and sign
+    flips leave the ratio unchanged, so every vertex gives the value at ``e_1`` (computed in rationals)."""
+    q = [1] + [0] * (d - 1)
+    return Fraction(sum(v * v for v in q), sum(abs(v) for v in q) ** 2)
+
+
+@functools.cache
+def _factor_max_mismatches(formula: str, d_max: int) -> tuple[int, ...]:
+    """For ``d = 1..d_max``: whether the record's ``factor_max`` formula, squared (50-digit mpmath), differs
+    from :func:`_max_factor_sq` by more than ``1e-40`` relative."""
+    out = []
+    with mpmath.workdps(50):
+        for d in range(1, d_max + 1):
+            c2 = evaluate(formula, d=mpmath.mpf(d)) ** 2
+            out.append(int(abs(c2 - fraction_to_mpf(_max_factor_sq(d))) > mpmath.mpf("1e-40") * c2))
+    return tuple(out)
+
+
+@functools.cache
+def _printed_decay_undefined_at_1(formula: str, n_max: int) -> tuple[int, ...]:
+    """For ``n = 1..n_max``: whether the record's printed ``s_squared`` at ``lambda = 1`` is undefined
+    (a division by exactly 0 in rationals) or differs from ``S(1, ..., 1)^2 = 1``."""
+    out = []
+    for n in range(1, n_max + 1):
+        try:
+            out.append(int(evaluate(formula, exact=True, lam=Fraction(1), n=Fraction(n)) != 1))
+        except ZeroDivisionError:
+            out.append(1)
+    return tuple(out)
 
 
 # -- decay ---------------------------------------------------------------------------------
@@ -124,6 +167,11 @@ def test_decay_closed_form_printed_at_lambda_1(n, claim_log, claimed):
     lam = Fraction(1)
     if not claimed.eval("domain", exact=True, lam=lam):
         return  # the record does not include lambda = 1
+    undefined = _printed_decay_undefined_at_1(claimed.text("s_squared"), PROFILE_N_MAX)
+    record_profile(claim_log, undefined, setting=f"lambda = 1, n = 1..{PROFILE_N_MAX}",
+                   summary=f"the printed closed form {claimed.text('s_squared')} at lambda = 1 in exact rationals: "
+                           f"undefined (division by 0) or not S(1, ..., 1)^2 = 1 for {sum(undefined)} of "
+                           f"{PROFILE_N_MAX} lengths n")
     try:
         value = claimed.eval("s_squared", exact=True, lam=lam, n=Fraction(n))
     except ZeroDivisionError:
@@ -467,6 +515,14 @@ def test_iid_simplification(values, d, q, claim_log, claimed):
 @pytest.mark.claim("sparsity-linear-factor-max-sqrt-d", reading="exact")
 @given(q=st.lists(st.integers(-20, 20), min_size=1, max_size=16).filter(any))
 def test_factor_maximum(q, claim_log, claimed):
+    failed = _factor_max_mismatches(claimed.text("factor_max"), PROFILE_D_MAX)
+    record_profile(claim_log, failed, setting=f"d = 1..{PROFILE_D_MAX}",
+                   summary=f"the maximum of ||q||_2/||q||_1 over R^d (at a vertex +-e_i of the l1 sphere, where the "
+                           f"convex ||q||_2 peaks: exactly 1 for every d) against the claimed "
+                           f"{claimed.text('factor_max')} (50-digit mpmath, tolerance 1e-40 relative): unequal for "
+                           f"{sum(failed)} of {PROFILE_D_MAX} head dimensions"
+                           + (f", equal only at d = {', '.join(str(d) for d, f in enumerate(failed, 1) if not f)}"
+                              if not all(failed) else ""))
     d = len(q)
     l1 = sum(abs(v) for v in q)
     ratio2 = Fraction(sum(v * v for v in q), l1 * l1)
@@ -505,6 +561,12 @@ def test_reciprocal_factor_maximum(q, claim_log, claimed):
 @pytest.mark.claim("linear-sparsity-needs-larger-d", reading="factor-needs-d")
 @given(d1=st.integers(1, 16), extra=st.integers(1, 16))
 def test_factor_does_not_need_d(d1, extra, claim_log):
+    maxima = [_max_factor_sq(d) for d in range(1, PROFILE_D_MAX + 1)]
+    record_profile(claim_log, [not b > a for a, b in zip(maxima[:-1], maxima[1:], strict=True)],
+                   setting=f"d -> d + 1, d = 1..{PROFILE_D_MAX - 1}",
+                   summary=f"the attainable maximum of (||q||_2/||q||_1)^2 over R^d (exact rationals, at the vertices "
+                           f"+-e_i of the l1 sphere): {min(maxima)}..{max(maxima)} for d = 1..{PROFILE_D_MAX}; a step "
+                           f"d -> d + 1 fails when it does not raise the maximum")
     d2 = d1 + extra
 
     def ratio2(q):  # (||q||_2 / ||q||_1)^2, exactly
