@@ -57,6 +57,15 @@ def _label(meas: models.Measurement) -> str:
     return f"{spec.key} ({spec.layers}x{spec.heads} heads) at N = {meas.N}"
 
 
+def _share_passes(ok: np.ndarray, need: float, strict: bool) -> bool:
+    """Whether the share of true entries of ``ok`` is at least ``need`` (more than, if ``strict``), compared
+    exactly: count / heads against ``need`` as the decimal the record writes (0.9 is 9/10), so that 243
+    heads of 270 meet "at least 90%" whatever the rounding of 243/270."""
+    count, total = int(np.sum(ok)), int(np.size(ok))
+    want = Fraction(str(need)) * total
+    return count > want if strict else count >= want
+
+
 def _share_check(meas: models.Measurement, holds, need: float, strict: bool, what: str, claim_log, *,
                  quantity: str, values: np.ndarray, setting: str | None = None) -> None:
     """Assert that ``holds(meas, dtype) -> (L, H) bool`` is true in at least ``need`` of the heads
@@ -69,12 +78,13 @@ def _share_check(meas: models.Measurement, holds, need: float, strict: bool, wha
                   allowed=f"{'fewer than' if strict else 'at most'} {1 - need:.0%} of heads failing")
     share = float(np.mean(ok))
     per_layer = ", ".join(f"L{i} {int(r.sum())}/{r.size}" for i, r in enumerate(ok))
-    claim_log.note(f"{_label(meas)}: {what} in {share:.1%} of {ok.size} heads (float32; per layer: {per_layer}).")
-    passed = share > need if strict else share >= need
-    if passed:
+    claim_log.note(f"{_label(meas)}: {what} in {share:.1%} ({int(np.sum(ok))} of {ok.size}) heads (float32; "
+                   f"per layer: {per_layer}).")
+    if _share_passes(ok, need, strict):
         return
-    share64 = float(np.mean(holds(meas, "float64")))
-    fails64 = not (share64 > need if strict else share64 >= need)
+    ok64 = holds(meas, "float64")
+    share64 = float(np.mean(ok64))
+    fails64 = not _share_passes(ok64, need, strict)
     bad = [(int(layer), int(h)) for layer, h in zip(*np.nonzero(~ok), strict=True)]
     refute(f"{_label(meas)}: {what} in only {share:.1%} of the heads (needs {'more than' if strict else 'at least'} "
            f"{need:.0%}); float64 recomputation: {share64:.1%}",
