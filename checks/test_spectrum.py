@@ -390,13 +390,7 @@ def test_logits_svd(data, N, D, d, claim_log):
 ])
 @given(N=st.integers(4, 32), d=st.integers(1, 8), seed=st.integers(0, 2**32 - 1), data=st.data())
 @profiles.scaled(0.25)
-def test_rows_similar(scale_exp, reading, N, d, seed, data, claim_log, claimed, doc_size_spectra):
-    if reading == "standard-logit-scale":
-        mcs = [mc for _s, mc in doc_size_spectra]
-        thr0 = float(claimed.eval("cosine_threshold"))
-        record_profile(claim_log, [mc < thr0 for mc in mcs], setting=DOC_SETTING,
-                       summary=f"mean pairwise row cosine of float64 softmax(QK^T/sqrt d), Gaussian Q, K (numpy "
-                               f"default_rng({PROFILE_SEED})): {min(mcs):.3f}..{max(mcs):.3f} against the claimed >= {thr0}")
+def test_rows_similar(scale_exp, reading, N, d, seed, data, claim_log, claimed, standard_scale_profile):
     s = data.draw(log_uniform(*scale_exp), label="logit scale")
     Q1, K = seeded_gaussian_qk(N, d, 1.0, seed)
     thr = float(claimed.eval("cosine_threshold"))
@@ -421,14 +415,7 @@ def test_rows_similar(scale_exp, reading, N, d, seed, data, claim_log, claimed, 
 ])
 @given(N=st.integers(8, 32), seed=st.integers(0, 2**32 - 1), data=st.data())
 @profiles.scaled(0.25)
-def test_singular_values_near_zero(scale_exp, reading, N, seed, data, claim_log, claimed, doc_size_spectra):
-    if reading == "standard-logit-scale":
-        rel0, frac0 = float(claimed.eval("relative_threshold")), float(claimed.eval("fraction"))
-        fr = [float(np.mean(sv < rel0 * sv[0])) for sv, _mc in doc_size_spectra]
-        record_profile(claim_log, [f0 < frac0 for f0 in fr], setting=DOC_SETTING,
-                       summary=f"fraction of the singular values of float64 softmax(QK^T/sqrt d) below {rel0} sigma_1, "
-                               f"Gaussian Q, K (numpy default_rng({PROFILE_SEED})): {min(fr):.3f}..{max(fr):.3f} "
-                               f"against the claimed >= {frac0}")
+def test_singular_values_near_zero(scale_exp, reading, N, seed, data, claim_log, claimed, standard_scale_profile):
     d = data.draw(st.integers(1, N // 4), label="d")
     s = data.draw(log_uniform(*scale_exp), label="logit scale")
     Q1, K = seeded_gaussian_qk(N, d, 1.0, seed)
@@ -720,6 +707,29 @@ def _decay_condition_profile(claim_log, claimed, spectra) -> None:
 
 
 @pytest.fixture
+def standard_scale_profile(reading, claim_log, claimed, doc_size_spectra):
+    """Attaches, once per check and before Hypothesis starts, the profile of a standard-logit-scale reading of
+    the study note's row similarity (mean pairwise row cosine >= cosine_threshold) or near-zero singular
+    values (a fraction >= fraction of them below relative_threshold sigma_1) at N = 512, d = 64, scale 1.
+    Returns ``None``: the draws stay out of Hypothesis's report of the check's arguments."""
+    if reading != "standard-logit-scale":
+        return
+    if "cosine_threshold" in claimed:
+        mcs = [mc for _s, mc in doc_size_spectra]
+        thr = float(claimed.eval("cosine_threshold"))
+        record_profile(claim_log, [mc < thr for mc in mcs], setting=DOC_SETTING,
+                       summary=f"mean pairwise row cosine of float64 softmax(QK^T/sqrt d), Gaussian Q, K (numpy "
+                               f"default_rng({PROFILE_SEED})): {min(mcs):.3f}..{max(mcs):.3f} against the claimed >= {thr}")
+    else:
+        rel, frac = float(claimed.eval("relative_threshold")), float(claimed.eval("fraction"))
+        fr = [float(np.mean(sv < rel * sv[0])) for sv, _mc in doc_size_spectra]
+        record_profile(claim_log, [f < frac for f in fr], setting=DOC_SETTING,
+                       summary=f"fraction of the singular values of float64 softmax(QK^T/sqrt d) below {rel} sigma_1, "
+                               f"Gaussian Q, K (numpy default_rng({PROFILE_SEED})): {min(fr):.3f}..{max(fr):.3f} "
+                               f"against the claimed >= {frac}")
+
+
+@pytest.fixture
 def every_spectrum_profile(claim_log, claimed, doc_size_spectra):
     """Attaches :func:`_every_spectrum_profile` once per check, before Hypothesis starts (it evaluates the
     record's C' 150 times, too many for every example)."""
@@ -1001,14 +1011,8 @@ def test_bidirectional_effective_rank_batched(cid, scale_exp, reading, data, cla
 ])
 @given(N=st.integers(4, 32), d=st.integers(1, 8), seed=st.integers(0, 2**32 - 1), data=st.data())
 @profiles.scaled(0.25)
-def test_rows_similar_batched(scale_exp, reading, N, d, seed, data, claim_log, claimed, doc_size_spectra):
+def test_rows_similar_batched(scale_exp, reading, N, d, seed, data, claim_log, claimed, standard_scale_profile):
     batched_profile_only()
-    if reading == "standard-logit-scale":
-        mcs = [mc for _s, mc in doc_size_spectra]
-        thr0 = float(claimed.eval("cosine_threshold"))
-        record_profile(claim_log, [mc < thr0 for mc in mcs], setting=DOC_SETTING,
-                       summary=f"mean pairwise row cosine of float64 softmax(QK^T/sqrt d), Gaussian Q, K (numpy "
-                               f"default_rng({PROFILE_SEED})): {min(mcs):.3f}..{max(mcs):.3f} against the claimed >= {thr0}")
     s = data.draw(log_uniform(*scale_exp), label="logit scale")
     Q1, K = seeded_gaussian_batch(seed, BATCH, N, d, 1.0)
     thr = float(claimed.eval("cosine_threshold"))
@@ -1037,15 +1041,8 @@ def test_rows_similar_batched(scale_exp, reading, N, d, seed, data, claim_log, c
 ])
 @given(N=st.integers(8, 32), seed=st.integers(0, 2**32 - 1), data=st.data())
 @profiles.scaled(0.25)
-def test_singular_values_near_zero_batched(scale_exp, reading, N, seed, data, claim_log, claimed, doc_size_spectra):
+def test_singular_values_near_zero_batched(scale_exp, reading, N, seed, data, claim_log, claimed, standard_scale_profile):
     batched_profile_only()
-    if reading == "standard-logit-scale":
-        rel0, frac0 = float(claimed.eval("relative_threshold")), float(claimed.eval("fraction"))
-        fr = [float(np.mean(sv < rel0 * sv[0])) for sv, _mc in doc_size_spectra]
-        record_profile(claim_log, [f0 < frac0 for f0 in fr], setting=DOC_SETTING,
-                       summary=f"fraction of the singular values of float64 softmax(QK^T/sqrt d) below {rel0} sigma_1, "
-                               f"Gaussian Q, K (numpy default_rng({PROFILE_SEED})): {min(fr):.3f}..{max(fr):.3f} "
-                               f"against the claimed >= {frac0}")
     d = data.draw(st.integers(1, N // 4), label="d")
     s = data.draw(log_uniform(*scale_exp), label="logit scale")
     Q1, K = seeded_gaussian_batch(seed, BATCH, N, d, 1.0)
