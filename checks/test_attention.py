@@ -221,7 +221,8 @@ def stored_zero_weights(N: int, d: int, trials: int, seed: int, dtype: str) -> t
     """Per draw of Gaussian ``Q, K (N, d)`` (i.i.d. standard normal, ``numpy.random.default_rng(seed)``, Q
     then K), two ints: the number of weights of ``softmax(QK^T / sqrt d)`` computed in ``dtype`` on the CPU
     (:func:`masked_softmax_attention`, as the check) that are stored as exactly 0, and the smallest true
-    log weight ``z_ij - logsumexp_j z_ij`` (float64) in millinats (floor). Flattened.
+    log weight ``z_ij - logsumexp_j z_ij`` (float64) in millinats (floor). Flattened. Source: 000 "2. 双向
+    注意力中的低秩现象" (every position attended); IEEE 754 underflow (:func:`underflow_log_threshold`).
 
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1.

@@ -294,7 +294,7 @@ def near_uniform_rows_draws(N: int, d: int, scale: float, trials: int, seed: int
     """Per draw of Gaussian ``Q, K (N, d)`` (``numpy.random.default_rng(seed)``), two ints for ``A =
     softmax(scale * QK^T / sqrt d)`` (float64): the smallest pairwise row cosine in millionths (floor),
     and the rank counted above ``CERTIFIED_REL_TOL * sigma_1`` (a lower bound of the exact rank).
-    Flattened, draw after draw.
+    Flattened, draw after draw. Source: 000 "tip" (correlated rows, rank far below n).
 
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1, or ``scale <= 0``.

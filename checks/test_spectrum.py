@@ -103,7 +103,8 @@ def gaussian_attention_spectra(N: int, d: int, trials: int, seed: int) -> tuple[
     """Per draw of Gaussian ``Q, K (N, d)`` (i.i.d. standard normal, ``numpy.random.default_rng(seed)``, Q
     then K, the draws of :func:`gaussian_softmax_ranks`), ``N + 1`` ints: the float64 singular values of
     ``A = softmax(QK^T / sqrt d)`` (``np.linalg.svd``, descending) and the mean pairwise row cosine of ``A``,
-    each float64 bit-cast to an int64 (exact; :func:`_spectrum_draws` casts back). Flattened.
+    each float64 bit-cast to an int64 (exact; :func:`_spectrum_draws` casts back). Flattened. Source: 003
+    定义 11.24 (A), 000 "数学验证" (its SVD).
 
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1.
