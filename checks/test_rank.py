@@ -19,6 +19,7 @@ next to each comparison.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -29,6 +30,7 @@ from hypothesis import assume, example, given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from attention_claims._cache import disk_memo_ints
 from attention_claims.engine import (
     attention_batch,
     batch_logits,
@@ -85,7 +87,12 @@ from attention_claims.testkit import (
     require_device,
     seeded_gaussian_qk,
 )
-from attention_claims.testkit.failure_profiles import gaussian_softmax_ranks, softmax_rank_above_profile
+from attention_claims.testkit.failure_profiles import (
+    RANK_REL_TOL,
+    gaussian_softmax_ranks,
+    record_profile,
+    softmax_rank_above_profile,
+)
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +107,220 @@ pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 # The document's own sizes for the failure profiles (docs/verdicts.md, "Failure profile"): 003's Base row
 # (表 11.3.1) has N = 512 and a hidden size of 768 in 12 heads, so d = 64 per head, and N = 8 d >> d.
 DOC_N, DOC_D = 512, 64
+DOC_HIDDEN = 768  # 表 11.3.1's Base row: the model dimension the token and position embeddings live in
+PROFILE_TRIALS, PROFILE_SEED = 30, 0
+
+#: Relative tolerance at which a counted singular value certifies exact rank in the profiles below:
+#: the float64 matrix and its computed singular values are within about N * 1e-16 (spectral norm, Weyl)
+#: of the exact ones, five orders of magnitude below 1e-9 sigma_1 at N = 512 (sigma_1 >= 1 here).
+CERTIFIED_REL_TOL = 1e-9
+#: NumPy's default numerical-rank tolerance sigma_max * N * eps64 at N = DOC_N (np.linalg.matrix_rank).
+NUMPY_REL_TOL = DOC_N * float(np.finfo(np.float64).eps)
+
+
+@pytest.fixture(scope="module")
+def doc_size_certified_ranks():
+    """Ranks of the profiles' 30 Gaussian draws at N = 512, d = 64 counted above ``CERTIFIED_REL_TOL``
+    (exact-rank lower bounds) and above NumPy's default tolerance, computed before Hypothesis starts."""
+    return (gaussian_softmax_ranks(DOC_N, DOC_D, PROFILE_TRIALS, PROFILE_SEED, CERTIFIED_REL_TOL),
+            gaussian_softmax_ranks(DOC_N, DOC_D, PROFILE_TRIALS, PROFILE_SEED, NUMPY_REL_TOL))
+
+
+def _rank_at(s: np.ndarray, rel_tol: float) -> int:
+    """Singular values ``s`` (descending) above ``rel_tol * s[0]``."""
+    return int((s > rel_tol * s[0]).sum())
+
+
+#: The dtypes of the causal profile (:func:`causal_profile_draws`), in the order of its per-draw ints.
+CAUSAL_PROFILE_DTYPES = ("float64", "float32", "bfloat16", "float16")
+
+
+@functools.cache
+@disk_memo_ints
+def causal_profile_draws(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw of Gaussian ``Q, K (N, d)`` (i.i.d. standard normal, ``numpy.random.default_rng(seed)``, Q
+    then K, as :func:`gaussian_softmax_ranks`), ``2 + len(CAUSAL_PROFILE_DTYPES)`` ints: the largest causal
+    logit gap ``max_{j <= i} z_ij - z_ii`` of ``z = QK^T / sqrt d`` in millinats (float64), NumPy's default
+    numerical rank (singular values above ``sigma_max * N * eps64``) of the float64 causal softmax matrix,
+    then for each dtype of :data:`CAUSAL_PROFILE_DTYPES` the number of diagonal entries of the causal
+    softmax matrix computed in that dtype on the CPU (:func:`softmax_attention`, as the checks) that are
+    stored as exactly 0 (the lower-triangular matrix has exact rank N iff there is none). Source: 002
+    "低秩问题" (det A = prod A_ii); flattened, draw after draw.
+
+    Raises:
+        ValueError: ``N``, ``d`` or ``trials`` below 1.
+    """
+    if min(N, d, trials) < 1:
+        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
+    rng = np.random.default_rng(seed)
+    out: list[int] = []
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        A = softmax_attention(Q, K, causal=True).numpy()
+        out.append(int(math.floor(1000 * causal_logit_gap(Q @ K.T / math.sqrt(d)))))
+        out.append(_rank_at(np.linalg.svd(A, compute_uv=False), N * float(np.finfo(np.float64).eps)))
+        for dtype in CAUSAL_PROFILE_DTYPES:
+            stored = softmax_attention(Q, K, causal=True, dtype=dtype, device="cpu")
+            out.append(int((torch.diagonal(stored) == 0).sum()))
+    return tuple(out)
+
+
+@pytest.fixture(scope="module")
+def doc_size_causal():
+    """:func:`causal_profile_draws` at N = 512, d = 64, computed before Hypothesis starts."""
+    return causal_profile_draws(DOC_N, DOC_D, PROFILE_TRIALS, PROFILE_SEED)
+
+
+def causal_dtype_profile(log, draws: tuple[int, ...], dtype: str) -> None:
+    """Attach the profile of "the causal softmax matrix computed in ``dtype`` on the CPU has exact rank N"
+    at N = 512, d = 64 from :func:`causal_profile_draws`: a draw fails when a stored diagonal entry is 0."""
+    stride = 2 + len(CAUSAL_PROFILE_DTYPES)
+    at = 2 + CAUSAL_PROFILE_DTYPES.index(dtype)
+    gaps = [draws[i] / 1000 for i in range(0, len(draws), stride)]
+    zeros = [draws[i + at] for i in range(0, len(draws), stride)]
+    record_profile(log, [z > 0 for z in zeros], setting=f"N={DOC_N}, d={DOC_D}, Gaussian Q, K, 1/sqrt d",
+                   summary=f"causal softmax(QK^T/sqrt d) computed in {dtype} on the CPU (torch.softmax), Gaussian "
+                           f"Q, K (numpy default_rng({PROFILE_SEED})); a draw fails when a stored diagonal entry is "
+                           f"exactly 0: largest causal logit gap {min(gaps):.3g}..{max(gaps):.3g} nats, "
+                           f"{max(zeros)} zero diagonal entries at most; the stored diagonal underflows only at "
+                           f"logit gaps above {-underflow_log_threshold(dtype):.4g} nats (-ln(smallest {dtype} "
+                           f"subnormal / 2)), the special inputs of the certified counterexample")
+
+
+def causal_numerical_rank_profile(log, draws: tuple[int, ...]) -> None:
+    """Attach the profile of "the float64 causal softmax matrix has numerical rank N (NumPy's default
+    tolerance)" at N = 512, d = 64 from :func:`causal_profile_draws`."""
+    stride = 2 + len(CAUSAL_PROFILE_DTYPES)
+    ranks = [draws[i + 1] for i in range(0, len(draws), stride)]
+    record_profile(log, [r < DOC_N for r in ranks], setting=f"N={DOC_N}, d={DOC_D}, Gaussian Q, K, 1/sqrt d",
+                   summary=f"numerical rank (singular values above sigma_max * N * eps64, np.linalg.matrix_rank's "
+                           f"default) of the float64 causal softmax(QK^T/sqrt d), Gaussian Q, K (numpy "
+                           f"default_rng({PROFILE_SEED})): {min(ranks)}..{max(ranks)} against N = {DOC_N}")
+
+
+@functools.cache
+@disk_memo_ints
+def repeated_tokens_position_ranks(N: int, D: int, d: int, n_distinct: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw, the rank (singular values above ``RANK_REL_TOL * sigma_1``, a lower bound of the exact
+    rank) of ``softmax((X W_q)(X W_k)^T / sqrt d)`` for ``X = (E[ids] + P) / sqrt 2``: ``n_distinct``
+    Gaussian token embeddings ``E (n_distinct, D)``, ``N`` token ids uniform among them, Gaussian position
+    embeddings ``P (N, D)`` (one per position), and ``W_q, W_k (D, d)`` with i.i.d. N(0, 1/D) entries (so
+    the logits have unit variance), all from ``numpy.random.default_rng(seed)``. Source: 000 "3. 低秩问题
+    的原因" (repeated tokens) with learned absolute position embeddings (Devlin et al. 2019).
+
+    Raises:
+        ValueError: a size or ``trials`` below 1, or ``n_distinct > N``.
+    """
+    if min(N, D, d, n_distinct, trials) < 1 or n_distinct > N:
+        raise ValueError(f"need 1 <= n_distinct <= N and positive sizes, got N={N}, D={D}, d={d}, "
+                         f"n_distinct={n_distinct}, trials={trials}")
+    rng = np.random.default_rng(seed)
+    ranks = []
+    for _ in range(trials):
+        E, P = rng.standard_normal((n_distinct, D)), rng.standard_normal((N, D))
+        X = (E[rng.integers(0, n_distinct, N)] + P) / math.sqrt(2)
+        Wq, Wk = rng.standard_normal((D, d)) / math.sqrt(D), rng.standard_normal((D, d)) / math.sqrt(D)
+        A = softmax_attention(X @ Wq, X @ Wk).numpy()
+        ranks.append(_rank_at(np.linalg.svd(A, compute_uv=False), RANK_REL_TOL))
+    return tuple(ranks)
+
+
+@pytest.fixture(scope="module")
+def doc_size_repeated_tokens():
+    """:func:`repeated_tokens_position_ranks` at N = 512, D = 768, d = 64 over N/4 distinct tokens."""
+    return repeated_tokens_position_ranks(DOC_N, DOC_HIDDEN, DOC_D, DOC_N // 4, PROFILE_TRIALS, PROFILE_SEED)
+
+
+@functools.cache
+@disk_memo_ints
+def lora_query_update_delta_ranks(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw, the rank of ``Delta A = softmax((Q + a b^T) K^T / sqrt d) - softmax(Q K^T / sqrt d)``
+    (float64; singular values above ``max(RANK_REL_TOL * sigma_1, 1e-10)``, far above the ~N eps64 error
+    of the difference, so a lower bound of the exact rank) for Gaussian ``Q, K (N, d)``, ``a (N, 1)``,
+    ``b (1, d)`` (i.i.d. standard normal, ``numpy.random.default_rng(seed)``): the change a rank-1 LoRA
+    update of W_Q makes to the attention matrix (003 定理 11.28; Hu et al. 2021).
+
+    Raises:
+        ValueError: ``N``, ``d`` or ``trials`` below 1.
+    """
+    if min(N, d, trials) < 1:
+        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
+    rng = np.random.default_rng(seed)
+    ranks = []
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        a, b = rng.standard_normal((N, 1)), rng.standard_normal((1, d))
+        s = np.linalg.svd(softmax_attention(Q + a @ b, K).numpy() - softmax_attention(Q, K).numpy(), compute_uv=False)
+        ranks.append(int((s > max(RANK_REL_TOL * s[0], 1e-10)).sum()))
+    return tuple(ranks)
+
+
+@pytest.fixture(scope="module")
+def doc_size_lora_delta():
+    """:func:`lora_query_update_delta_ranks` at N = 512, d = 64, computed before Hypothesis starts."""
+    return lora_query_update_delta_ranks(DOC_N, DOC_D, PROFILE_TRIALS, PROFILE_SEED)
+
+
+@functools.cache
+@disk_memo_ints
+def relu_causal_zero_diagonals(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw of Gaussian ``Q, K (N, d)`` (``numpy.random.default_rng(seed)``, Q then K), the number of
+    diagonal entries ``relu(q_i) . relu(k_i)`` that are exactly 0 (a sum of non-negative float64 products
+    of normal-sized numbers is 0 iff every product is): causal linear attention with relu features has
+    rank N iff there is none (a lower-triangular matrix; row normalisation keeps the rank).
+    Source: Katharopoulos et al. 2020 (linear attention), 004 引言 (det = prod of the diagonal).
+
+    Raises:
+        ValueError: ``N``, ``d`` or ``trials`` below 1.
+    """
+    if min(N, d, trials) < 1:
+        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        out.append(int(((np.maximum(Q, 0) * np.maximum(K, 0)).sum(axis=1) == 0).sum()))
+    return tuple(out)
+
+
+#: The logit scale of the near-uniform rows of the row-correlation profile: the geometric middle of the
+#: check's 1e-3..1e-1, where every pairwise row cosine exceeds 0.99 at N = 512, d = 64.
+ROW_CORRELATION_SCALE = 0.01
+
+
+@functools.cache
+@disk_memo_ints
+def near_uniform_rows_draws(N: int, d: int, scale: float, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw of Gaussian ``Q, K (N, d)`` (``numpy.random.default_rng(seed)``), two ints for ``A =
+    softmax(scale * QK^T / sqrt d)`` (float64): the smallest pairwise row cosine in millionths (floor),
+    and the rank counted above ``CERTIFIED_REL_TOL * sigma_1`` (a lower bound of the exact rank).
+    Flattened, draw after draw. Source: 000 "tip" (correlated rows, rank far below n).
+
+    Raises:
+        ValueError: ``N``, ``d`` or ``trials`` below 1, or ``scale <= 0``.
+    """
+    if min(N, d, trials) < 1 or not scale > 0:
+        raise ValueError(f"N, d, trials must be >= 1 and scale > 0, got N={N}, d={d}, trials={trials}, scale={scale}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        A = softmax_attention(Q * scale, K).numpy()
+        out += [int(math.floor(1e6 * float(row_cosines(A).min()))),
+                _rank_at(np.linalg.svd(A, compute_uv=False), CERTIFIED_REL_TOL)]
+    return tuple(out)
+
+
+@pytest.fixture(scope="module")
+def doc_size_relu():
+    """:func:`relu_causal_zero_diagonals` at N = 512, d = 64."""
+    return relu_causal_zero_diagonals(DOC_N, DOC_D, PROFILE_TRIALS, PROFILE_SEED)
+
+
+@pytest.fixture(scope="module")
+def doc_size_near_uniform():
+    """:func:`near_uniform_rows_draws` at N = 512, d = 64, logit scale 0.01."""
+    return near_uniform_rows_draws(DOC_N, DOC_D, ROW_CORRELATION_SCALE, PROFILE_TRIALS, PROFILE_SEED)
 
 
 # -- 003 定理 11.23 -------------------------------------------------------------------------
@@ -192,7 +413,9 @@ def test_causal_softmax_det_positive_exact(qk, claim_log):
 @pytest.mark.parametrize("device,dtype,reading",
                          reading_params("causal-softmax-full-rank", where=lambda r: not r.name.endswith("numerical-rank")))
 @given(data=st.data())
-def test_causal_softmax_stored_matrix_full_rank(device, dtype, reading, data, claim_log, claimed):
+def test_causal_softmax_stored_matrix_full_rank(device, dtype, reading, data, claim_log, claimed, doc_size_causal):
+    if device == "cpu":
+        causal_dtype_profile(claim_log, doc_size_causal, dtype)
     # Declared domain: logit scales up to 1e5, capped so Q and QK^T stay finite in the dtype
     # (float16's largest finite value is 65504); overflow is a different failure than rank.
     hi = min(5.0, math.floor(math.log10(float(torch.finfo(getattr(torch, dtype)).max) / 6)))
@@ -282,7 +505,8 @@ def test_causal_rank_break_points(claim_log):
 
 @pytest.mark.claim("causal-softmax-full-rank", reading="cpu-float64-numerical-rank")
 @given(qk=qk_pairs())
-def test_causal_softmax_numerical_rank_float64(qk, claim_log):
+def test_causal_softmax_numerical_rank_float64(qk, claim_log, doc_size_causal):
+    causal_numerical_rank_profile(claim_log, doc_size_causal)
     Q, K, scale = qk
     N, d = Q.shape
     A = softmax_attention(Q, K, causal=True).numpy()
@@ -380,7 +604,13 @@ def test_theorem_11_23_exact(qk, claim_log, claimed, doc_size_ranks):
 @pytest.mark.parametrize("cid", claim_params(["bidirectional-attention-low-rank", "study-note-encoder-low-rank"], "exact-generic"))
 @given(qk=seeded_int_qk())
 @profiles.scaled(0.25)
-def test_bidirectional_exact_rank_generic(cid, qk, claim_log):
+def test_bidirectional_exact_rank_generic(cid, qk, claim_log, doc_size_certified_ranks):
+    ranks = doc_size_certified_ranks[0]
+    record_profile(claim_log, [r == DOC_N for r in ranks], setting=f"N={DOC_N}, d={DOC_D}, Gaussian Q, K, 1/sqrt d",
+                   summary=f"exact rank of softmax(QK^T/sqrt d) certified = N when all N float64 singular values "
+                           f"exceed {CERTIFIED_REL_TOL:g} sigma_1 (Weyl: far above the float64 error), Gaussian Q, K "
+                           f"(numpy default_rng({PROFILE_SEED})): ranks counted {min(ranks)}..{max(ranks)} against "
+                           f"the claimed < N = {DOC_N}")
     Q, K = qk
     N, d = Q.shape
     r = exact_softmax_rank(Q @ K.T)
@@ -415,7 +645,12 @@ def test_repeated_tokens_bound_rank(cid, case, claim_log, claimed):
 @pytest.mark.parametrize("cid", claim_params(["bidirectional-attention-low-rank", "study-note-encoder-low-rank", "study-note-dominant-singular-values"], "cpu-float64-numerical-rank"))
 @given(qk=gaussian_qk())
 @profiles.scaled(0.25)
-def test_bidirectional_numerical_rank_below_n(cid, qk, claim_log):
+def test_bidirectional_numerical_rank_below_n(cid, qk, claim_log, doc_size_certified_ranks):
+    ranks = doc_size_certified_ranks[1]
+    record_profile(claim_log, [r >= DOC_N for r in ranks], setting=f"N={DOC_N}, d={DOC_D}, logit scale 1 (1/sqrt d)",
+                   summary=f"numerical rank (singular values above sigma_max * N * eps64, np.linalg.matrix_rank's "
+                           f"default) of float64 softmax(QK^T/sqrt d), Gaussian Q, K (numpy default_rng({PROFILE_SEED})): "
+                           f"{min(ranks)}..{max(ranks)} against the claimed < N = {DOC_N}")
     Q, K, s = qk
     N, d = Q.shape
     A = attention_matrix(Q, K)
@@ -459,7 +694,8 @@ def test_low_rank_logits_exact(qk, claim_log, claimed):
 @pytest.mark.claim("low-rank-factorised-logits", reading="attention-matrix-rank-le-d")
 @given(qk=seeded_int_qk())
 @profiles.scaled(0.25)
-def test_attention_matrix_rank_le_d(qk, claim_log):
+def test_attention_matrix_rank_le_d(qk, claim_log, doc_size_ranks):
+    softmax_rank_above_profile(claim_log, N=DOC_N, d=DOC_D, bound=DOC_D)
     Q, K = qk
     N, d = Q.shape
     r = exact_softmax_rank(Q @ K.T)
@@ -504,7 +740,15 @@ def test_softmax_raises_rank_generic(N, d, seed, claim_log):
 # rank QK^T = 2 but every softmax row is the same (rank 1); found by the issue 24 audit
 @example(qk=(np.array([[1, 0], [1, 1], [1, 2]]), np.array([[0, 1], [1, 1], [2, 1]])))
 @profiles.scaled(0.25)
-def test_softmax_raises_rank_every_input(qk, claim_log):
+def test_softmax_raises_rank_every_input(qk, claim_log, doc_size_ranks):
+    # rank QK^T <= d exactly, and a rank counted above RANK_REL_TOL sigma_1 is a lower bound of the exact rank of
+    # the softmax: a draw counted >= d keeps rank softmax >= rank QK^T; one counted below d is taken as failing
+    record_profile(claim_log, [r < DOC_D for r in doc_size_ranks], setting=f"N={DOC_N}, d={DOC_D}, Gaussian Q, K, 1/sqrt d",
+                   summary=f"rank softmax(QK^T/sqrt d) counted above {RANK_REL_TOL:g} sigma_1 (float64, a lower bound "
+                           f"of the exact rank), Gaussian Q, K (numpy default_rng(0)): {min(doc_size_ranks)}.."
+                           f"{max(doc_size_ranks)}, never below d = {DOC_D} >= rank QK^T; the certified counterexample "
+                           f"needs the special inputs where two logit rows differ by a constant (keys with equal "
+                           f"projection on q_i - q_j), e.g. N = 3, d = 2")
     Q, K = qk
     rs, rm = exact_softmax_rank(Q @ K.T), exact_product_rank(Q, K)
     claim_log.example(N=Q.shape[0], d=Q.shape[1])
@@ -536,7 +780,13 @@ def test_decoder_full_rank_exact(qk, claim_log):
 
 @pytest.mark.claim("decoder-attention-lower-triangular-full-rank-9889", reading="relu-features-exact")
 @given(data=st.data(), N=st.integers(1, 5), d=st.integers(1, 3))
-def test_decoder_relu_features_rank(data, N, d, claim_log):
+def test_decoder_relu_features_rank(data, N, d, claim_log, doc_size_relu):
+    record_profile(claim_log, [z > 0 for z in doc_size_relu], setting=f"N={DOC_N}, d={DOC_D}, Gaussian Q, K",
+                   summary=f"causal linear attention with relu features, Gaussian Q, K (numpy default_rng({PROFILE_SEED})): "
+                           f"a draw fails when a diagonal relu(q_i) . relu(k_i) is exactly 0 (float64); "
+                           f"{max(doc_size_relu)} such rows at most; the certified counterexample needs a row whose "
+                           f"relu(q_i) and relu(k_i) have disjoint supports (probability (3/4)^d per Gaussian row, "
+                           f"about {(0.75 ** DOC_D):.1e} at d = {DOC_D}; common for small integer Q, K)")
     ints = hnp.arrays(np.int64, (N, d), elements=st.integers(-3, 3))
     Q, K = data.draw(ints, label="Q"), data.draw(ints, label="K")
     U = np.tril(np.maximum(Q, 0) @ np.maximum(K, 0).T)  # causal relu linear attention, before normalisation
@@ -551,8 +801,10 @@ def test_decoder_relu_features_rank(data, N, d, claim_log):
 
 @pytest.mark.parametrize("device,dtype,reading", reading_params("decoder-attention-lower-triangular-full-rank-9889"))
 @given(qk=small_integer_qk())
-def test_decoder_full_rank_float(device, dtype, reading, qk, claim_log):
+def test_decoder_full_rank_float(device, dtype, reading, qk, claim_log, doc_size_causal):
     require_device(device)
+    if device == "cpu":
+        causal_dtype_profile(claim_log, doc_size_causal, dtype)
     Q, K, scale = qk
     N, d = Q.shape
     A = softmax_attention(Q, K, causal=True, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
@@ -579,7 +831,15 @@ def test_decoder_full_rank_float(device, dtype, reading, qk, claim_log):
 @pytest.mark.claim("study-note-row-correlation-low-rank", reading="exact")
 @given(N=st.integers(2, 5), d=st.integers(1, 3), s=log_uniform(-3, -1), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
-def test_correlated_rows_exact_rank(N, d, s, seed, claim_log):
+def test_correlated_rows_exact_rank(N, d, s, seed, claim_log, doc_size_near_uniform):
+    cos = [c / 1e6 for c in doc_size_near_uniform[0::2]]
+    ranks = doc_size_near_uniform[1::2]
+    record_profile(claim_log, [c > 0.99 and r > DOC_N / 2 for c, r in zip(cos, ranks, strict=True)],
+                   setting=f"N={DOC_N}, d={DOC_D}, logit scale {ROW_CORRELATION_SCALE:g}",
+                   summary=f"softmax({ROW_CORRELATION_SCALE:g} QK^T/sqrt d), Gaussian Q, K (numpy default_rng({PROFILE_SEED})): "
+                           f"smallest pairwise row cosine {min(cos):.4f}..{max(cos):.4f} (the premise, > 0.99, held "
+                           f"on {sum(c > 0.99 for c in cos)} draws), rank counted above {CERTIFIED_REL_TOL:g} sigma_1 (a certified lower bound of "
+                           f"the exact rank) {min(ranks)}..{max(ranks)} against the claimed <= N/2 = {DOC_N // 2}")
     Q, K = seeded_gaussian_qk(N, d, s, seed)
     A = attention_matrix(Q, K)
     cmin = float(row_cosines(A).min())
@@ -639,7 +899,15 @@ def test_rank_definition(M, claim_log):
 @pytest.mark.claim("study-note-repeated-tokens-redundancy", reading="with-position-embeddings")
 @given(n_distinct=st.integers(1, 3), extra=st.integers(1, 4), D=st.integers(2, 4), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
-def test_repeated_tokens_with_positions(n_distinct, extra, D, seed, claim_log, claimed):
+def test_repeated_tokens_with_positions(n_distinct, extra, D, seed, claim_log, claimed, doc_size_repeated_tokens):
+    ranks, nd = doc_size_repeated_tokens, DOC_N // 4
+    bound_doc = claimed.eval("repeated_bound", exact=True, n_distinct=nd, N=DOC_N)
+    record_profile(claim_log, [r > bound_doc for r in ranks],
+                   setting=f"N={DOC_N}, D={DOC_HIDDEN}, d={DOC_D}, {nd} distinct tokens",
+                   summary=f"softmax((X W_q)(X W_k)^T/sqrt d) with X = (token + position embedding)/sqrt 2, Gaussian "
+                           f"embeddings and N(0, 1/D) projections (numpy default_rng({PROFILE_SEED})): rank counted above "
+                           f"{RANK_REL_TOL:g} sigma_1 (a lower bound of the exact rank) {min(ranks)}..{max(ranks)} "
+                           f"against the claimed {claimed.text('repeated_bound')} = {bound_doc}")
     rng = np.random.default_rng(seed)
     N = n_distinct + extra
     E = rng.integers(-3, 4, (n_distinct, D))
@@ -752,7 +1020,14 @@ def test_dimension_bottleneck(cid, d, seed, claim_log, claimed, doc_size_ranks):
 @pytest.mark.claim("theorem-11-28-lora-delta-attention", reading="rank-one-query-update")
 @given(N=st.integers(5, 8), d=st.integers(2, 4), e=st.integers(0, 10), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.5, explain=False)
-def test_lora_query_update_delta_rank(N, d, e, seed, claim_log, claimed):
+def test_lora_query_update_delta_rank(N, d, e, seed, claim_log, claimed, doc_size_lora_delta):
+    ranks = doc_size_lora_delta
+    r_doc = claimed.eval("r_max", exact=True, N=DOC_N, d=DOC_D)
+    record_profile(claim_log, [r > r_doc for r in ranks], setting=f"N={DOC_N}, d={DOC_D}, rank-1 update of Q",
+                   summary=f"Delta A = softmax((Q + a b^T)K^T/sqrt d) - softmax(QK^T/sqrt d), Gaussian Q, K, a, b "
+                           f"(numpy default_rng({PROFILE_SEED})), float64: rank counted above {RANK_REL_TOL:g} sigma_1 "
+                           f"(a lower bound of the exact rank) {min(ranks)}..{max(ranks)} against r_max = "
+                           f"{claimed.text('r_max')} = {r_doc}")
     rng = np.random.default_rng(seed)  # multiples of 1/4 in [-2, 2]
     Q, K, a, b = (rng.integers(-8, 9, shape) / 4 for shape in ((N, d), (N, d), (N, 1), (1, d)))
     Q2 = Q + 2.0**-e * (a @ b)  # dyadic: exact, so Q2 - Q is exactly the rank-1 update
@@ -810,8 +1085,13 @@ DEEP_BATCHED_TWINS = {
 @pytest.mark.parametrize("cid", claim_params(["bidirectional-attention-low-rank", "study-note-encoder-low-rank", "study-note-dominant-singular-values"], "cpu-float64-numerical-rank"))
 @given(spec=gaussian_batch_spec())
 @profiles.scaled(0.25)
-def test_bidirectional_numerical_rank_below_n_batched(cid, spec, claim_log):
+def test_bidirectional_numerical_rank_below_n_batched(cid, spec, claim_log, doc_size_certified_ranks):
     batched_profile_only()
+    ranks = doc_size_certified_ranks[1]
+    record_profile(claim_log, [r >= DOC_N for r in ranks], setting=f"N={DOC_N}, d={DOC_D}, logit scale 1 (1/sqrt d)",
+                   summary=f"numerical rank (singular values above sigma_max * N * eps64, np.linalg.matrix_rank's "
+                           f"default) of float64 softmax(QK^T/sqrt d), Gaussian Q, K (numpy default_rng({PROFILE_SEED})): "
+                           f"{min(ranks)}..{max(ranks)} against the claimed < N = {DOC_N}")
     N, d, s, seed = spec
     Q, K = seeded_gaussian_batch(seed, BATCH, N, d, s)
     r, _tol = numerical_ranks(singular_values_batch(attention_batch(Q, K, device="cpu")), (N, N))
@@ -838,9 +1118,12 @@ def test_bidirectional_numerical_rank_below_n_batched(cid, spec, claim_log):
                          reading_params("causal-softmax-full-rank", where=lambda r: not r.name.endswith("numerical-rank")))
 @given(data=st.data())
 @profiles.scaled(0.25)
-def test_causal_softmax_stored_matrix_full_rank_batched(device, dtype, reading, data, claim_log, claimed):
+def test_causal_softmax_stored_matrix_full_rank_batched(device, dtype, reading, data, claim_log, claimed,
+                                                         doc_size_causal):
     require_device(device)
     batched_profile_only()
+    if device == "cpu":
+        causal_dtype_profile(claim_log, doc_size_causal, dtype)
     hi = min(5.0, math.floor(math.log10(float(torch.finfo(getattr(torch, dtype)).max) / 6)))
     N = data.draw(st.integers(1, 8), label="N")
     d = data.draw(st.integers(1, 6), label="d")
@@ -920,8 +1203,9 @@ def uniform_batch_spec(draw, n=(1, 8), d=(1, 6), scale_exp=(-3.0, 4.0)):
 @pytest.mark.claim("causal-softmax-full-rank", reading="cpu-float64-numerical-rank")
 @given(spec=uniform_batch_spec())
 @profiles.scaled(0.25)
-def test_causal_softmax_numerical_rank_float64_batched(spec, claim_log):
+def test_causal_softmax_numerical_rank_float64_batched(spec, claim_log, doc_size_causal):
     batched_profile_only()
+    causal_numerical_rank_profile(claim_log, doc_size_causal)
     N, d, scale, seed = spec
     Q, K = seeded_uniform_batch(seed, BATCH, N, d, scale)
     s = singular_values_batch(attention_batch(Q, K, causal=True))
