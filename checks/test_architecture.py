@@ -259,6 +259,8 @@ _GAUSS = "Gaussian Q, K (numpy default_rng(0))"
 
 def _profile_causal_vs_bidirectional(log, measure_name: str, draws: tuple[int, ...]) -> None:
     """causal-vs-bidirectional-rank's float readings: a draw fails when the causal measure is below the bidirectional one."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
     rows = _rows_of(draws, 8)
     i, what = (0, "numerical rank (NumPy's default tolerance sigma_1 N eps64)") if measure_name == "numerical" else (
         2, "effective rank at tau = 0.9 (003 定义 11.25)")
@@ -271,6 +273,8 @@ def _profile_causal_vs_bidirectional(log, measure_name: str, draws: tuple[int, .
 
 def _profile_head_average(log, draws: tuple[int, ...]) -> None:
     """forward-backward-mixed-heads/head-average-full-rank: a draw fails unless (A_low + A_up)/2 is certified non-singular."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
     rows = _rows_of(draws, 8)
     ok0, sign0 = _head_average_at_zero(PROFILE_N)
     neg = sum(r[5] for r in rows)
@@ -288,6 +292,8 @@ def _profile_head_average(log, draws: tuple[int, ...]) -> None:
 def _profile_bidirectional_full_rank(log, claimed, draws: tuple[int, ...]) -> None:
     """decoder-only-full-rank-more-expressive/bidirectional-loses-full-rank: a draw fails when the bidirectional
     matrix is certified of rank N, above the claimed bound."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
     rows = _rows_of(draws, 8)
     bound = claimed.eval("bidirectional_rank_at_most", exact=True, N=PROFILE_N, d=PROFILE_D)
     record_profile(log, [bool(r[7]) and PROFILE_N > bound for r in rows], setting=_SIZES,
@@ -308,6 +314,8 @@ def _head_average_at_zero(N: int) -> tuple[bool, int]:
 
 def _profile_banded(log, generic: bool, draws: tuple[int, ...]) -> None:
     """study-note-sparse-attention-avoids-low-rank/banded-bidirectional-every-input (only that reading: ``generic`` False)."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
     if generic:
         return
     rows = _rows_of(draws, 8)
@@ -320,6 +328,8 @@ def _profile_banded(log, generic: bool, draws: tuple[int, ...]) -> None:
 
 def _profile_multi_head(log, reading: str, draws: tuple[int, ...]) -> None:
     """study-note-multi-head-raises-rank/vs-single-full-head: a draw fails when h heads do not beat one head of size d."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
     if reading != "vs-single-full-head":
         return
     rows = _rows_of(draws, 2)
@@ -333,6 +343,8 @@ def _profile_multi_head(log, reading: str, draws: tuple[int, ...]) -> None:
 
 def _profile_rope(log, draws: tuple[int, ...]) -> None:
     """study-note-rope-position-modelling/raises-logit-rank: a draw fails when the RoPE logit rank is <= d."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
     record_profile(log, [r <= PROFILE_D for r in draws], setting=f"{_SIZES}, RoPE base 10000",
                    summary=f"numerical rank (NumPy's default tolerance) of the N x N logits RoPE(Q) RoPE(K)^T/sqrt d "
                            f"(Su et al.'s rotation, positions 0..N-1), float64, {_GAUSS}: {min(draws)}..{max(draws)} "
@@ -341,6 +353,8 @@ def _profile_rope(log, draws: tuple[int, ...]) -> None:
 
 def _profile_flash(log, draws: tuple[int, ...]) -> None:
     """study-note-flashattention-perceiver/flash-changes-attention: a draw fails when the kernel equals the reference."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
     rows = _rows_of(draws, 2)
     errs = [r[1] * 1e-18 for r in rows]
     record_profile(log, [bool(r[0]) for r in rows], setting=f"{_SIZES}, CPU float64",
@@ -352,6 +366,8 @@ def _profile_flash(log, draws: tuple[int, ...]) -> None:
 
 def _profile_prefixlm(log) -> None:
     """kv-cache-reuse-decoder-only/prefixlm-generated-tokens: a draw fails when no earlier output changes."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
     n, m, prefix = PROFILE_N - 64, 64, PROFILE_N // 2
     rel = [r * 1e-18 for r in prefixlm_profile_draws(n, m, prefix, PROFILE_D, PROFILE_TRIALS, 0)]
     record_profile(log, [r <= 1e-12 for r in rel], setting=f"N={PROFILE_N} ({n} cached + {m} generated), prefix {prefix}, d={PROFILE_D}",
@@ -364,6 +380,8 @@ def _profile_prefixlm(log) -> None:
 def _profile_causal_pattern(log) -> None:
     """decoder-only-full-rank-more-expressive/causal-expressibility: a draw fails when the random pattern is certified
     not to be a causal softmax attention matrix of head dimension d."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
     rows = _rows_of(causal_pattern_profile_draws(PROFILE_N, PROFILE_D, PROFILE_TRIALS, 0), 2)
     lo, hi = min(r[1] for r in rows) / 1000, max(r[1] for r in rows) / 1000
     record_profile(log, [bool(r[0]) for r in rows], setting=_SIZES,

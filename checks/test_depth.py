@@ -126,6 +126,8 @@ def _profile_dong(log, reading: str, claimed) -> None:
     """The failed readings of dong-pure-attention-rank-collapse at N = 512, D = 64: any-weight-scale fails a draw
     whose residual ratio after 6 layers stays >= 1e-3; the others (the degeneration is stopped) a draw whose ratio
     falls below skip_floor."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
     skip, lip, rng_s = DONG_PROFILE_SETTINGS[reading]
     rows = list(zip(*[iter(dong_profile_draws(PROFILE_N, PROFILE_D, PROFILE_LAYERS, skip, lip, rng_s, PROFILE_TRIALS, 0))] * 2,
                     strict=True))
