@@ -83,9 +83,9 @@ def _float64_residual(X: np.ndarray) -> float:
 
 @functools.cache
 @disk_memo_ints
-def dong_profile_draws(N: int, D: int, layers: int, skip: bool, lipschitz: float, log10_scale: tuple[float, float],
+def dong_profile_draws(N: int, D: int, layers: int, skip: bool, lipschitz: float, log10_lo: float, log10_hi: float,
                        trials: int, seed: int) -> tuple[int, ...]:
-    """Per draw (``numpy.random.default_rng(seed)``): weight scale ``s = 10^u``, ``u`` uniform in ``log10_scale``,
+    """Per draw (``numpy.random.default_rng(seed)``): weight scale ``s = 10^u``, ``u`` uniform in ``[log10_lo, log10_hi)``,
     ``X (N, D)`` i.i.d. standard normal and :func:`random_stack` weights (``N(0, s^2/D)``), each attention layer
     ``softmax(X Wq (X Wk)^T / sqrt D) X Wv`` followed, when ``lipschitz > 0``, by :func:`relu_mlp` of that Lipschitz
     bound, with the identity path when ``skip``; returns ``floor(1000 log10 r_L / r_0)`` of the relative residual
@@ -93,7 +93,7 @@ def dong_profile_draws(N: int, D: int, layers: int, skip: bool, lipschitz: float
     rng = np.random.default_rng(seed)
     out: list[int] = []
     for _ in range(trials):
-        s = 10 ** rng.uniform(*log10_scale)
+        s = 10 ** rng.uniform(log10_lo, log10_hi)
         X = rng.standard_normal((N, D))
         weights = random_stack(rng, layers, D, D, s)
         mlps = [relu_mlp(rng, D, lipschitz=lipschitz) for _ in range(layers)] if lipschitz > 0 else None
@@ -129,7 +129,7 @@ def _profile_dong(log, reading: str, claimed) -> None:
     if log.profile is not None:  # computed on the first example; a check runs many
         return
     skip, lip, rng_s = DONG_PROFILE_SETTINGS[reading]
-    rows = list(zip(*[iter(dong_profile_draws(PROFILE_N, PROFILE_D, PROFILE_LAYERS, skip, lip, rng_s, PROFILE_TRIALS, 0))] * 2,
+    rows = list(zip(*[iter(dong_profile_draws(PROFILE_N, PROFILE_D, PROFILE_LAYERS, skip, lip, *rng_s, PROFILE_TRIALS, 0))] * 2,
                     strict=True))
     kept = [(r / 1000, sc / 1000) for r, sc in rows if r != _ZERO]
     if not kept:
