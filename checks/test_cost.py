@@ -96,13 +96,14 @@ def _profile_cost_bound(log, cid: str, reading: str, method: str, key: str, clai
     ratios = [Fraction(op_count(method, N, d, **kw(d, k))) / decimal_fraction(claimed.eval(key, exact=True, N=N, d=d, k=k))
               for N, d, k in sizes]
     failed = [r > c for r in ratios]
-    where = [sizes[i] for i, f in enumerate(failed) if f]
+    where = [sizes[i][:2] if method == "linear" else sizes[i] for i, f in enumerate(failed) if f]
+    label = "(N, d)" if method == "linear" else "(N, d, k)"
     record_profile(log, failed, setting=setting,
                    summary=f"exact operation counts of {method} (attention_claims.maths.op_count) over "
                            f"{claimed.text(key)}: {float(min(ratios)):.4g}..{float(max(ratios)):.4g} against the "
-                           f"constant {c}; exceeded at " + (", ".join(f"(N, d, k) = {t}" for t in where[:3])
-                                                            + (f" and {len(where) - 3} more" if len(where) > 3 else "")
-                                                            if where else "none"))
+                           f"constant {c}; exceeded at {label} = " + (", ".join(str(t) for t in where[:4])
+                                                                         + (f" ... {where[-1]}" if len(where) > 4 else "")
+                                                                         if where else "none"))
 
 
 # -- 引理 11.38, 表 11.3.2: exact operation counts -------------------------------------------------
