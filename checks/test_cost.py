@@ -21,6 +21,7 @@ from flint import arb
 from hypothesis import given, target
 from hypothesis import strategies as st
 
+from attention_claims._cache import disk_memo_ints
 from attention_claims.framework.evidence import failure_class
 from attention_claims.maths import (
     arb_matrix,
@@ -43,6 +44,74 @@ from attention_claims.testkit import (
     profiles,
     refute,
 )
+from attention_claims.testkit.failure_profiles import record_profile
+
+# -- failure profiles at the document's sizes (docs/verdicts.md, "Failure profile") ----------------------
+#: 表 11.3.1's sequence lengths and hidden sizes (N, d), and the Base row's head (768 in 12 heads of 64)
+TABLE_11_3_1_SIZES = ((512, 768), (1024, 1024), (2048, 2048))
+BASE_HEAD = (512, 64)
+
+
+@functools.cache
+@disk_memo_ints
+def row_by_row_profile(N: int, d: int, seed: int) -> tuple[int, int]:
+    """Run the row-by-row schedule (:func:`chunked_attention`, ``chunk = 1``) on ``Q, K, V (N, d)`` i.i.d. standard
+    normal from ``numpy.random.default_rng(seed)``: ``(exact, peak)``, whether its output equals the explicit
+    float64 ``softmax(QK^T/sqrt d) V`` to 1e-12 relative to ``max |V|`` (1 or 0), and its peak count of
+    intermediate values (:func:`schedule_peak`)."""
+    rng = np.random.default_rng(seed)
+    Q, K, V = (rng.standard_normal((N, d)) for _ in range(3))
+    out, peak = chunked_attention(Q, K, V, chunk=1)
+    S = Q @ K.T / np.sqrt(d)
+    A = np.exp(S - S.max(axis=1, keepdims=True))
+    ref = (A / A.sum(axis=1, keepdims=True)) @ V
+    return int(np.abs(out - ref).max() <= 1e-12 * np.abs(V).max()), int(peak)
+
+
+def _profile_memory_lower_bound(log, claimed) -> None:
+    """intro-quadratic-time-and-memory/any-exact-schedule-memory at 表 11.3.1's lengths (head size 64): a length
+    fails when the row-by-row schedule is exact and holds fewer than memory(N)/8 values."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
+    failed, peaks = [], []
+    for N, _ in TABLE_11_3_1_SIZES:
+        exact, peak = row_by_row_profile(N, BASE_HEAD[1], 0)
+        failed.append(bool(exact) and peak < claimed.eval("memory", exact=True, N=N) / 8)
+        peaks.append(f"N = {N}: {peak} against {claimed.eval('memory', exact=True, N=N) / 8}")
+    record_profile(log, failed, setting=f"N = {', '.join(str(N) for N, _ in TABLE_11_3_1_SIZES)} (表 11.3.1), d = 64",
+                   summary=f"the row-by-row schedule (Rabe & Staats 2021) run on Gaussian Q, K, V (numpy "
+                           f"default_rng(0)), its output within 1e-12 (relative to max |V|) of float64 "
+                           f"softmax(QK^T/sqrt d) V; peak intermediate values against memory(N)/8 = "
+                           f"({claimed.text('memory')})/8: {'; '.join(peaks)}; a length fails when the exact schedule "
+                           f"stays below")
+
+
+def _profile_cost_bound(log, cid: str, reading: str, method: str, key: str, claimed) -> None:
+    """The failed as-stated or caveat cost readings of :func:`test_cost_bound` at the document's sizes: each
+    (N, d, k) fails when the exact count exceeds constant * the claimed cost. Other parameters: nothing."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
+    c = decimal_fraction(claimed.eval("constant", exact=True))
+    if (cid, reading) == ("lemma-11-38-linformer-complexity", "formula-of-definition-11-26"):
+        N, d = BASE_HEAD
+        sizes, setting = [(N, d, k) for k in range(1, N + 1)], f"N={N}, d={d}, every k in 1..{N}"
+    elif (cid, reading) == ("table-11-3-2-linear-attention-row", "cost-feature-dim-d"):
+        sizes = [(N, d, 1) for N, d in (*TABLE_11_3_1_SIZES, BASE_HEAD)]
+        setting = "表 11.3.1's (N, d) = " + ", ".join(f"({N}, {d})" for N, d, _ in sizes[:3]) + f", Base's head {BASE_HEAD}"
+    else:
+        return
+    kw = (lambda d, k: {"m": d}) if method == "linear" else (lambda d, k: {"k": k})
+    ratios = [Fraction(op_count(method, N, d, **kw(d, k))) / decimal_fraction(claimed.eval(key, exact=True, N=N, d=d, k=k))
+              for N, d, k in sizes]
+    failed = [r > c for r in ratios]
+    where = [sizes[i][:2] if method == "linear" else sizes[i] for i, f in enumerate(failed) if f]
+    label = "(N, d)" if method == "linear" else "(N, d, k)"
+    record_profile(log, failed, setting=setting,
+                   summary=f"exact operation counts of {method} (attention_claims.maths.op_count) over "
+                           f"{claimed.text(key)}: {float(min(ratios)):.4g}..{float(max(ratios)):.4g} against the "
+                           f"constant {c}; exceeded at {label} = " + (", ".join(str(t) for t in where[:4])
+                                                                         + (f" ... {where[-1]}" if len(where) > 4 else "")
+                                                                         if where else "none"))
 
 
 # -- 引理 11.38, 表 11.3.2: exact operation counts -------------------------------------------------
@@ -101,6 +170,7 @@ def test_intro_quadratic_standard_schedule(d, claim_log, claimed):
 @given(N=st.sampled_from([16, 20, 24]), d=st.integers(1, 3), seed=st.integers(0, 63))
 @profiles.scaled(0.25)
 def test_intro_memory_lower_bound(N, d, seed, claim_log, claimed):
+    _profile_memory_lower_bound(claim_log, claimed)
     rng = np.random.default_rng(seed)
     Q, K, V = rng.uniform(-1, 1, (N, d)), rng.uniform(-1, 1, (N, d)), rng.uniform(-1, 1, (N, 2))
     out, peak = chunked_attention(Q, K, V, chunk=1)
@@ -154,6 +224,7 @@ def test_linformer_complexity_reduction(cid, reading, size, claim_log, claimed):
 @given(size=count_sizes())
 @profiles.scaled(1.0, explain=False)
 def test_cost_bound(cid, reading, method, key, size, claim_log, claimed):
+    _profile_cost_bound(claim_log, cid, reading, method, key, claimed)
     N, d, k = size
     claim_log.example(N=N, d=d, k=k)
     _bound_check(method, key, N, d, k, claimed, claim_log)

@@ -6,6 +6,7 @@ next to each comparison.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import assume, example, given, note, target
 from hypothesis import strategies as st
 
+from attention_claims._cache import disk_memo_ints
 from attention_claims.maths import (
     AttentionInputError,
     attention_stack_residuals,
@@ -28,6 +30,7 @@ from attention_claims.testkit import (
     refute,
     refute_deferred,
 )
+from attention_claims.testkit.failure_profiles import record_profile
 
 # -- Dong et al. 2021 ---------------------------------------------------------------------------------
 DPS = 300
@@ -65,6 +68,87 @@ def _collapse_boundary(X, D, seed) -> str:
 LARGE_LIPSCHITZ = 100.0  # the "large" MLP Lipschitz bound of reading mlp-large-lipschitz
 
 
+# -- failure profiles at typical sizes (docs/verdicts.md, "Failure profile") ----------------------------------
+# N = 512 tokens of width D = 64 (003's 表 11.3.1 Base row: N = 512, heads of 64), one head per layer as in
+# Dong et al.'s analysis, 6 layers as in the readings; float64 suffices, since the readings' thresholds (1e-3,
+# skip_floor) are far above its rounding. Each draw's weight scale is log-uniform over the reading's own range.
+PROFILE_N, PROFILE_D, PROFILE_LAYERS, PROFILE_TRIALS = 512, 64, 6, 30
+_ZERO = -10**9  # a draw whose MLP switched every ReLU unit off (zero output: set aside, as the readings do)
+
+
+def _float64_residual(X: np.ndarray) -> float:
+    """``||X - 1 xbar^T||_F / ||X||_F`` (Dong et al. 2021 §2), float64."""
+    return float(np.linalg.norm(X - X.mean(axis=0)) / np.linalg.norm(X))
+
+
+@functools.cache
+@disk_memo_ints
+def dong_profile_draws(N: int, D: int, layers: int, skip: bool, lipschitz: float, log10_lo: float, log10_hi: float,
+                       trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw (``numpy.random.default_rng(seed)``): weight scale ``s = 10^u``, ``u`` uniform in ``[log10_lo, log10_hi)``,
+    ``X (N, D)`` i.i.d. standard normal and :func:`random_stack` weights (``N(0, s^2/D)``), each attention layer
+    ``softmax(X Wq (X Wk)^T / sqrt D) X Wv`` followed, when ``lipschitz > 0``, by :func:`relu_mlp` of that Lipschitz
+    bound, with the identity path when ``skip``; returns ``floor(1000 log10 r_L / r_0)`` of the relative residual
+    (:func:`_float64_residual`, float64; ``_ZERO`` for an all-zero X) and ``floor(1000 s)``. Flattened pairs."""
+    rng = np.random.default_rng(seed)
+    out: list[int] = []
+    for _ in range(trials):
+        s = 10 ** rng.uniform(log10_lo, log10_hi)
+        X = rng.standard_normal((N, D))
+        weights = random_stack(rng, layers, D, D, s)
+        mlps = [relu_mlp(rng, D, lipschitz=lipschitz) for _ in range(layers)] if lipschitz > 0 else None
+        r0 = _float64_residual(X)
+        for layer, (Wq, Wk, Wv) in enumerate(weights):
+            S = (X @ Wq) @ (X @ Wk).T / math.sqrt(Wq.shape[1])
+            P = np.exp(S - S.max(axis=1, keepdims=True))
+            Y = (P / P.sum(axis=1, keepdims=True)) @ X @ Wv
+            X = X + Y if skip else Y
+            if mlps is not None:
+                W1, W2 = mlps[layer]
+                Y = np.maximum(X @ W1, 0) @ W2
+                X = X + Y if skip else Y
+        zero = not np.any(X)
+        out += [_ZERO if zero else math.floor(1000 * math.log10(max(_float64_residual(X) / r0, 1e-300))),
+                math.floor(1000 * s)]
+    return tuple(out)
+
+
+#: reading -> (skip, MLP Lipschitz bound or 0, log10 weight-scale range); each from the reading's own statement
+DONG_PROFILE_SETTINGS = {
+    "any-weight-scale": (False, 0.0, (math.log10(0.3), math.log10(4.0))),
+    "skip-connections": (True, 0.0, (math.log10(0.3), math.log10(4.0))),
+    "mlp-no-skip-lipschitz-le-1": (False, 1.0, (math.log10(0.3), 0.0)),
+    "mlp-large-lipschitz": (False, LARGE_LIPSCHITZ, (math.log10(0.3), 0.0)),
+}
+
+
+def _profile_dong(log, reading: str, claimed) -> None:
+    """The failed readings of dong-pure-attention-rank-collapse at N = 512, D = 64: any-weight-scale fails a draw
+    whose residual ratio after 6 layers stays >= 1e-3; the others (the degeneration is stopped) a draw whose ratio
+    falls below skip_floor."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
+    skip, lip, rng_s = DONG_PROFILE_SETTINGS[reading]
+    rows = list(zip(*[iter(dong_profile_draws(PROFILE_N, PROFILE_D, PROFILE_LAYERS, skip, lip, *rng_s, PROFILE_TRIALS, 0))] * 2,
+                    strict=True))
+    kept = [(r / 1000, sc / 1000) for r, sc in rows if r != _ZERO]
+    if not kept:
+        return
+    floor = float(claimed.eval("skip_floor"))
+    collapse = reading == "any-weight-scale"
+    threshold = 1e-3 if collapse else floor
+    failed = [10**lr >= threshold if collapse else 10**lr < threshold for lr, _ in kept]
+    layer = ("X + Attn(X)" if skip else "Attn(X)") + (f" then a ReLU MLP of Lipschitz constant <= {lip:g}" if lip else "")
+    log_r = [lr for lr, _ in kept]
+    record_profile(log, failed, setting=f"N={PROFILE_N}, D={PROFILE_D}, {PROFILE_LAYERS} layers, weight scale "
+                                        f"{10 ** rng_s[0]:.2g}..{10 ** rng_s[1]:.2g}",
+                   summary=f"{PROFILE_LAYERS} layers of {layer}, Gaussian X and weights N(0, s^2/D) (numpy default_rng(0)), "
+                           f"s log-uniform in the reading's range, float64: log10 r_6/r_0 = {min(log_r):.3g}..{max(log_r):.3g} "
+                           f"against log10 {threshold:g}; a draw fails when r_6/r_0 is "
+                           + (f"still >= {threshold:g} (no collapse)" if collapse else f"below {threshold:g} (degenerated)")
+                           + (f"; {len(rows) - len(kept)} draws with an all-zero MLP output set aside" if len(kept) < len(rows) else ""))
+
+
 def _dong_mlp_ratio(case, lipschitz: float, dps: int):
     """``r_6 / r_0`` of the case's first 6 attention layers, each followed by a bias-free ReLU MLP of Lipschitz
     constant <= ``lipschitz`` (no skip connection); MLP weights from the case's seed (an independent stream)."""
@@ -100,7 +184,8 @@ def test_dong_cubic_order(case, claim_log, claimed):
 @pytest.mark.claim("dong-pure-attention-rank-collapse", reading="any-weight-scale")
 @given(case=stack_case((0.0, 0.6), n=(4, 6), dims=(2, 3)))
 @profiles.scaled(0.25)
-def test_dong_any_scale(case, claim_log):
+def test_dong_any_scale(case, claim_log, claimed):
+    _profile_dong(claim_log, "any-weight-scale", claimed)
     N, D, s, seed, X, weights = case
     r = attention_stack_residuals(X, weights[:6], dps=20)
     ratio = float(r[-1] / r[0])
@@ -143,6 +228,7 @@ def test_dong_any_scale_search(claim_log):
 @example(case=_case(5, 2, 10**0.5, 259))
 @profiles.scaled(0.25)
 def test_dong_skip(case, claim_log, claimed):
+    _profile_dong(claim_log, "skip-connections", claimed)
     N, D, s, seed, X, weights = case
     r = attention_stack_residuals(X, weights[:6], skip=True, dps=30)
     ratio = float(r[-1] / r[0])
@@ -161,6 +247,7 @@ def test_dong_skip(case, claim_log, claimed):
 @given(case=stack_case((-0.5, 0.0), n=(4, 6), dims=(2, 3)))
 @profiles.scaled(0.25, explain=False)
 def test_dong_mlp(lipschitz, case, claim_log, claimed):
+    _profile_dong(claim_log, "mlp-no-skip-lipschitz-le-1" if lipschitz == 1.0 else "mlp-large-lipschitz", claimed)
     N, D, s, seed, X, weights = case
     try:
         ratio, r = _dong_mlp_ratio(case, lipschitz, dps=30)

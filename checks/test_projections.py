@@ -144,10 +144,290 @@ def _lin2_degenerate_probability(claimed, n: int, d: int, eps, c_norm) -> tuple:
     return k, t, mpmath.ncdf((1 + t) * scale) - mpmath.ncdf((1 - t) * scale)
 
 
+# -- failure profiles at the documents' sizes (docs/verdicts.md, "Failure profile") -----------------------
+# 003's 表 11.3.1 Base row: N = 512 tokens, hidden size 768 in 12 heads of d = 64; Linformer's own k at n = 512
+# is 128 or 256. Each helper draws a fixed seed's Gaussian inputs and returns plain integers (cached in the
+# process and on disk), so a warm run computes no draw; the checks turn them into failed flags.
+PROFILE_N, PROFILE_D, PROFILE_HIDDEN, PROFILE_TRIALS = 512, 64, 768, 30
+PROFILE_LINFORMER_K = 128
+PROFILE_EPS = 0.5  # the middle of eps in (0, 1): Linformer Theorem 1's k = 5 ln 512/(eps^2 - eps^3) = 250 < n
+_EPS64 = float(np.finfo(np.float64).eps)
+
+
+@functools.cache
+@disk_memo_ints
+def linformer_mixing_rank_draws(n: int, d: int, k: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Numerical ranks (NumPy's default tolerance ``sigma_1 n eps64``) of Linformer's ``n x n`` token mixing
+    ``P_bar F`` (:func:`linformer_mixing`, float64) for ``trials`` draws of ``Q, K (n, d)`` i.i.d. standard normal
+    and ``E, F (k, n)`` i.i.d. N(0, 1/k), from ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(trials):
+        Q, K = rng.standard_normal((n, d)), rng.standard_normal((n, d))
+        E, F = (rng.standard_normal((k, n)) / math.sqrt(k) for _ in range(2))
+        P_bar, _ = linformer_mixing(Q, K, E, F)
+        s = np.linalg.svd(P_bar @ F, compute_uv=False)
+        out.append(int((s > s[0] * n * _EPS64).sum()))
+    return tuple(out)
+
+
+@functools.cache
+@disk_memo_ints
+def linformer_error_draws(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw of ``X (N, d)`` i.i.d. standard normal and ``W_Q, W_K, W_V (d, d)`` i.i.d. N(0, 1/d)
+    (``numpy.random.default_rng(seed)``), with ``Y = softmax(QK^T/sqrt d) V`` and ``B = Q K^T V`` in float64,
+    two integers in units of 1e-6, rounded down: a lower bound on ``min_t ||Y - t B||`` in the spectral and the
+    Frobenius norm (every ``k`` of 定理 11.26 is a ``t = 1/k``), the larger of the largest row-to-line distance
+    ``min_t |y_i - t b_i|`` and ``min_t ||Y - t B||_F / sqrt(d)`` (rank ``<= d``); and
+    ``min over integers k >= 1 of ||Y - B / k||_F / ||Y||_F`` (the error is convex in ``t = 1/k``: the two ``k``
+    around the least-squares ``1 / t*``, ``k = 1`` when ``t* >= 1``, and the limit ``||Y||_F`` as ``k -> oo``).
+    Flattened pairs."""
+    rng = np.random.default_rng(seed)
+    out: list[int] = []
+    for _ in range(trials):
+        X = rng.standard_normal((N, d))
+        Q, K, V = (X @ (rng.standard_normal((d, d)) / math.sqrt(d)) for _ in range(3))
+        S = Q @ K.T / math.sqrt(d)
+        A = np.exp(S - S.max(axis=1, keepdims=True))
+        Y = (A / A.sum(axis=1, keepdims=True)) @ V
+        B = Q @ (K.T @ V)
+        bb = np.einsum("ij,ij->i", B, B)
+        t_row = np.divide(np.einsum("ij,ij->i", Y, B), bb, out=np.zeros(N), where=bb > 0)
+        rows = np.linalg.norm(Y - t_row[:, None] * B, axis=1)
+        t = float(np.sum(Y * B) / np.sum(B * B))
+        fro = float(np.linalg.norm(Y - t * B))
+        lower = max(float(rows.max()), fro / math.sqrt(min(N, d)))
+        ks = {1} | ({max(1, math.floor(1 / t)), math.ceil(1 / t)} if t > 0 else set())
+        best_k = min([float(np.linalg.norm(Y - B / k)) for k in ks] + [float(np.linalg.norm(Y))])
+        out += [math.floor(lower * 1e6), math.floor(best_k / float(np.linalg.norm(Y)) * 1e6)]
+    return tuple(out)
+
+
+@functools.cache
+@disk_memo_ints
+def inner_product_draws(n: int, d: int, k: int, eps: float, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw of ``n`` points ``X (n, d)`` i.i.d. standard normal (``numpy.random.default_rng(seed)``): up to 20
+    maps ``P (k, d)``, entries N(0, 1/k), are drawn until one keeps every pairwise squared distance strictly
+    within ``(1 +- eps)`` (定理 11.25's conclusion, float64 Gram matrices); then four integers: that map's
+    attempt (0: none of 20), the pairs ``i < j`` with ``<Px_i, Px_j>`` outside ``[(1 - eps) ip, (1 + eps) ip]``
+    (``ip = <x_i, x_j>``), those of them with ``ip > 0``, and the pairs with ``ip > 0``. Flattened."""
+    rng = np.random.default_rng(seed)
+    iu, ju = np.triu_indices(n, 1)
+    out: list[int] = []
+    for _ in range(trials):
+        X = rng.standard_normal((n, d))
+        G = X @ X.T
+        g = np.diag(G)
+        sq = (g[:, None] + g[None, :] - 2 * G)[iu, ju]
+        found, H = 0, None
+        for attempt in range(1, 21):
+            Y = X @ (rng.standard_normal((k, d)) / math.sqrt(k)).T
+            Hc = Y @ Y.T
+            h = np.diag(Hc)
+            sq_y = (h[:, None] + h[None, :] - 2 * Hc)[iu, ju]
+            if np.all(((1 - eps) * sq < sq_y) & (sq_y < (1 + eps) * sq)):
+                found, H = attempt, Hc
+                break
+        if H is None:
+            out += [0, 0, 0, int((G[iu, ju] > 0).sum())]
+            continue
+        ip, pip = G[iu, ju], H[iu, ju]
+        bad = ~(((1 - eps) * ip <= pip) & (pip <= (1 + eps) * ip))
+        out += [found, int(bad.sum()), int((bad & (ip > 0)).sum()), int((ip > 0).sum())]
+    return tuple(out)
+
+
+@functools.cache
+@disk_memo_ints
+def projection_gap_draws(d: int, trials: int, seed: int) -> tuple[int, ...]:
+    """Per draw (``numpy.random.default_rng(seed)``): ``k`` uniform in ``1..d-1``, ``eps`` uniform in (0, 1) and
+    ``P (k, d)`` with i.i.d. N(0, 1/k) entries; returns ``k``, ``floor(1e6 eps)`` and ``floor(1e6 ||P^T P - I_d||_2)``
+    (float64 eigenvalues, ``numpy.linalg.eigvalsh``). Flattened triples."""
+    rng = np.random.default_rng(seed)
+    out: list[int] = []
+    for _ in range(trials):
+        k, eps = int(rng.integers(1, d)), float(rng.uniform(0, 1))
+        P = rng.standard_normal((k, d)) / math.sqrt(k)
+        gap = float(np.abs(np.linalg.eigvalsh(P.T @ P - np.eye(d))).max())
+        out += [k, math.floor(eps * 1e6), math.floor(gap * 1e6)]
+    return tuple(out)
+
+
+@functools.cache
+@disk_memo_ints
+def linformer_theorem_1_draws(n: int, d: int, k: int, eps: float, trials: int, draws: int, seed: int) -> tuple[int, ...]:
+    """Per draw of ``Q, K (n, d)`` and ``w (n,)`` i.i.d. standard normal (``numpy.random.default_rng(seed)``), with
+    ``P = softmax(QK^T/sqrt d)``: of ``draws`` draws of ``R (k, n)`` with i.i.d. N(0, 1/k) entries, how many give
+    ``|P R^T R w - P w| < eps |P w|`` (the proof's ``P~ = P R^T R``), float64, and the median of
+    ``|P R^T R w - P w| / |P w|`` over those draws in units of 1e-3, rounded down. Flattened pairs."""
+    rng = np.random.default_rng(seed)
+    out: list[int] = []
+    for _ in range(trials):
+        Q, K, w = rng.standard_normal((n, d)), rng.standard_normal((n, d)), rng.standard_normal(n)
+        P, _ = linformer_mixing(Q, K, np.eye(n), np.eye(n))
+        errs = [_rel_error(P, rng.standard_normal((k, n)) / math.sqrt(k), w) for _ in range(draws)]
+        out += [sum(e < eps * pw for e, pw in errs), math.floor(1000 * float(np.median([e / pw for e, pw in errs])))]
+    return tuple(out)
+
+
+@functools.cache
+@disk_memo_ints
+def linformer_theorem_2_draws(n: int, d: int, k: int, eps: float, delta: float, trials: int, draws: int,
+                              seed: int) -> tuple[int, ...]:
+    """Per draw of ``Q, K, V (n, d)`` i.i.d. standard normal (``numpy.random.default_rng(seed)``, ``W = I``) and its
+    first logit row ``w = q_0 K^T / sqrt d``: of ``draws`` draws of ``R (k, n)`` (i.i.d. N(0, 1/k)), how many give
+    ``|softmax(w E^T) F V - softmax(w) V| <= eps |softmax(w)| |V|_2`` with the proof's ``E = delta R``,
+    ``F = e^-delta R`` (:func:`_lin2_output`), float64."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(trials):
+        Q, K, V = (rng.standard_normal((n, d)) for _ in range(3))
+        w = Q[:1] @ K.T / math.sqrt(d)
+        p = np.exp(w - w.max())
+        p /= p.sum()
+        tol = eps * float(np.linalg.norm(p)) * float(np.linalg.norm(V, 2))
+        target_row = (p @ V)[0]
+        out.append(sum(bool(np.linalg.norm(_lin2_output(w, rng.standard_normal((k, n)) / math.sqrt(k), delta, V)[0]
+                                           - target_row) <= tol) for _ in range(draws)))
+    return tuple(out)
+
+
+@pytest.fixture(scope="module")
+def linformer_rank_draws():
+    """:func:`linformer_mixing_rank_draws` at n = 512, d = 64, k = 128, before Hypothesis starts the check."""
+    return linformer_mixing_rank_draws(PROFILE_N, PROFILE_D, PROFILE_LINFORMER_K, PROFILE_TRIALS, 0)
+
+
+def _profile_low_rank_plus_residual(log, claimed, ranks: tuple[int, ...]) -> None:
+    """study-note-linformer-low-rank-plus-residual/exact: a draw fails when P_bar F has rank <= k."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
+    above = claimed.eval("residual_rank_above", exact=True, k=PROFILE_LINFORMER_K, n=PROFILE_N)
+    record_profile(log, [r <= above for r in ranks], setting=f"n={PROFILE_N}, d={PROFILE_D}, k={PROFILE_LINFORMER_K}",
+                   summary=f"numerical rank (NumPy's default tolerance) of Linformer's n x n token mixing P_bar F, "
+                           f"float64, Gaussian Q, K and E, F with N(0, 1/k) entries (numpy default_rng(0)): "
+                           f"{min(ranks)}..{max(ranks)} against {claimed.text('residual_rank_above')} = {above}; a draw "
+                           f"fails when no rank above k is left for a high-rank residual")
+
+
+def _profile_linformer_error(log, claimed, *, relative: bool) -> None:
+    """定理 11.26 and its repetitions (``relative`` False: a draw fails when the lower bound on the error for every
+    k reaches the supremum of ``error_bound`` over eps in (0, 1)), or 定义 11.26 (``relative`` True: when
+    min_k ||AV - Q(K^T V)/k||_F exceeds ``rel_error`` ||AV||_F)."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
+    rows = [(a * 1e-6, b * 1e-6) for a, b in zip(*[iter(linformer_error_draws(PROFILE_N, PROFILE_D, PROFILE_TRIALS, 0))] * 2,
+                                                 strict=True)]
+    setting = f"N={PROFILE_N}, d={PROFILE_D}"
+    inputs = "Gaussian X, W_Q, W_K, W_V (entries N(0, 1) and N(0, 1/d), numpy default_rng(0)), float64"
+    if relative:
+        rel = float(claimed.eval("rel_error", N=PROFILE_N, d=PROFILE_D))
+        vals = [b for _, b in rows]
+        record_profile(log, [v > rel for v in vals], setting=setting,
+                       summary=f"min over every integer k >= 1 of ||AV - Q(K^T V)/k||_F / ||AV||_F (convex in 1/k: the k "
+                               f"around the least-squares optimum), {inputs}: {min(vals):.4g}..{max(vals):.4g} against "
+                               f"rel_error = {rel}; a draw fails above it. The failure needs inputs where Q K^T V is far "
+                               f"from parallel to AV, such as Q K^T V = 0 with AV != 0 (the certified counterexample: "
+                               f"N = d = 1, Q = K = 0, V = 1)")
+        return
+    sup = float(claimed.eval("error_bound", eps=mpmath.mpf(1), N=PROFILE_N, d=PROFILE_D))
+    vals = [a for a, _ in rows]
+    record_profile(log, [v >= sup for v in vals], setting=setting,
+                   summary=f"a lower bound on min over every real t (so every k) of ||softmax(QK^T/sqrt d)V - t Q K^T V|| "
+                           f"in the spectral and Frobenius norms (largest row-to-line distance, or the least-squares "
+                           f"Frobenius error / sqrt d), {inputs}: {min(vals):.4g}..{max(vals):.4g} against "
+                           f"{claimed.text('error_bound')} < {sup:g} for every eps in (0, 1); a draw fails when it is at "
+                           f"least {sup:g}, so for every eps")
+
+
+def _profile_table_shapes(log, claimed) -> None:
+    """table-11-3-3-linformer-row/as-printed at 表 11.3.1's lengths with a head of d = 64: a size fails when
+    softmax(QK^T) and Q(K^T V/k) have different shapes (torch meta tensors)."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
+    sizes, failed = [(N, PROFILE_D) for N in (512, 1024, 2048)], []
+    for N, d in sizes:
+        Q, K, V = (torch.empty(N, d, device="meta") for _ in range(3))
+        failed.append(tuple(torch.softmax(Q @ K.T, dim=-1).shape) != tuple((Q @ (K.T @ V)).shape))
+    record_profile(log, failed, setting="N = 512, 1024, 2048 (表 11.3.1), d = 64 per head",
+                   summary="shapes of softmax(QK^T) (N x N) and Q(K^T V/k) (N x d) for Q, K, V of shape N x d "
+                           "(torch meta tensors); a size fails when they differ, so that no k brings them within "
+                           f"{claimed.text('error_bound')}")
+
+
+def _profile_inner_products(log) -> None:
+    """corollary-11-10-inner-products-preserved/exact: a draw fails when a map meeting JL's distance bounds moves
+    some inner product outside [(1 - eps) ip, (1 + eps) ip]."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
+    n, d, eps = PROFILE_N, PROFILE_HIDDEN, PROFILE_EPS
+    k = math.ceil(8 * math.log(n) / eps**2)  # 定理 11.25's k (theorem-11-25-johnson-lindenstrauss)
+    rows = list(zip(*[iter(inner_product_draws(n, d, k, eps, PROFILE_TRIALS, 0))] * 4, strict=True))
+    met = [r for r in rows if r[0]]
+    record_profile(log, [bool(r[0]) and r[1] > 0 for r in rows], setting=f"n={n} points in d={d}, eps={eps}, k={k}",
+                   summary=f"Gaussian points and maps P with N(0, 1/k) entries (numpy default_rng(0)), k = ceil(8 ln n/"
+                           f"eps^2) of 定理 11.25, float64 Gram matrices: a map keeping every pairwise squared distance "
+                           f"within (1 +- eps) found in {len(met)} of {len(rows)} draws (at most 20 tries each); of its "
+                           f"{n * (n - 1) // 2} pairs, " + (f"{min(r[1] for r in met)}..{max(r[1] for r in met)} have "
+                           f"<Px_i, Px_j> outside [(1 - eps) ip, (1 + eps) ip], {min(r[2] for r in met)}.."
+                           f"{max(r[2] for r in met)} of them with ip > 0 (of {min(r[3] for r in met)}.."
+                           f"{max(r[3] for r in met)} such pairs)" if met else "none checked"))
+
+
+def _profile_projection_gap(log, claimed) -> None:
+    """proof-11-26-projection-near-identity/operator-norm: a draw fails when ||P^T P - I_d||_2 exceeds the tolerance."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
+    rows = list(zip(*[iter(projection_gap_draws(PROFILE_D, PROFILE_TRIALS, 0))] * 3, strict=True))
+    tols = [float(claimed.eval("tolerance", exact=True, eps=Fraction(e, 10**6), k=k, d=PROFILE_D)) for k, e, _ in rows]
+    gaps = [g * 1e-6 for *_, g in rows]
+    record_profile(log, [g > t for g, t in zip(gaps, tols, strict=True)], setting=f"d={PROFILE_D}, k in 1..{PROFILE_D - 1}",
+                   summary=f"P (k x d) with N(0, 1/k) entries, k uniform in 1..{PROFILE_D - 1} and eps uniform in (0, 1) "
+                           f"(numpy default_rng(0)): ||P^T P - I_d||_2 (float64 eigenvalues) {min(gaps):.4g}.."
+                           f"{max(gaps):.4g} against {claimed.text('tolerance')} = {min(tols):.3g}..{max(tols):.3g} "
+                           f"(rank P^T P <= k < d already gives >= 1)")
+
+
+def _profile_linformer_theorem_1(log, claimed) -> None:
+    """linformer-theorem-1/as-stated on natural inputs: a draw fails when the event held for fewer than half of the
+    draws of R (the reading's finite stand-in for 1 - o(1))."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
+    n, d, eps, draws = PROFILE_N, PROFILE_D, PROFILE_EPS, 10
+    k = _linformer_k(claimed, n, eps)
+    rows = list(zip(*[iter(linformer_theorem_1_draws(n, d, k, eps, PROFILE_TRIALS, draws, 0))] * 2, strict=True))
+    hits, med = [h for h, _ in rows], [m / 1000 for _, m in rows]
+    record_profile(log, [2 * h < draws for h in hits], setting=f"n={n}, d={d}, eps={eps}, k={k}",
+                   summary=f"Gaussian Q, K and column w (numpy default_rng(0)), P = softmax(QK^T/sqrt d), the proof's "
+                           f"P~ = P R^T R with R (k x n) N(0, 1/k): |P~ w - P w| < eps |P w| held in {min(hits)}.."
+                           f"{max(hits)} of {draws} draws of R per input (median relative error {min(med):.3g}.."
+                           f"{max(med):.3g}), float64; a draw fails below half. The certified counterexample uses the "
+                           f"special set P w = 0 (Q = 0, so P = 11^T/n, and sum w = 0), where the strict '<' asks for "
+                           f"P~ w = 0 exactly, probability 0; natural inputs fail too, since the JL error of "
+                           f"p_i.(R^T R - I) w scales with |p_i| |w|, not with |p_i . w|")
+
+
+def _profile_linformer_theorem_2(log, claimed) -> None:
+    """linformer-theorem-2/as-stated on natural inputs: a draw fails when the event held for fewer than half of the
+    draws of R."""
+    if log.profile is not None:  # computed on the first example; a check runs many
+        return
+    n, d, eps, draws = PROFILE_N, PROFILE_D, PROFILE_EPS, 10
+    k = _lin2_k(claimed, n, d, eps)
+    delta = float(claimed.eval("delta", floating=True, n=float(n)))
+    hits = linformer_theorem_2_draws(n, d, k, eps, delta, PROFILE_TRIALS, draws, 0)
+    record_profile(log, [2 * h < draws for h in hits], setting=f"n={n}, d={d}, eps={eps}, k={k}",
+                   summary=f"Gaussian Q, K, V (numpy default_rng(0), W = I), the first logit row w, the proof's E = delta R, "
+                           f"F = e^-delta R (delta = 2^-n, R (k x n) N(0, 1/k)): |softmax(w E^T) F V - softmax(w) V| <= "
+                           f"eps |softmax(w)| |V|_2 held in {min(hits)}..{max(hits)} of {draws} draws of R per input, "
+                           f"float64; a draw fails below half")
+
+
 @pytest.mark.claim("study-note-linformer-low-rank-plus-residual", reading="exact")
 @given(case=linformer_case())
 @profiles.scaled(0.25)
-def test_linformer_no_high_rank_residual(case, claim_log, claimed):
+def test_linformer_no_high_rank_residual(case, claim_log, claimed, linformer_rank_draws):
+    _profile_low_rank_plus_residual(claim_log, claimed, linformer_rank_draws)
     n, k, Q, K, E, F = case
     P_bar, _ = linformer_mixing(Q, K, E, F)
     above = claimed.eval("residual_rank_above", exact=True, k=k, n=n)
@@ -202,6 +482,7 @@ def test_jl_constructive(n, eps, seed, claim_log, claimed):
 @given(qkv=linformer_inputs(), eps=EPS)
 @profiles.scaled(1.0, explain=False)
 def test_linformer_error_bound(cid, reading, qkv, eps, claim_log, claimed):
+    _profile_linformer_error(claim_log, claimed, relative=False)
     Q, K, V, inputs = qkv
     N, d = Q.shape
     with mpmath.workdps(30):
@@ -224,6 +505,7 @@ def test_linformer_error_bound(cid, reading, qkv, eps, claim_log, claimed):
 @given(N=st.integers(1, 8), d=st.integers(1, 8), data=st.data(), eps=EPS)
 @profiles.scaled(1.0, explain=False)
 def test_table_11_3_3_as_printed(N, d, data, eps, claim_log, claimed):
+    _profile_table_shapes(claim_log, claimed)
     claim_log.example(N=N, d=d)
     if N != d:
         refute(f"softmax(QK^T) is {N} x {N} but Q(K^T V/k) is {N} x {d} (Q, K, V of shape {N} x {d}): no norm of "
@@ -247,6 +529,7 @@ def test_table_11_3_3_as_printed(N, d, data, eps, claim_log, claimed):
 @given(qkv=linformer_inputs(), k=st.integers(1, 64))
 @profiles.scaled(1.0, explain=False)
 def test_definition_11_26_approximates_attention(qkv, k, claim_log, claimed):
+    _profile_linformer_error(claim_log, claimed, relative=True)
     Q, K, V, _ = qkv
     N, d = Q.shape
     rel = claimed.eval("rel_error", N=N, d=d)
@@ -299,6 +582,7 @@ def test_definition_11_26_rank(N, d, k, data, claim_log, claimed):
 @given(pts=planar_points(), eps=EPS)
 @profiles.scaled(1.0, explain=False)
 def test_corollary_11_10_exact(pts, eps, claim_log, claimed):
+    _profile_inner_products(claim_log)
     X, axes = pts
     PX = X[:, axes]  # the coordinate projection R^d -> R^2
     claim_log.example(n=len(X), d=X.shape[1])
@@ -352,6 +636,7 @@ def test_corollary_11_10_additive(d, data, eps, abc, claim_log, claimed):
 @given(d=st.integers(2, 8), data=st.data(), eps=EPS, seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(1.0, explain=False)
 def test_projection_operator_norm(d, data, eps, seed, claim_log, claimed):
+    _profile_projection_gap(claim_log, claimed)
     k = data.draw(st.integers(1, d - 1), label="k")
     var = claimed.eval("entry_variance", exact=True, k=k, d=d)
     P = np.random.default_rng(seed).standard_normal((k, d)) * math.sqrt(var)
@@ -409,6 +694,7 @@ def test_linformer_rank(n, d, data, seed, claim_log, claimed):
        general_w=st.booleans(), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
 def test_linformer_theorem_1(n, eps, scale, general_w, seed, claim_log, claimed):
+    _profile_linformer_theorem_1(claim_log, claimed)
     rng = np.random.default_rng(seed)
     k = _linformer_k(claimed, n, eps)
     Q, K = rng.standard_normal((n, 4)) * scale, rng.standard_normal((n, 4))
@@ -607,6 +893,7 @@ def test_jl_dimension(n, eps, claim_log, claimed):
        c=hnp.arrays(np.float64, 2, elements=st.floats(-3, 3)).filter(lambda v: bool(np.any(np.abs(v) > 1e-3))))
 @profiles.scaled(0.25, explain=False)
 def test_linformer_theorem_2(n, d, eps, c, claim_log, claimed):
+    _profile_linformer_theorem_2(claim_log, claimed)
     with mpmath.workdps(30):
         c_norm = mpmath.sqrt(mpmath.fsum(mpmath.mpf(float(v)) ** 2 for v in c))
         k, t, prob = _lin2_degenerate_probability(claimed, n, d, eps, c_norm)
