@@ -18,7 +18,6 @@ import math
 import mpmath
 import numpy as np
 import pytest
-import torch
 from flint import arb
 from hypothesis import given, target
 from hypothesis import strategies as st
@@ -111,6 +110,16 @@ def _gaussian_logit_matrices(N: int, d: int, trials: int, seed: int):
         yield Q @ K.T / math.sqrt(d)
 
 
+def _to_bfloat16(Z: np.ndarray) -> np.ndarray:
+    """``Z`` (finite float64, any shape) rounded to bfloat16 and back, as ``torch.tensor(Z).to(torch.bfloat16)``
+    rounds (to float32, then round-to-nearest-even on the top 16 bits of the float32; Kalamkar et al. 2019,
+    "A Study of BFLOAT16 for Deep Learning Training", §2), in NumPy: the lemma-11-35 checks stay torch-free
+    (tests/maths/test_lazy_torch.py)."""
+    bits = np.asarray(Z, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return rounded.view(np.float32).astype(np.float64)
+
+
 @functools.cache
 @disk_memo_ints
 def _row_max_ties(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
@@ -119,7 +128,7 @@ def _row_max_ties(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]:
     many trained models). Returns ``2 * trials`` ints."""
     f64, bf16 = [], []
     for Z in _gaussian_logit_matrices(N, d, trials, seed):
-        Zb = torch.from_numpy(Z).to(torch.bfloat16).double().numpy()
+        Zb = _to_bfloat16(Z)
         f64.append(int(((Z == Z.max(axis=1, keepdims=True)).sum(axis=1) > 1).sum()))
         bf16.append(int(((Zb == Zb.max(axis=1, keepdims=True)).sum(axis=1) > 1).sum()))
     return tuple(f64) + tuple(bf16)
