@@ -63,7 +63,19 @@ def pytest_sessionfinish(session, exitstatus):
                     "python": platform.python_version(), "torch": torch.__version__,
                     "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None},
         "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "results": dict(sorted(RESULTS.items())),
+        "results": {},
     }
+    # a run of some benchmarks (``-k``) keeps the other entries of the file, each with the date and machine
+    # it was measured on: no entry is lost to a partial run
+    try:
+        earlier = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = {}
+    for name, entry in (earlier.get("results") or {}).items():
+        if name not in RESULTS and isinstance(entry, dict):
+            out["results"][name] = {"date": earlier.get("date"), **entry}
+    for name, entry in RESULTS.items():
+        out["results"][name] = {**entry, "date": out["date"]}
+    out["results"] = dict(sorted(out["results"].items()))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
