@@ -1,0 +1,206 @@
+"""attention_claims.maths.sparsity: the closed forms of 004 "一般线性" and "线性衰减", the Monte Carlo
+estimate, the participation ratio and its certified enclosures, against values worked out by hand or
+recomputed from the same draws, and the errors each names (issue 24, mutation testing: each test here
+fails on a mutant of the module that the checks let through)."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+from flint import arb
+
+from attention_claims.maths import (
+    AttentionInputError,
+    arb_partition_ratio,
+    arb_softmax_stats,
+    certified_softmax_max_below,
+    participation_ratio,
+    population_moments,
+    product_design,
+    s_decay,
+    s_decay_bound,
+    s_general_linear,
+    s_iid_linear,
+    s_monte_carlo,
+    s_vector_mp,
+)
+from attention_claims.maths.exact import precision
+
+
+def _contains(ball, num: int, den: int = 1, *, rad: float = 2.0**-100) -> bool:
+    """Whether the arb ``ball`` holds the rational ``num / den`` (formed at 400 bits) and is narrower than ``rad``."""
+    with precision(400):
+        return ball.contains(arb(num) / den) and float(ball.rad()) <= rad
+
+
+# -- 004 "一般线性": S = 1 / sqrt(1 + q^T Sigma q / (q^T mu)^2) ------------------------------------------------
+
+
+def test_s_general_linear_worked_example():
+    """q = (1, 2), mu = (1, 1), Sigma = diag(1, 2): q^T Sigma q = 9, q^T mu = 3, S = 1/sqrt(2)."""
+    assert s_general_linear([1, 2], [1, 1], [[1, 0], [0, 2]]) == pytest.approx(1 / math.sqrt(2), rel=1e-15)
+    # an off-diagonal covariance enters through q^T Sigma q = 1 + 2*2*0.5 + 4*2 = 11
+    assert s_general_linear([1, 2], [1, 1], [[1, 0.5], [0.5, 2]]) == pytest.approx(1 / math.sqrt(1 + 11 / 9),
+                                                                                  rel=1e-15)
+    with pytest.raises(AttentionInputError, match=r"^shapes: q \(2,\), mu \(3,\), Sigma \(2, 2\) do not agree$"):
+        s_general_linear([1, 2], [1, 1, 1], np.eye(2))
+    with pytest.raises(AttentionInputError, match="do not agree"):
+        s_general_linear([1, 2], [1, 1], np.eye(3))
+    with pytest.raises(AttentionInputError, match="do not agree"):
+        s_general_linear([[1, 2]], [[1, 1]], np.eye(2))
+    with pytest.raises(AttentionInputError, match=r"^q_tilde \. mu_tilde = 0: S is undefined \(0/0\)$"):
+        s_general_linear([1, -1], [1, 1], np.eye(2))
+
+
+def test_s_iid_linear_worked_example_and_agrees_with_the_general_form():
+    """q = (3, 4), mu = 2, sigma = 1: r = (1/2)(5/7), S = 1/sqrt(1 + r^2); the general form with
+    mu 1 and sigma^2 I gives the same number."""
+    r = 0.5 * 5 / 7
+    assert s_iid_linear([3, 4], 2.0, 1.0) == pytest.approx(1 / math.sqrt(1 + r * r), rel=1e-15)
+    assert s_iid_linear([3, 4], 2.0, 1.0) == pytest.approx(s_general_linear([3, 4], [2, 2], np.eye(2)), rel=1e-15)
+    assert s_iid_linear([3, 4], 2.0, 0.0) == 1.0
+    with pytest.raises(AttentionInputError, match=r"^mu must be non-zero and q_tilde not all zero$"):
+        s_iid_linear([3, 4], 0.0, 1.0)
+    with pytest.raises(AttentionInputError, match="not all zero"):
+        s_iid_linear([0, 0], 1.0, 1.0)
+
+
+# -- 004 "线性衰减": a = (lam^(n-1), ..., lam, 1) ------------------------------------------------------------------
+
+
+def test_s_decay_equals_s_of_the_vector_and_stays_below_the_bound():
+    for lam, n in ((0.5, 3), (0.9, 7), (0.01, 1)):
+        with mpmath.workdps(60):
+            a = [mpmath.mpf(lam) ** k for k in range(n)]
+        assert mpmath.almosteq(s_decay(lam, n), s_vector_mp(a), rel_eps=mpmath.mpf(10) ** -30)
+        assert s_decay(lam, n) <= s_decay_bound(lam, n)
+    # lam = 1/2, n = 3: the bound is sqrt((3/2) / (3 (1/2) (9/8))) = sqrt(8/9)
+    with mpmath.workdps(50):
+        assert mpmath.almosteq(s_decay_bound(0.5, 3), mpmath.sqrt(mpmath.mpf(8) / 9), rel_eps=mpmath.mpf(10) ** -30)
+
+
+@pytest.mark.parametrize("lam", [0, 1, 2, -0.5])
+def test_s_decay_refuses_lam_outside_the_open_unit_interval(lam):
+    for fn in (s_decay, s_decay_bound):
+        with pytest.raises(AttentionInputError, match=r"^lam: must be in \(0, 1\)"):
+            fn(lam, 3)
+
+
+def test_s_decay_refuses_a_bad_n():
+    for fn in (s_decay, s_decay_bound):
+        with pytest.raises(AttentionInputError, match=r"^n: must be a positive integer"):
+            fn(0.5, 0)
+
+
+# -- Monte Carlo estimate (004 eq. (2)) ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("f,fn", [("exp", torch.exp), ("relu2", lambda x: torch.relu(x) ** 2),
+                                  ("identity", lambda x: x)])
+def test_s_monte_carlo_is_s_of_the_seeded_draws(f, fn):
+    """The same generator seed gives k = mu + sigma eps with eps the same N(0, 1) draws (float64 on the CPU
+    by default), a = f(k q), S(a) = mean|a| / sqrt(mean a^2)."""
+    q, mu, sigma, n = np.array([0.5, -1.0, 2.0]), np.array([0.25, 0.0, -0.5]), 0.75, 64
+    got = s_monte_carlo(f, q, mu, sigma, n, generator=torch.Generator().manual_seed(3))
+    eps = torch.randn(n, 3, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    a = fn((torch.as_tensor(mu) + sigma * eps) @ torch.as_tensor(q))
+    assert got == float(a.abs().mean() / torch.sqrt((a * a).mean()))
+    assert 0 < got <= 1
+    got32 = s_monte_carlo(f, q, mu, sigma, n, generator=torch.Generator().manual_seed(3), dtype="float32")
+    eps32 = torch.randn(n, 3, generator=torch.Generator().manual_seed(3), dtype=torch.float32)
+    a32 = fn((torch.as_tensor(mu, dtype=torch.float32) + sigma * eps32) @ torch.as_tensor(q, dtype=torch.float32))
+    assert got32 == float(a32.abs().mean() / torch.sqrt((a32 * a32).mean()))
+
+
+def test_s_monte_carlo_errors():
+    g = torch.Generator().manual_seed(0)
+    with pytest.raises(KeyError):
+        s_monte_carlo("relu3", [1.0], [0.0], 1.0, 4, generator=g)
+    with pytest.raises(AttentionInputError, match="dtype"):
+        s_monte_carlo("exp", [1.0], [0.0], 1.0, 4, generator=g, dtype="float8")
+
+
+# -- the participation ratio 1 / sum p_j^2 of p = softmax(x) and its enclosures -----------------------------------
+
+
+def test_participation_ratio_known_values():
+    """x = (0, log 3): p = (1/4, 3/4), 1 / (1/16 + 9/16) = 1.6; uniform rows give N, whatever their level."""
+    assert participation_ratio([0.0, math.log(3.0)]) == pytest.approx(1.6, rel=1e-15)
+    assert participation_ratio([0.0, 0.0, 0.0]) == 3.0
+    assert participation_ratio([1000.0, 1000.0]) == 2.0  # the maximum is subtracted: no overflow
+    assert participation_ratio([0.0, -1000.0]) == 1.0
+    with pytest.raises(AttentionInputError, match=r"^x: contains NaN"):
+        participation_ratio([0.0, math.nan])
+    with pytest.raises(AttentionInputError, match=r"^x: expected 1 dimensions"):
+        participation_ratio([[0.0, 1.0]])
+
+
+def test_arb_softmax_stats_encloses_the_participation_ratio_and_the_largest_weight():
+    x = [0.0, math.log(3.0)]
+    p1 = 3.0 / (1.0 + 3.0)  # float log 3 is not exact: compare with the exact value of that float
+    with mpmath.workdps(50):
+        e = mpmath.exp(mpmath.mpf(math.log(3.0)))
+        pr = float((1 + e) ** 2 / (1 + e * e))
+        pmax = float(e / (1 + e))
+    pr_ball, max_ball = arb_softmax_stats(x)
+    assert float(pr_ball.mid()) == pytest.approx(pr, rel=1e-15) and float(pr_ball.rad()) < 2.0**-100
+    assert float(max_ball.mid()) == pytest.approx(pmax, rel=1e-15) and float(max_ball.rad()) < 2.0**-100
+    assert pmax == pytest.approx(p1, rel=1e-15)
+    pr3, max3 = arb_softmax_stats([1000.0, 1000.0, 1000.0])
+    assert _contains(pr3, 3) and _contains(max3, 1, 3)
+    with pytest.raises(AttentionInputError, match=r"^x: contains NaN"):
+        arb_softmax_stats([math.nan])
+    with pytest.raises(AttentionInputError, match=r"^x: expected 1 dimensions"):
+        arb_softmax_stats([[0.0]])
+
+
+def test_arb_partition_ratio_encloses_z_over_n_e_to_the_half_variance():
+    """x = (0, 1), s2 = 1/2: Z / (N e^(s2/2)) = (1 + e) / (2 e^(1/4))."""
+    with mpmath.workdps(50):
+        want = float((1 + mpmath.e) / (2 * mpmath.exp(mpmath.mpf(1) / 4)))
+    r = arb_partition_ratio([0.0, 1.0], 0.5)
+    assert float(r.mid()) == pytest.approx(want, rel=1e-15) and float(r.rad()) < 2.0**-100
+    assert _contains(arb_partition_ratio([0.0, 0.0, 0.0], 0.0), 1)
+    with pytest.raises(AttentionInputError, match=r"^s2: must be >= 0, got -0.5$"):
+        arb_partition_ratio([0.0], -0.5)
+    with pytest.raises(AttentionInputError, match=r"^x: contains NaN"):
+        arb_partition_ratio([math.nan], 1.0)
+
+
+def test_certified_softmax_max_below():
+    # three equal logits: max p = 1/3, certified below 0.4 only with every term in (largest first)
+    ok, upper = certified_softmax_max_below([0.0, 0.0, 0.0], 0.4)
+    assert ok and _contains(upper, 1, 3)
+    ok, upper = certified_softmax_max_below([0.0, 0.0, 0.0], 0.3)
+    assert not ok and _contains(upper, 1, 3)
+    # 200 equal logits, bound 0.019 (between 1/60 and 1/50): the first chunk of 64 terms certifies it and
+    # 1/64 is returned; in chunks of 10, the sixth
+    ok, upper = certified_softmax_max_below(np.zeros(200), 0.019)
+    assert ok and _contains(upper, 1, 64)
+    ok, upper = certified_softmax_max_below(np.zeros(200), 0.019, chunk=10)
+    assert ok and _contains(upper, 1, 60)
+    with pytest.raises(AttentionInputError, match=r"^x: contains NaN"):
+        certified_softmax_max_below([math.nan], 0.5)
+    with pytest.raises(AttentionInputError, match=r"^bound: must be positive, got 0.0$"):
+        certified_softmax_max_below([0.0], 0.0)
+
+
+# -- exact moments of a finite key set -----------------------------------------------------------------------------
+
+
+def test_population_moments_and_product_design_name_their_input():
+    with pytest.raises(AttentionInputError, match=r"^keys: entry nan is not finite$"):
+        population_moments([[1.0, math.nan]])
+    with pytest.raises(AttentionInputError, match=r"^keys: no rows$"):
+        population_moments([])
+    with pytest.raises(AttentionInputError, match=r"^keys: rows of different lengths$"):
+        population_moments([[1, 2], [3]])
+    with pytest.raises(AttentionInputError, match=r"^values: empty vector$"):
+        product_design([], 2)
+    assert product_design([1, 2], 1) == [[1], [2]]
+    with pytest.raises(AttentionInputError, match=r"^d: must be an integer in \[1, 6\], got 0$"):
+        product_design([1, 2], 0)
