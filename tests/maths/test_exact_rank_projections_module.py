@@ -1,0 +1,182 @@
+"""attention_claims.maths rank, exact, projections, kernels and spectrum helpers: documented defaults, the
+input each error names (the messages are part of the interface, attention_claims/maths/arrays.py) and
+values worked out by hand (issue 24, mutation testing: each test here fails on a mutant of the module
+that the checks let through)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from attention_claims.maths import (
+    AttentionInputError,
+    certified_softmax_max_below,
+    cr_factorization,
+    doc_linformer,
+    exact_exp_sum_rank,
+    identity_gap_lower_bound,
+    ks_distance_normal,
+    lognormal_feature_moments,
+    mp_doc_exp_log_extremes,
+    softmax_log_ratio_rank,
+    sorted_standard_normals,
+    top_fraction_energy,
+)
+from attention_claims.maths.exact import arb_matrix, decimal_fraction
+from attention_claims.maths.rank import exact_det
+
+NAN2 = [[1.0, math.nan], [0.0, 1.0]]
+
+
+# -- rank.py -------------------------------------------------------------------------------------------------
+
+
+def test_exact_exp_sum_rank_uses_the_coefficients():
+    """Entries sum_l c_l t^(e_l): with coefficients (1, 1) and (1, 2) the 2 x 1 rows 1 + t and 1 + 2t are
+    independent (rank 1 as a column, but the 2 x 2 [[1 + t, 1], [1 + 2t, 1]] has rank 2); with unit
+    coefficients the same exponents give equal rows (rank 1)."""
+    exps = [[[0, 1], [0]], [[0, 1], [0]]]
+    assert exact_exp_sum_rank(exps, [[[1, 1], [1]], [[1, 2], [1]]]) == 2
+    assert exact_exp_sum_rank(exps, [[[1, 1], [1]], [[1, 1], [1]]]) == 1
+    with pytest.raises(AttentionInputError, match=r"^exact_exp_sum_rank: exps and coeffs must have the same shape$"):
+        exact_exp_sum_rank(exps, [[[1, 1], [1]], [[1, 1]]])
+
+
+def test_softmax_log_ratio_rank_two_columns_and_errors():
+    """Two keys: D is the single column M_i1 - M_i0, rank 1 unless every row has M_i1 = M_i0."""
+    assert softmax_log_ratio_rank([[0, 1], [2, 2]]) == 1
+    assert softmax_log_ratio_rank([[0, 0], [3, 3]]) == 0
+    with pytest.raises(AttentionInputError, match=r"^M: need at least 2 columns \(keys\), got shape \(2, 1\)$"):
+        softmax_log_ratio_rank([[0], [1]])
+    with pytest.raises(AttentionInputError, match=r"^M: entries must be integers"):
+        softmax_log_ratio_rank([[0, 0.5]])
+
+
+def test_exact_det_needs_a_square_matrix():
+    assert exact_det([[1, 2], [3, 4]]) == -2
+    with pytest.raises(AttentionInputError, match="square"):
+        exact_det([[1, 2, 3], [4, 5, 6]])
+
+
+def test_cr_factorization_names_w():
+    with pytest.raises(AttentionInputError, match=r"^W: contains NaN"):
+        cr_factorization(NAN2)
+
+
+# -- exact.py ------------------------------------------------------------------------------------------------
+
+
+def test_arb_matrix_default_name():
+    with pytest.raises(AttentionInputError, match=r"^matrix: contains NaN"):
+        arb_matrix(NAN2)
+
+
+def test_decimal_fraction_takes_an_int_as_itself_however_long():
+    """An int is taken as it is, not through its decimal string (which Python refuses past 4300 digits)."""
+    big = 10**5000 + 1
+    assert decimal_fraction(big) == big
+    assert decimal_fraction(0.1) == Fraction(1, 10) and decimal_fraction(Fraction(2, 3)) == Fraction(2, 3)
+
+
+# -- projections.py ------------------------------------------------------------------------------------------
+
+
+def test_doc_linformer_names_each_input():
+    Q, K, V = np.eye(2), np.eye(2), np.ones((2, 1))
+    np.testing.assert_array_equal(doc_linformer(Q, K, V, 2), np.full((2, 1), 0.5))
+    for i, name in enumerate("QKV"):
+        args = [Q, K, V]
+        args[i] = NAN2 if name != "V" else [[math.nan], [1.0]]
+        with pytest.raises(AttentionInputError, match=rf"^{name}: contains NaN"):
+            doc_linformer(*args, 2)
+
+
+def test_identity_gap_lower_bound_is_the_exact_rayleigh_quotient_of_the_extreme_eigenvectors():
+    """P = [[1, 1], [0, 1]]: G = P^T P = [[1, 1], [1, 2]] has full rank; the bound is the larger
+    |v^T G v / v^T v - 1| over NumPy's top and bottom eigenvectors, rounded to rationals, in exact
+    arithmetic (the eigenvalues are (3 ± sqrt 5)/2, so about 1.618)."""
+    P = np.array([[1.0, 1.0], [0.0, 1.0]])
+    G = [[Fraction(1), Fraction(1)], [Fraction(1), Fraction(2)]]
+    _, vecs = np.linalg.eigh(P.T @ P)
+    want = Fraction(0)
+    for v in (vecs[:, -1], vecs[:, 0]):
+        vf = [Fraction(float(x)) for x in v]
+        vv = sum(x * x for x in vf)
+        vgv = sum(vf[i] * G[i][j] * vf[j] for i in range(2) for j in range(2))
+        want = max(want, abs(vgv / vv - 1))
+    bound, rank = identity_gap_lower_bound(P)
+    assert rank == 2 and bound == want
+    assert abs(float(bound) - (3 + math.sqrt(5)) / 2 + 1) < 1e-12
+    with pytest.raises(AttentionInputError, match=r"^P: contains NaN"):
+        identity_gap_lower_bound(NAN2)
+
+
+# -- kernels.py ----------------------------------------------------------------------------------------------
+
+
+def test_mp_doc_exp_log_extremes_default_precision_and_name():
+    X = np.array([[0.1, 0.2], [0.3, -0.7]])
+    assert mp_doc_exp_log_extremes(X) == mp_doc_exp_log_extremes(X, dps=40)
+    assert mp_doc_exp_log_extremes(X) != mp_doc_exp_log_extremes(X, dps=41)
+    with pytest.raises(AttentionInputError, match=r"^X: contains NaN"):
+        mp_doc_exp_log_extremes(NAN2)
+
+
+def test_lognormal_feature_moments_bounds_on_sigma_and_mu():
+    mean, cov = lognormal_feature_moments([0.0, 1.0], 0.0)  # sigma = 0 is allowed: a point mass
+    np.testing.assert_allclose(mean, [1.0, math.e], rtol=1e-15)
+    np.testing.assert_array_equal(cov, np.zeros((2, 2)))
+    with pytest.raises(AttentionInputError, match=r"^sigma: must be finite and >= 0, got inf$"):
+        lognormal_feature_moments([0.0], math.inf)
+    with pytest.raises(AttentionInputError, match=r"^mu: expected 1 dimensions"):
+        lognormal_feature_moments([[0.0]], 1.0)
+    with pytest.raises(AttentionInputError, match=r"^mu: contains NaN"):
+        lognormal_feature_moments([math.nan], 1.0)
+
+
+# -- spectrum.py and sparsity.py -----------------------------------------------------------------------------
+
+
+def test_top_fraction_energy_wants_a_vector():
+    with pytest.raises(AttentionInputError, match=r"^sigma: expected 1 dimensions"):
+        top_fraction_energy([[3.0, 1.0]], 0.5)
+
+
+def test_ks_distance_normal_errors_name_the_input():
+    with pytest.raises(AttentionInputError, match=r"^x: expected 1 dimensions"):
+        ks_distance_normal([[0.0, 1.0]], 0.0, 1.0)
+    with pytest.raises(AttentionInputError, match=r"^x: contains NaN"):
+        ks_distance_normal([math.nan], 0.0, 1.0)
+    with pytest.raises(AttentionInputError, match=r"^need a finite mean and a positive finite std, got 0.0, 0.0$"):
+        ks_distance_normal([0.0], 0.0, 0.0)
+
+
+def test_sorted_standard_normals_keeps_both_tails_to_full_precision():
+    """Both tails against the order statistics Phi^-1(S_i / S_(n+1)) recomputed from the same exponential
+    draws at 50 digits: relative error below 1e-14 at the smallest and the largest draws (taking the upper
+    tail from 1 - U would lose about four digits there at n = 10^4)."""
+    import mpmath
+
+    n = 10_000
+    out = sorted_standard_normals(np.random.default_rng(5), n)
+    e = np.random.default_rng(5).standard_exponential(n + 1)
+    with mpmath.workdps(50):
+        s = [mpmath.mpf(0)]
+        for v in e:
+            s.append(s[-1] + mpmath.mpf(float(v)))
+        total = s[-1]
+        for i in (1, 2, n - 1, n):
+            u = s[i] / total
+            want = mpmath.sqrt(2) * mpmath.erfinv(2 * u - 1)
+            assert abs(out[i - 1] - float(want)) <= 1e-14 * abs(float(want)), i
+    with pytest.raises(AttentionInputError, match=r"^n: must be a positive integer"):
+        sorted_standard_normals(np.random.default_rng(0), 0)
+
+
+def test_certified_softmax_max_below_default_precision():
+    x = np.array([0.0, -0.3, -1.7])
+    assert certified_softmax_max_below(x, 0.9)[1].rad() == certified_softmax_max_below(x, 0.9, prec=128)[1].rad()
+    assert certified_softmax_max_below(x, 0.9)[1].rad() != certified_softmax_max_below(x, 0.9, prec=129)[1].rad()
