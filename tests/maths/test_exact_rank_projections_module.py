@@ -180,3 +180,68 @@ def test_certified_softmax_max_below_default_precision():
     x = np.array([0.0, -0.3, -1.7])
     assert certified_softmax_max_below(x, 0.9)[1].rad() == certified_softmax_max_below(x, 0.9, prec=128)[1].rad()
     assert certified_softmax_max_below(x, 0.9)[1].rad() != certified_softmax_max_below(x, 0.9, prec=129)[1].rad()
+
+
+# -- effective rank in mpmath and in exact rationals (003 定义 11.25) ----------------------------------------------
+
+
+def test_mp_effective_rank_ties_margins_and_energies():
+    import mpmath
+
+    from attention_claims.maths import mp_effective_rank
+
+    # energies (9, 4, 4) / 17: 9/17 >= 1/2 at k = 1, far from tau (decided with the default margin 1e-25)
+    assert mp_effective_rank([3, 2, 2], 0.5) == (1, True)
+    # a ratio equal to tau reaches it (>=), and is undecided (within any margin of tau)
+    assert mp_effective_rank([1, 1], 0.5) == (1, False)
+    # |ratio - tau| equal to the margin is decided (>= margin): 1/2 - 1/4 = 1/4
+    assert mp_effective_rank([1, 1], 0.25, margin=0.25) == (1, True)
+    assert mp_effective_rank([1, 1], 0.25, margin=0.2500001) == (1, False)
+    with pytest.raises(AttentionInputError, match=r"^tau: must be in \(0, 1\) \(003 定义 11.25\), got 1.5$"):
+        mp_effective_rank([1, 1], 1.5)
+    with pytest.raises(AttentionInputError, match=r"^sigma: all singular values are zero \(effective rank undefined\)$"):
+        mp_effective_rank([mpmath.mpf(0), mpmath.mpf(0)], 0.5)
+
+
+def test_exact_effective_rank_validates_its_energies():
+    from attention_claims.maths import exact_effective_rank
+
+    def ge(h, t, tau):
+        return h >= tau * t
+
+    assert exact_effective_rank([4, 1, 1], Fraction(1, 2), ge) == 1
+    assert exact_effective_rank([1, 1], Fraction(1, 2), ge) == 1
+    msg = r"^energies: need a non-empty, non-negative, descending list$"
+    for bad in ([], [1, -1], [1, 2]):
+        with pytest.raises(AttentionInputError, match=msg):
+            exact_effective_rank(bad, Fraction(1, 2), ge)
+    with pytest.raises(AttentionInputError, match=r"^energies: all energies are zero \(effective rank undefined\)$"):
+        exact_effective_rank([0, 0], Fraction(1, 2), ge)
+
+
+def test_mp_matrix_effective_rank_works_at_its_stated_precision(monkeypatch):
+    """The singular values are computed at dps digits (default 30) and summed at that precision."""
+    import mpmath
+
+    from attention_claims.maths import spectrum
+
+    seen = []
+    real = spectrum.mp_singular_values
+
+    def spy(A, dps=40):
+        seen.append((dps, mpmath.mp.dps))
+        return real(A, dps)
+
+    monkeypatch.setattr(spectrum, "mp_singular_values", spy)
+    assert spectrum.mp_matrix_effective_rank(np.diag([3.0, 2.0, 2.0]), 0.5) == 1
+    assert spectrum.mp_matrix_effective_rank(np.diag([3.0, 2.0, 2.0]), 0.5, dps=50) == 1
+    assert seen == [(30, 30), (50, 50)]
+
+
+def test_doc_exp_feature_map_device_and_name():
+    from attention_claims.maths import doc_exp_feature_map
+
+    out = doc_exp_feature_map(np.ones((2, 3)), device="meta")
+    assert out.device.type == "meta" and tuple(out.shape) == (2, 3)
+    with pytest.raises(AttentionInputError, match=r"^X: contains NaN"):
+        doc_exp_feature_map(NAN2)
