@@ -245,3 +245,48 @@ def test_doc_exp_feature_map_device_and_name():
     assert out.device.type == "meta" and tuple(out.shape) == (2, 3)
     with pytest.raises(AttentionInputError, match=r"^X: contains NaN"):
         doc_exp_feature_map(NAN2)
+
+
+def test_exact_exp_sum_rank_exponents_are_not_coefficients():
+    """exps [[0], [1]], [[1], [0]] with unit coefficients: [[1, t], [t, 1]], determinant 1 - t^2, rank 2
+    (the coefficients read as exponents would give the rank-1 [[t, t], [t, t]])."""
+    assert exact_exp_sum_rank([[[0], [1]], [[1], [0]]], [[[1], [1]], [[1], [1]]]) == 2
+
+
+def test_mp_doc_exp_log_extremes_values():
+    """X = [[1, 2]], d = 2: log factor |x|^2 / (2 d) = 5/4, log entry 5/4 + 2/sqrt 2."""
+    import mpmath
+
+    f, e = mp_doc_exp_log_extremes(np.array([[1.0, 2.0], [0.5, 0.5]]))
+    with mpmath.workdps(40):
+        assert mpmath.almosteq(f, mpmath.mpf(5) / 4, rel_eps=mpmath.mpf(10) ** -35)
+        assert mpmath.almosteq(e, mpmath.mpf(5) / 4 + 2 / mpmath.sqrt(2), rel_eps=mpmath.mpf(10) ** -35)
+
+
+def test_arb_exp_kernel_is_unscaled():
+    """exp(X X^T) with no 1/sqrt(d): at d = 4 the diagonal of X = [[1, 0, 0, 0], [0, 1, 1, 0]] is (e, e^2)."""
+    import mpmath
+    from flint import arb
+
+    from attention_claims.maths import arb_exp_kernel
+
+    A = arb_exp_kernel(np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0]]))
+    assert A[0, 0].overlaps(arb(1).exp()) and A[1, 1].overlaps(arb(2).exp()) and A[0, 1].overlaps(arb(1))
+    assert abs(float(A[1, 1].mid()) - float(mpmath.e**2)) < 1e-12
+
+
+def test_rademacher_gram_mean_limits_and_names():
+    from attention_claims.maths import rademacher_gram_mean
+
+    assert rademacher_gram_mean(1, 2, Fraction(0)) == [[0, 0], [0, 0]]
+    assert rademacher_gram_mean(2, 2, Fraction(1, 2)) == [[1, 0], [0, 1]]
+    assert len(rademacher_gram_mean(12, 1, Fraction(1))) == 1
+    with pytest.raises(AttentionInputError, match=r"^rademacher_gram_mean: need k d <= 12 and variance >= 0, "
+                                                  r"got 13, 1, 1$"):
+        rademacher_gram_mean(13, 1, Fraction(1))
+    with pytest.raises(AttentionInputError, match="variance >= 0"):
+        rademacher_gram_mean(1, 1, Fraction(-1))
+    with pytest.raises(AttentionInputError, match=r"^k: must be"):
+        rademacher_gram_mean(0, 1, Fraction(1))
+    with pytest.raises(AttentionInputError, match=r"^d: must be"):
+        rademacher_gram_mean(1, 0, Fraction(1))

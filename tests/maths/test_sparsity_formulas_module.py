@@ -204,3 +204,22 @@ def test_population_moments_and_product_design_name_their_input():
     assert product_design([1, 2], 1) == [[1], [2]]
     with pytest.raises(AttentionInputError, match=r"^d: must be an integer in \[1, 6\], got 0$"):
         product_design([1, 2], 0)
+
+
+def test_closed_forms_compute_in_float64_whatever_the_input_dtype():
+    """float32 inputs are converted (exactly) to float64 first: the result is the float64 one."""
+    q, mu = np.array([0.1, 0.7], dtype=np.float32), np.array([0.3, 0.9], dtype=np.float32)
+    cov = np.array([[0.2, 0.05], [0.05, 0.3]], dtype=np.float32)
+    assert s_general_linear(q, mu, cov) == s_general_linear(q.astype(np.float64), mu.astype(np.float64),
+                                                            cov.astype(np.float64))
+    assert s_iid_linear(q, 0.3, 0.7) == s_iid_linear(q.astype(np.float64), 0.3, 0.7)
+
+
+def test_arb_enclosures_default_precision_and_shape():
+    x = np.array([0.0, -0.3, -1.7])
+    assert arb_softmax_stats(x)[0].rad() == arb_softmax_stats(x, prec=128)[0].rad()
+    assert arb_softmax_stats(x)[0].rad() != arb_softmax_stats(x, prec=129)[0].rad()
+    assert arb_partition_ratio(x, 0.5).rad() == arb_partition_ratio(x, 0.5, prec=128).rad()
+    assert arb_partition_ratio(x, 0.5).rad() != arb_partition_ratio(x, 0.5, prec=129).rad()
+    with pytest.raises(AttentionInputError, match=r"^x: expected 1 dimensions"):
+        arb_partition_ratio([[0.0]], 1.0)
