@@ -139,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         "tests": tests,
         "pytest_args": list(cfg.get("pytest_add_cli_args", [])),
         "commit": commit or git_commit(ROOT),
+        "tests_commit": git_commit(ROOT),
         "score": s["score"],
         "killed_or_explained": s["killed_or_explained"],
         "killed": s["killed"],
@@ -152,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     REPORTS.mkdir(exist_ok=True)
     (REPORTS / "mutation.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     md = ["# Mutation testing of the numerical core", "",
-          f"Run with {result['tool']} over commit `{result['commit']}`, summarised {result['date']}.", "",
+          f"Run with {result['tool']} over the modules as of commit `{result['commit']}` (the commit mutmut recorded "
+          f"when it collected which tests reach which function), with the tests as of `{result['tests_commit']}`; "
+          f"summarised {result['date']}.", "",
           f"Modules mutated: {', '.join(f'`{m}`' for m in modules)}.", "",
           f"Tests run against each mutant (mutmut runs, of these, the tests that reach the mutated function): "
           f"{', '.join(f'`{t}`' for t in tests)}, with `{' '.join(result['pytest_args'])}`.", ""]
