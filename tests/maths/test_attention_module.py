@@ -4,6 +4,9 @@ mutation testing: each test here fails on a mutant of the module that the checks
 
 from __future__ import annotations
 
+import re
+from functools import partial
+
 import numpy as np
 import pytest
 import torch
@@ -211,3 +214,20 @@ def test_gaussian_logits_are_the_seeded_draws():
         gaussian_logits(0, 5, 7)
     with pytest.raises(AttentionInputError, match=r"^N: must be"):
         gaussian_logits(4, 0, 7)
+
+
+def test_feature_linear_attention_value_and_every_shape_check():
+    """fQ = [[1, 2]], fK = I_2, V = [[1], [3]]: numerator 1 + 6 = 7, denominator 1 + 2 = 3."""
+    from attention_claims.maths import feature_linear_attention
+
+    t = partial(torch.tensor, dtype=torch.float64)
+    fQ, fK, V = t([[1.0, 2.0]]), t([[1.0, 0.0], [0.0, 1.0]]), t([[1.0], [3.0]])
+    out = feature_linear_attention(fQ, fK, V)
+    assert out.shape == (1, 1) and out.item() == pytest.approx(7 / 3, rel=1e-15)
+    bad = [(t([1.0, 2.0]), fK, V), (fQ, t([1.0, 0.0]), V), (fQ, fK, t([1.0, 3.0])),
+           (t([[1.0, 2.0, 3.0]]), fK, V), (fQ, fK, t([[1.0], [3.0], [5.0]]))]
+    for a, b, c in bad:
+        want = rf"^feature_linear_attention: shapes {re.escape(str(tuple(a.shape)))}, " \
+               rf"{re.escape(str(tuple(b.shape)))}, {re.escape(str(tuple(c.shape)))}$"
+        with pytest.raises(AttentionInputError, match=want):
+            feature_linear_attention(a, b, c)

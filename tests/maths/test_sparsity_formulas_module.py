@@ -6,6 +6,7 @@ fails on a mutant of the module that the checks let through)."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -223,3 +224,55 @@ def test_arb_enclosures_default_precision_and_shape():
     assert arb_partition_ratio(x, 0.5).rad() != arb_partition_ratio(x, 0.5, prec=129).rad()
     with pytest.raises(AttentionInputError, match=r"^x: expected 1 dimensions"):
         arb_partition_ratio([[0.0]], 1.0)
+
+
+# -- Hurley-Rickard transformations (004, D1-D4 and P1-P2) ----------------------------------------------------
+
+
+def test_hurley_rickard_transformations_name_their_input_and_bounds():
+    from attention_claims.maths import babies, bill_gates, cloning, rising_tide, robin_hood
+
+    for fn, args in ((robin_hood, (0, 1, 1)), (rising_tide, (1,)), (cloning, ()), (babies, ()), (bill_gates, (0, 1))):
+        with pytest.raises(AttentionInputError, match=r"^x: entry nan is not finite$"):
+            fn([1.0, math.nan], *args)
+    rh = r"^robin_hood: need i != j in range and 0 < alpha < \(x_i - x_j\)/2$"
+    assert robin_hood([4, 1], 0, 1, 1) == [3, 2]
+    for i, j, alpha in ((2, 1, 1), (0, 2, 1), (0, 0, 1), (0, 1, 0), (0, 1, Fraction(3, 2)), (0, 1, 2)):
+        with pytest.raises(AttentionInputError, match=rh):
+            robin_hood([4, 1], i, j, alpha)
+    assert bill_gates([1, 2], 1, 0) == [1, 2] and bill_gates([1, 2], 0, Fraction(1, 2)) == [Fraction(3, 2), 2]
+    for i, beta in ((2, 1), (-1, 1), (0, -1)):
+        with pytest.raises(AttentionInputError, match=r"^bill_gates: need 0 <= i < n and beta >= 0$"):
+            bill_gates([1, 2], i, beta)
+
+
+# -- Gaussian quadratures of random-feature moments (kernels.py) -------------------------------------------------
+
+
+def test_gaussian_mgf_and_prf_moments_quadrature_defaults_values_and_names():
+    """E e^(a w) = e^(a^2/2); one positive random feature product has E f = e^(x.y) and
+    E f^2 = e^(2|x+y|^2 - |x|^2 - |y|^2) (Choromanski et al. 2021, Lemma 1)."""
+    from attention_claims.maths import gaussian_mgf_quadrature, prf_moments_quadrature
+
+    assert gaussian_mgf_quadrature(0.75) == gaussian_mgf_quadrature(0.75, dps=40)
+    assert gaussian_mgf_quadrature(0.75) != gaussian_mgf_quadrature(0.75, dps=41)
+    assert gaussian_mgf_quadrature(-0.75) == gaussian_mgf_quadrature(0.75)
+    with pytest.raises(AttentionInputError, match=r"^gaussian_mgf_quadrature: a: nan is not finite$"):
+        gaussian_mgf_quadrature(math.nan)
+    x, y = [0.5, -0.25], [0.125, 0.75]
+    assert prf_moments_quadrature(x, y) == prf_moments_quadrature(x, y, dps=40)
+    with mpmath.workdps(40):
+        m1, m2 = prf_moments_quadrature(x, y)
+        s = [mpmath.mpf(a) + mpmath.mpf(b) for a, b in zip(x, y, strict=True)]
+        nx, ny = sum(mpmath.mpf(a) ** 2 for a in x), sum(mpmath.mpf(b) ** 2 for b in y)
+        xy = sum(mpmath.mpf(a) * mpmath.mpf(b) for a, b in zip(x, y, strict=True))
+        assert mpmath.almosteq(m1, mpmath.exp(xy), rel_eps=mpmath.mpf(10) ** -37)
+        assert mpmath.almosteq(m2, mpmath.exp(2 * sum(v * v for v in s) - nx - ny), rel_eps=mpmath.mpf(10) ** -37)
+    with pytest.raises(AttentionInputError, match=r"^x: contains NaN"):
+        prf_moments_quadrature([math.nan], [0.0])
+    with pytest.raises(AttentionInputError, match=r"^y: contains NaN"):
+        prf_moments_quadrature([0.0], [math.nan])
+    with pytest.raises(AttentionInputError, match=r"^x: expected 1 dimensions"):
+        prf_moments_quadrature([[0.0]], [0.0])
+    with pytest.raises(AttentionInputError, match=r"^y: expected 1 dimensions"):
+        prf_moments_quadrature([0.0], [[0.0]])
