@@ -290,3 +290,21 @@ def test_rademacher_gram_mean_limits_and_names():
         rademacher_gram_mean(0, 1, Fraction(1))
     with pytest.raises(AttentionInputError, match=r"^d: must be"):
         rademacher_gram_mean(1, 0, Fraction(1))
+
+
+def test_normalised_prf_attention_names_each_input():
+    from attention_claims.maths import normalised_prf_attention
+
+    Q, K, V, W = np.eye(2), np.eye(2), np.ones((2, 1)), np.ones((3, 2))
+    out, se = normalised_prf_attention(Q, K, V, W)
+    np.testing.assert_allclose(out, np.ones((2, 1)), rtol=1e-14)  # every value row is 1: any weighting gives 1
+    for i, name in enumerate(("Q", "K", "V", "omega")):
+        args = [Q, K, V, W]
+        bad = np.array(args[i], dtype=float)
+        bad[0, 0] = math.nan
+        args[i] = bad
+        with pytest.raises(AttentionInputError, match=rf"^{name}: contains NaN"):
+            normalised_prf_attention(*args)
+    with pytest.raises(AttentionInputError, match=r"^normalised_prf_attention: shapes Q \(2, 2\), K \(2, 2\), "
+                                                  r"V \(2, 1\), omega \(1, 2\) \(m >= 2 features\)$"):
+        normalised_prf_attention(Q, K, V, np.ones((1, 2)))
