@@ -308,3 +308,34 @@ def test_normalised_prf_attention_names_each_input():
     with pytest.raises(AttentionInputError, match=r"^normalised_prf_attention: shapes Q \(2, 2\), K \(2, 2\), "
                                                   r"V \(2, 1\), omega \(1, 2\) \(m >= 2 features\)$"):
         normalised_prf_attention(Q, K, V, np.ones((1, 2)))
+
+
+def test_certified_singular_value_count_against_lapack_away_from_ties():
+    """For random A (N x n, n up to 5, entries scaled so that pivots below and above 1 occur), the count of
+    singular values above tol, at tol between two singular values (far from each), equals LAPACK's; the
+    symmetric elimination runs over every pivot."""
+    from attention_claims.maths import certified_singular_value_count
+
+    rng = np.random.default_rng(11)
+    for N, n, scale in ((6, 4, 1.0), (5, 5, 0.3), (7, 3, 4.0), (4, 5, 1.0)):
+        A = rng.standard_normal((N, n)) * scale
+        s = np.linalg.svd(A, compute_uv=False)
+        cuts = [s[0] * 1.5, *((s[:-1] + s[1:]) / 2), s[-1] / 2 if s[-1] > 1e-8 else None]
+        for tol in cuts:
+            if tol is None:
+                continue
+            assert certified_singular_value_count(A, float(tol)) == int(np.sum(s > tol)), (N, n, tol)
+    # tol = 0 is allowed; a zero pivot gives no certificate: [[1, 1], [0, 0]] has G = [[1, 1], [1, 1]]
+    assert certified_singular_value_count(np.eye(3), 0.0) == 3
+    assert certified_singular_value_count([[1.0, 1.0], [0.0, 0.0]], 0.0) is None
+    with pytest.raises(AttentionInputError, match=r"^tol: must be finite and >= 0, got inf$"):
+        certified_singular_value_count(np.eye(2), math.inf)
+    with pytest.raises(AttentionInputError, match=r"^A: contains NaN"):
+        certified_singular_value_count(NAN2, 0.5)
+
+
+def test_exact_softmax_rank_names_m():
+    from attention_claims.maths import exact_softmax_rank
+
+    with pytest.raises(AttentionInputError, match=r"^M: entries must be integers"):
+        exact_softmax_rank([[0, 0.5], [1, 2]])
