@@ -339,3 +339,30 @@ def test_exact_softmax_rank_names_m():
 
     with pytest.raises(AttentionInputError, match=r"^M: entries must be integers"):
         exact_softmax_rank([[0, 0.5], [1, 2]])
+
+
+def test_laurent_rows_and_poly_matrix_rank_edge_cases():
+    """Zero rows and zero columns, repeated exponents (t^0 + t^0 = 2), and the empty matrix."""
+    from flint import fmpz_poly
+
+    from attention_claims.maths.rank import _laurent_rows, poly_matrix_rank
+
+    def rank(exps):
+        return poly_matrix_rank(_laurent_rows(exps))
+
+    assert poly_matrix_rank([]) == 0
+    # a zero first column: [[0, 1], [0, t]] has rank 1 (the elimination moves on to the next column)
+    assert poly_matrix_rank([[fmpz_poly(0), fmpz_poly(1)], [fmpz_poly(0), fmpz_poly([0, 1])]]) == 1
+    assert rank([[[], [0]], [[], [1]]]) == 1
+    # a zero row (every entry empty) among non-zero ones
+    assert rank([[[], []], [[0], [1]]]) == 1
+    # a repeated exponent adds up: [[2, 1], [1, 1]] has rank 2, [[1, 1], [1, 1]] rank 1
+    assert rank([[[0, 0], [0]], [[0], [0]]]) == 2
+    assert rank([[[0], [0]], [[0], [0]]]) == 1
+
+
+def test_to_fraction_of_a_float_is_exact():
+    from attention_claims.maths.exact import to_fraction
+
+    assert to_fraction(0.1) == Fraction(3602879701896397, 36028797018963968)
+    assert to_fraction(Fraction(1, 3)) == Fraction(1, 3)
