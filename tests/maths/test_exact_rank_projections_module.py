@@ -366,3 +366,15 @@ def test_to_fraction_of_a_float_is_exact():
 
     assert to_fraction(0.1) == Fraction(3602879701896397, 36028797018963968)
     assert to_fraction(Fraction(1, 3)) == Fraction(1, 3)
+
+
+def test_exact_product_rank_names_q_and_k():
+    from attention_claims.maths import exact_product_rank
+
+    assert exact_product_rank([[1.0, 2.0]], [[2.0, -1.0], [1.0, 1.0]]) == 1
+    with pytest.raises(AttentionInputError, match=r"^Q: contains NaN"):
+        exact_product_rank(NAN2, np.eye(2))
+    with pytest.raises(AttentionInputError, match=r"^K: contains NaN"):
+        exact_product_rank(np.eye(2), NAN2)
+    with pytest.raises(AttentionInputError, match=r"^Q, K: head dimensions differ \(2 vs 3\)$"):
+        exact_product_rank(np.eye(2), np.ones((2, 3)))
