@@ -378,3 +378,35 @@ def test_exact_product_rank_names_q_and_k():
         exact_product_rank(np.eye(2), NAN2)
     with pytest.raises(AttentionInputError, match=r"^Q, K: head dimensions differ \(2 vs 3\)$"):
         exact_product_rank(np.eye(2), np.ones((2, 3)))
+
+
+def test_certify_nonzero_det_precision_ladder():
+    """128, 256, ..., 4096 bits by default: a non-singular matrix is certified at the first, an exactly
+    singular one is tried at every step up to 4096 and reported as not certified at 4096 bits."""
+    from flint import arb, arb_mat
+
+    from attention_claims.maths.rank import certified_rank_at_least, certify_nonzero_det
+
+    tried = []
+
+    def build(rows):
+        def b():
+            tried.append(1)
+            return arb_mat(rows)
+        return b
+
+    ok, det, bits = certify_nonzero_det(build([[2, 1], [1, 1]]))
+    assert ok and bits == 128 and det.overlaps(arb(1)) and len(tried) == 1
+    tried.clear()
+    ok, det, bits = certify_nonzero_det(build([[1, 1], [1, 1]]))
+    assert not ok and bits == 4096 and len(tried) == 6 and det.overlaps(arb(0))
+    ok, det, bits = certify_nonzero_det(build([[1, 1], [1, 1]]), start_bits=256, max_bits=128)
+    assert (ok, bits) == (False, 128) and det.is_exact() and det == 0  # nothing tried: det is the ball 0
+    # certified_rank_at_least passes its keywords on and reports the determinant it certified
+    A = np.array([[2.0, 1.0], [1.0, 1.0]])
+    ok, info = certified_rank_at_least(lambda: arb_mat(A.tolist()), A, 2)
+    assert ok and info["bits"] == 128 and info["rows"] == [0, 1] and info["cols"] == [0, 1]
+    assert info["det"] == str(arb(1))  # det [[2, 1], [1, 1]] = 1, exactly
+    S = np.ones((2, 2))
+    ok, info = certified_rank_at_least(lambda: arb_mat(S.tolist()), S, 2, max_bits=256)
+    assert not ok and info["bits"] == 256
