@@ -410,3 +410,44 @@ def test_certify_nonzero_det_precision_ladder():
     S = np.ones((2, 2))
     ok, info = certified_rank_at_least(lambda: arb_mat(S.tolist()), S, 2, max_bits=256)
     assert not ok and info["bits"] == 256
+
+
+def test_to_arb_is_exact_and_names_the_input():
+    import mpmath
+    from flint import arb
+
+    from attention_claims.maths.exact import to_arb
+
+    assert to_arb(mpmath.mpf(-0.375)) == arb(-0.375) and to_arb(mpmath.mpf(-0.375)).is_exact()
+    assert to_arb(mpmath.mpf(0)) == 0 and to_arb(mpmath.mpf(5)) == 5
+    with pytest.raises(AttentionInputError, match=r"^x: nan is not finite$"):
+        to_arb(math.nan)
+    with pytest.raises(AttentionInputError, match=r"^beta: mpf\('nan'\) is not finite$"):
+        to_arb(mpmath.mpf("nan"), "beta")
+
+
+def test_arb_to_mpf_certifies_the_digits_it_returns():
+    """A ball certifies `digits` digits when its radius is below 10^-digits of its midpoint (strictly); the
+    midpoint comes back rounded to dps digits (default digits + 8)."""
+    import mpmath
+    from flint import arb
+
+    from attention_claims.maths.exact import CertificationError, arb_to_mpf, precision
+
+    with precision(400):
+        third = arb(1) / 3
+    with mpmath.workdps(60):
+        want60 = mpmath.mpf(1) / 3
+    with mpmath.workdps(18):
+        want18 = mpmath.mpf(1) / 3
+    assert arb_to_mpf(third, 10, 60) == want60
+    assert arb_to_mpf(third, 10) == want18
+    # radius 9.5e-6 of midpoint 1 certifies 5 digits (10^-5), not 6
+    ball = arb(1, 9.5e-6)
+    assert arb_to_mpf(ball, 5) == 1
+    with pytest.raises(CertificationError, match=r"does not certify 6 digits$"):
+        arb_to_mpf(ball, 6)
+    with pytest.raises(CertificationError, match="does not certify 0 digits"):
+        arb_to_mpf(arb(1, 1), 0)  # radius equal to the bound: not below it
+    with pytest.raises(CertificationError):
+        arb_to_mpf(arb(1) / 0, 5)
