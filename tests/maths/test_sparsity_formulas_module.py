@@ -260,7 +260,16 @@ def test_gaussian_mgf_and_prf_moments_quadrature_defaults_values_and_names():
     with pytest.raises(AttentionInputError, match=r"^gaussian_mgf_quadrature: a: nan is not finite$"):
         gaussian_mgf_quadrature(math.nan)
     x, y = [0.5, -0.25], [0.125, 0.75]
-    assert prf_moments_quadrature(x, y) == prf_moments_quadrature(x, y, dps=40)
+    with mpmath.workdps(60):  # compared at more digits than either computes: the default is dps = 40
+        assert prf_moments_quadrature(x, y) == prf_moments_quadrature(x, y, dps=40)
+        assert prf_moments_quadrature(x, y) != prf_moments_quadrature(x, y, dps=41)
+    with mpmath.workdps(90):  # dps = 80: every factor is computed to 80 digits, not to the default 40
+        m1, m2 = prf_moments_quadrature(x, y, dps=80)
+        xy = sum(mpmath.mpf(a) * mpmath.mpf(b) for a, b in zip(x, y, strict=True))
+        s2 = sum((mpmath.mpf(a) + mpmath.mpf(b)) ** 2 for a, b in zip(x, y, strict=True))
+        nxy = sum(mpmath.mpf(a) ** 2 for a in x) + sum(mpmath.mpf(b) ** 2 for b in y)
+        assert mpmath.almosteq(m1, mpmath.exp(xy), rel_eps=mpmath.mpf(10) ** -77)
+        assert mpmath.almosteq(m2, mpmath.exp(2 * s2 - nxy), rel_eps=mpmath.mpf(10) ** -77)
     with mpmath.workdps(40):
         m1, m2 = prf_moments_quadrature(x, y)
         s = [mpmath.mpf(a) + mpmath.mpf(b) for a, b in zip(x, y, strict=True)]
