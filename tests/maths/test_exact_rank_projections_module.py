@@ -448,6 +448,6 @@ def test_arb_to_mpf_certifies_the_digits_it_returns():
     with pytest.raises(CertificationError, match=r"does not certify 6 digits$"):
         arb_to_mpf(ball, 6)
     with pytest.raises(CertificationError, match="does not certify 0 digits"):
-        arb_to_mpf(arb(1, 1), 0)  # radius equal to the bound: not below it
+        arb_to_mpf(arb(1, 1), 0)  # a radius of (at least) |mid|: nothing certified
     with pytest.raises(CertificationError):
         arb_to_mpf(arb(1) / 0, 5)
