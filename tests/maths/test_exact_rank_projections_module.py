@@ -451,3 +451,5 @@ def test_arb_to_mpf_certifies_the_digits_it_returns():
         arb_to_mpf(arb(1, 1), 0)  # a radius of (at least) |mid|: nothing certified
     with pytest.raises(CertificationError):
         arb_to_mpf(arb(1) / 0, 5)
+    with pytest.raises(CertificationError, match="does not certify 5 digits"):
+        arb_to_mpf(arb(0), 5)  # the exact ball 0 contains 0: no significant digit to certify
