@@ -453,3 +453,23 @@ def test_arb_to_mpf_certifies_the_digits_it_returns():
         arb_to_mpf(arb(1) / 0, 5)
     with pytest.raises(CertificationError, match="does not certify 5 digits"):
         arb_to_mpf(arb(0), 5)  # the exact ball 0 contains 0: no significant digit to certify
+
+
+def test_certified_rank_at_least_chooses_the_minor_in_float64():
+    """A float32 approximation is read as float64 before the pivoted QR: for this 5 x 5 float32 matrix
+    (two columns of nearly equal norm, one a permutation of the other) float32 and float64 pivoting choose
+    different rows, and the minor is the float64 one."""
+    from flint import arb_mat
+
+    from attention_claims.maths.rank import certified_rank_at_least, pivot_indices
+
+    A32 = np.array([
+        [-1.68849515914917, 1.3253917694091797, 0.957423985004425, -1.238774299621582, 1.2929511070251465],
+        [0.4747993052005768, 0.47479936480522156, -0.14232729375362396, 0.8299270868301392, -1.431394338607788],
+        [2.040761947631836, 0.19843938946723938, -0.7652832269668579, 1.2207682132720947, 0.7900523543357849],
+        [1.3253916501998901, -1.688495397567749, 0.37639594078063965, -1.2763841152191162, -0.47283992171287537],
+        [0.198439359664917, 2.040762186050415, -2.0527827739715576, 1.0444053411483765, 1.731142520904541],
+    ], dtype=np.float32)
+    A64 = A32.astype(np.float64)
+    ok, info = certified_rank_at_least(lambda: arb_mat(A64.tolist()), A32, 2)
+    assert ok and (info["rows"], info["cols"]) == pivot_indices(A64, 2)
