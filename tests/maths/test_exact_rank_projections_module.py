@@ -473,3 +473,15 @@ def test_certified_rank_at_least_chooses_the_minor_in_float64():
     A64 = A32.astype(np.float64)
     ok, info = certified_rank_at_least(lambda: arb_mat(A64.tolist()), A32, 2)
     assert ok and (info["rows"], info["cols"]) == pivot_indices(A64, 2)
+
+
+def test_exact_conversions_default_names_and_exactness():
+    from attention_claims.maths.exact import as_fractions, fmpz_matrix, mp_matrix
+
+    assert as_fractions([10**20 + 1, 0.5, Fraction(1, 3)]) == [10**20 + 1, Fraction(1, 2), Fraction(1, 3)]
+    with pytest.raises(AttentionInputError, match=r"^a: entry nan is not finite$"):
+        as_fractions([math.nan])
+    with pytest.raises(AttentionInputError, match=r"^matrix: expected 2 dimensions"):
+        fmpz_matrix(np.array([1, 2]))
+    with pytest.raises(AttentionInputError, match=r"^matrix: contains NaN"):
+        mp_matrix(NAN2)
