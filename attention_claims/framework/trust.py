@@ -104,7 +104,14 @@ def trust_lines(trust: dict | None) -> list[str]:
         line = (f"Mutation testing ({m.get('tool', '?')}, {m.get('date', '?')}"
                 + (f", commit {str(m['commit'])[:12]}" if m.get("commit") else "")
                 + f", over {', '.join(modules) or '?'}): score {_pct(score) if isinstance(score, float) else score} "
-                f"({m.get('killed', '?')} killed of {m.get('total', '?')}; survivors explained in reports/mutation.md).")
+                f"({m.get('killed', '?')} killed of {m.get('total', '?')}")
+        koe = m.get("killed_or_explained")
+        if isinstance(koe, float):
+            line += f"; killed or explained as surviving for a stated reason: {_pct(koe)}"
+        line += "; survivors explained in reports/mutation.md)."
+        if m.get("not_checked"):
+            line += (f" Partial: {m['not_checked']} mutants not checked yet, left out of the score "
+                     "(`mutmut run` resumes).")
         gone = [mod for mod in modules if m.get("stale_modules") is not None and mod in m["stale_modules"]]
         if gone:
             line += (f" Stale: {', '.join(gone)} no longer exist(s); the score is of code the suite no longer has "

@@ -2,40 +2,112 @@
 
 Usage (from the repository root; see README, "Mutation testing")::
 
-    mutmut run && python -m attention_claims.tools.mutation_report
+    pip install mutmut==3.8.1 && mutmut run && python -m attention_claims.tools.mutation_report
 
-The score is ``(killed + timeout) / (total - skipped)``, as ``mutmut badge`` computes it.
-Each surviving mutant is listed with its diff and the one-line explanation kept in
-``reports/mutation_explanations.json`` (``{mutant name: why it is equivalent}``); a
-survivor without an explanation is marked "UNEXPLAINED" (a test to write).
+The score is ``(killed + timeout) / tested`` with ``tested = total - skipped - not checked``, as
+``mutmut badge`` computes it once every mutant has run (a mutant that no selected test reaches, "no
+tests", counts as not killed). A run stopped before the end (``mutmut run`` resumes it) is reported as
+such: the mutants not yet checked are counted per module and left out of the score, never counted as
+killed. Each surviving mutant is listed with its diff and the one-line explanation kept in
+``reports/mutation_explanations.json`` (``{mutant name: why it survives}``, each starting with
+``equivalent:`` (no input can tell it from the original) or ``not observable here:`` (it differs only on
+a device this CPU-only run does not have)); a survivor without one is marked "UNEXPLAINED" (a test to
+write). The report gives both the score and the share of mutants killed or explained.
+
+Reads mutmut 3's own files in ``mutants/`` (``<module>.meta``: the exit code of each mutant's test run;
+``mutmut-stats.json``: the commit the run mutated) and takes the diffs from mutmut's API in this process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from ..framework import config as claims_config
 from ..framework.report import git_commit
 
+#: mutmut 3's exit codes, grouped as its ``status_by_exit_code`` (mutmut/stats.py) groups them.
+_STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
+           -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", 2: "interrupted", -11: "segfault",
+           -9: "segfault", 37: "caught by type check", None: "not checked"}
 
-def mutated_modules(root: Path) -> list[str]:
-    """The files ``[tool.mutmut] only_mutate`` of ``root/pyproject.toml`` names (empty without one)."""
+
+def _mutmut_config(root: Path) -> dict:
     import tomllib
 
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
-        return []
-    return list(data.get("tool", {}).get("mutmut", {}).get("only_mutate", []))
+        return {}
+    return dict(data.get("tool", {}).get("mutmut", {}))
 
 
-def _mutmut(root: Path, *args: str) -> str:
-    exe = Path(sys.executable).with_name("mutmut")
-    return subprocess.run([str(exe), *args], cwd=root, capture_output=True, text=True, check=True).stdout
+def mutated_modules(root: Path) -> list[str]:
+    """The files ``[tool.mutmut] only_mutate`` of ``root/pyproject.toml`` names (empty without one)."""
+    return list(_mutmut_config(root).get("only_mutate", []))
+
+
+def status_of(exit_code: int | None) -> str:
+    """mutmut 3's status for a mutant's exit code (``None``: not run yet); an unknown code is
+    ``suspicious``, as in mutmut."""
+    return _STATUS.get(exit_code, "suspicious")
+
+
+def summarise(exit_codes: dict[str, dict[str, int | None]], explanations: dict[str, str]) -> dict:
+    """Counts and score of a run from ``{module: {mutant name: exit code}}``.
+
+    Returns ``{"per_module": {module: {status: count}}, "killed", "tested", "not_checked", "survivors":
+    [names of survived or no-tests mutants], "explained", "score", "killed_or_explained"}``;
+    ``tested`` excludes skipped and not-checked mutants, ``killed`` counts timeouts (as mutmut does),
+    ``explained`` the survivors with an entry in ``explanations``. The two rates are ``None`` when
+    nothing was tested.
+    """
+    per_module: dict[str, dict[str, int]] = {}
+    survivors: list[str] = []
+    killed = tested = not_checked = 0
+    for module, codes in exit_codes.items():
+        counts: dict[str, int] = {}
+        for name, code in codes.items():
+            st = status_of(code)
+            counts[st] = counts.get(st, 0) + 1
+            if st == "not checked":
+                not_checked += 1
+                continue
+            if st == "skipped":
+                continue
+            tested += 1
+            if st in ("killed", "timeout"):
+                killed += 1
+            elif st in ("survived", "no tests"):
+                survivors.append(name)
+        per_module[module] = counts
+    explained = sum(1 for s in survivors if s in explanations)
+    return {"per_module": per_module, "killed": killed, "tested": tested, "not_checked": not_checked,
+            "survivors": survivors, "explained": explained,
+            "score": killed / tested if tested else None,
+            "killed_or_explained": (killed + explained) / tested if tested else None}
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f} %"
+
+
+def _read_run(root: Path, modules: list[str]) -> tuple[dict[str, dict[str, int | None]], str | None]:
+    codes = {}
+    for m in modules:
+        meta = root / "mutants" / f"{m}.meta"
+        try:
+            codes[m] = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+        except (OSError, ValueError, KeyError):
+            codes[m] = {}
+    try:
+        commit = json.loads((root / "mutants" / "mutmut-stats.json").read_text(encoding="utf-8")).get("git_commit")
+    except (OSError, ValueError):
+        commit = None
+    return codes, commit
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,43 +118,64 @@ def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
     paths = claims_config.discover()
     ROOT, REPORTS = paths.root, paths.report_dir
-    _mutmut(ROOT, "export-cicd-stats")
-    stats = json.loads((ROOT / "mutants" / "mutmut-cicd-stats.json").read_text(encoding="utf-8"))
-    tested = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
-    killed = int(stats.get("killed", 0)) + int(stats.get("timeout", 0))
-    score = killed / tested if tested > 0 else 0.0
-    survivors = []
-    for line in _mutmut(ROOT, "results").splitlines():
-        name, _, status = line.strip().rpartition(": ")
-        if name and status in ("survived", "no tests"):
-            survivors.append({"name": name, "status": status, "diff": _mutmut(ROOT, "show", name)})
+    cfg = _mutmut_config(ROOT)
+    modules = mutated_modules(ROOT)
+    codes, commit = _read_run(ROOT, modules)
     notes_path = REPORTS / "mutation_explanations.json"
     notes = json.loads(notes_path.read_text(encoding="utf-8")) if notes_path.exists() else {}
-    for s in survivors:
-        s["explanation"] = notes.get(s["name"], "UNEXPLAINED")
+    s = summarise(codes, notes)
+    from importlib.metadata import version
+
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    module_of = {name: m for m, c in codes.items() for name in c}
+    with contextlib.chdir(ROOT):
+        diffs = {name: get_diff_for_mutant(name, path=module_of[name]) for name in s["survivors"]}
+    tests = list(cfg.get("pytest_add_cli_args_test_selection", []))
     result = {
-        "tool": "mutmut 3",
+        "tool": f"mutmut {version('mutmut')}",
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "modules": mutated_modules(ROOT),
-        "commit": git_commit(ROOT),
-        "score": score,
-        "killed": killed,
-        "total": tested,
-        "stats": stats,
-        "survivors": [{k: v for k, v in s.items() if k != "diff"} for s in survivors],
+        "modules": modules,
+        "tests": tests,
+        "pytest_args": list(cfg.get("pytest_add_cli_args", [])),
+        "commit": commit or git_commit(ROOT),
+        "tests_commit": git_commit(ROOT),
+        "score": s["score"],
+        "killed_or_explained": s["killed_or_explained"],
+        "killed": s["killed"],
+        "explained": s["explained"],
+        "total": s["tested"],
+        "not_checked": s["not_checked"],
+        "per_module": s["per_module"],
+        "survivors": [{"name": n, "status": status_of(codes[module_of[n]][n]),
+                       "explanation": notes.get(n, "UNEXPLAINED")} for n in s["survivors"]],
     }
     REPORTS.mkdir(exist_ok=True)
-    (REPORTS / "mutation.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    (REPORTS / "mutation.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     md = ["# Mutation testing of the numerical core", "",
-          f"Run {result['date']} with {result['tool']} over {', '.join(result['modules'])}; test command: the "
-          "`pytest_add_cli_args_test_selection` of `[tool.mutmut]` in pyproject.toml.", "",
-          f"**Score: {100 * score:.1f} %** ({killed} killed or timed out of {tested} tested; "
-          f"raw stats: `{json.dumps(stats)}`).", "", f"## Surviving mutants ({len(survivors)})", ""]
-    for s in survivors:
-        md += [f"### `{s['name']}` ({s['status']})", "", f"Why: {s['explanation']}", "", "```diff",
-               s["diff"].strip(), "```", ""]
+          f"Run with {result['tool']} over the modules as of commit `{result['commit']}` (the commit mutmut recorded "
+          f"when it collected which tests reach which function), with the tests as of `{result['tests_commit']}`; "
+          f"summarised {result['date']}.", "",
+          f"Modules mutated: {', '.join(f'`{m}`' for m in modules)}.", "",
+          f"Tests run against each mutant (mutmut runs, of these, the tests that reach the mutated function): "
+          f"{', '.join(f'`{t}`' for t in tests)}, with `{' '.join(result['pytest_args'])}`.", ""]
+    if s["not_checked"]:
+        md += [f"**Partial run: {s['not_checked']} mutants not checked yet** (`mutmut run` resumes the run; "
+               "they are left out of both figures below).", ""]
+    md += [f"**Score: {_pct(s['score'])}** ({s['killed']} killed or timed out of {s['tested']} tested); "
+           f"**killed or explained: {_pct(s['killed_or_explained'])}** ({s['explained']} of the "
+           f"{len(s['survivors'])} survivors explained below).", "",
+           "| module | killed | timeout | survived | no tests | not checked |", "|---|---|---|---|---|---|"]
+    for m, c in s["per_module"].items():
+        md.append(f"| `{m}` | {c.get('killed', 0)} | {c.get('timeout', 0)} | {c.get('survived', 0)} | "
+                  f"{c.get('no tests', 0)} | {c.get('not checked', 0)} |")
+    md += ["", f"## Surviving mutants ({len(s['survivors'])})", ""]
+    for item in result["survivors"]:
+        md += [f"### `{item['name']}` ({item['status']})", "", f"Why: {item['explanation']}", "", "```diff",
+               diffs[item["name"]].strip(), "```", ""]
     (REPORTS / "mutation.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    print(f"score {100 * score:.1f} %, {len(survivors)} survivors -> reports/mutation.md")
+    print(f"score {_pct(s['score'])}, killed or explained {_pct(s['killed_or_explained'])}, "
+          f"{len(s['survivors']) - s['explained']} unexplained, {s['not_checked']} not checked -> reports/mutation.md")
     return 0
 
 

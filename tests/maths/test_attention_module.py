@@ -1,0 +1,233 @@
+"""attention_claims.maths.attention: linear attention, masks, the single-head layer and the exact rows over
+Z[t], against values written out by hand or recomputed in NumPy, and the errors each names (issue 24,
+mutation testing: each test here fails on a mutant of the module that the checks let through)."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+
+import numpy as np
+import pytest
+import torch
+
+from attention_claims.maths import (
+    AttentionInputError,
+    attention_layer,
+    attention_mask,
+    exact_attention_rows,
+    gaussian_logits,
+    linear_attention,
+    rational_rows_equal,
+)
+
+Q3 = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, -1.0]])
+K4 = np.array([[1.0, 0.5], [-1.0, 2.0], [0.0, 0.0], [3.0, -2.0]])
+
+
+def _elu1(x):
+    return np.where(x > 0, x + 1.0, np.exp(x))
+
+
+def _softmax(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+# -- linear attention (Katharopoulos et al. 2020 eq. (4)-(6)) ------------------------------------------------
+
+
+def test_linear_attention_defaults_are_unmasked_and_row_normalised():
+    s = _elu1(Q3) @ _elu1(K4).T
+    out = linear_attention(Q3, K4)
+    assert out.dtype == torch.float64 and tuple(out.shape) == (3, 4)
+    np.testing.assert_allclose(out.numpy(), s / s.sum(axis=1, keepdims=True), rtol=1e-14)
+    np.testing.assert_allclose(linear_attention(Q3, K4, normalize=False).numpy(), s, rtol=1e-14)
+
+
+def test_linear_attention_causal_on_non_square_logits():
+    """N = 3 queries, M = 4 keys: the mask is j <= i, (3, 4); rows renormalised over the kept keys."""
+    s = np.tril(_elu1(Q3) @ _elu1(K4).T)
+    np.testing.assert_allclose(linear_attention(Q3, K4, causal=True, normalize=False).numpy(), s, rtol=1e-14)
+    np.testing.assert_allclose(linear_attention(Q3, K4, causal=True).numpy(), s / s.sum(axis=1, keepdims=True),
+                               rtol=1e-14)
+
+
+def test_linear_attention_zero_rows_stay_zero_and_unit_rows_stay_as_they_are():
+    """relu features: query row 0 is all zero (normaliser 0: the row stays zero), row 1's sum is exactly 1
+    (kept as it is), row 2's is 3 (divided)."""
+    Q = np.array([[-1.0, -1.0], [1.0, 0.0], [3.0, 0.0]])
+    K = np.array([[1.0, 0.0], [0.0, 1.0]])
+    out = linear_attention(Q, K, phi="relu").numpy()
+    np.testing.assert_array_equal(out, [[0.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    assert np.all(np.isfinite(out))
+
+
+def test_linear_attention_dtype_device_and_errors():
+    assert linear_attention(Q3, K4, dtype="float32").dtype == torch.float32
+    # the meta device runs the shapes only: every tensor of the computation must be on it
+    for causal in (False, True):
+        out = linear_attention(Q3, K4, causal=causal, device="meta")
+        assert out.device.type == "meta" and tuple(out.shape) == (3, 4)
+    with pytest.raises(AttentionInputError, match=r"^Q: contains NaN"):
+        linear_attention([[np.nan, 1.0]], K4)
+    with pytest.raises(AttentionInputError, match=r"^K: contains NaN"):
+        linear_attention(Q3, [[np.nan, 1.0]])
+    with pytest.raises(AttentionInputError, match=r"^Q, K: head dimensions differ \(2 vs 3\)$"):
+        linear_attention(Q3, np.ones((4, 3)))
+
+
+# -- masks ----------------------------------------------------------------------------------------------------
+
+
+def _mask(rows):
+    return torch.tensor(rows, dtype=torch.bool)
+
+
+def test_attention_mask_every_kind_written_out():
+    t, f = True, False
+    assert torch.equal(attention_mask("bidirectional", 3), torch.ones(3, 3, dtype=torch.bool))
+    assert torch.equal(attention_mask("causal", 3), _mask([[t, f, f], [t, t, f], [t, t, t]]))
+    assert torch.equal(attention_mask("anticausal", 3), _mask([[t, t, t], [f, t, t], [f, f, t]]))
+    assert torch.equal(attention_mask("prefix", 4, prefix=2),
+                       _mask([[t, t, f, f], [t, t, f, f], [t, t, t, f], [t, t, t, t]]))
+    assert torch.equal(attention_mask("banded", 4, window=1),
+                       _mask([[t, t, f, f], [t, t, t, f], [f, t, t, t], [f, f, t, t]]))
+    assert torch.equal(attention_mask("banded-causal", 4, window=1),
+                       _mask([[t, f, f, f], [t, t, f, f], [f, t, t, f], [f, f, t, t]]))
+    # window 0 is allowed: the diagonal alone
+    assert torch.equal(attention_mask("banded", 3, window=0), torch.eye(3, dtype=torch.bool))
+    assert torch.equal(attention_mask("banded-causal", 3, window=0), torch.eye(3, dtype=torch.bool))
+
+
+def test_attention_mask_defaults_prefix_0_window_1():
+    assert torch.equal(attention_mask("prefix", 4), attention_mask("causal", 4))
+    assert torch.equal(attention_mask("banded", 5), attention_mask("banded", 5, window=1))
+    assert int(attention_mask("banded", 5).sum()) == 5 + 2 * 4
+
+
+def test_attention_mask_device_and_errors():
+    for kind in ("bidirectional", "causal", "prefix", "banded"):
+        m = attention_mask(kind, 3, device="meta")
+        assert m.device.type == "meta" and m.dtype == torch.bool and tuple(m.shape) == (3, 3)
+    with pytest.raises(AttentionInputError, match=r"^N: must be"):
+        attention_mask("causal", 0)
+    with pytest.raises(AttentionInputError, match=r"one of bidirectional, causal, anticausal, prefix, banded, "
+                                                  r"banded-causal\)$"):
+        attention_mask("sideways", 3)
+    with pytest.raises(AttentionInputError, match=r"^prefix: must be"):
+        attention_mask("prefix", 3, prefix=4)
+    with pytest.raises(AttentionInputError, match=r"^window: must be"):
+        attention_mask("banded", 3, window=-1)
+
+
+# -- one attention layer (Vaswani et al. 2017 eq. (1)) ---------------------------------------------------------
+
+
+def test_attention_layer_matches_numpy_with_a_mask_and_rectangular_weights():
+    """D = 3, d_k = 2, d_v = 1: softmax(mask(X Wq (X Wk)^T / sqrt 2)) X Wv."""
+    X = np.array([[1.0, 0.0, 2.0], [0.5, -1.0, 0.0], [0.0, 1.0, 1.0]])
+    Wq = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, -1.0]])
+    Wk = np.array([[0.5, 1.0], [1.0, 0.0], [0.0, 2.0]])
+    Wv = np.array([[1.0], [2.0], [-1.0]])
+    z = (X @ Wq) @ (X @ Wk).T / np.sqrt(2.0)
+    for mask, zz in ((None, z), ("causal", np.where(np.tril(np.ones((3, 3))) > 0, z, -np.inf))):
+        out = attention_layer(X, Wq, Wk, Wv, mask=mask)
+        assert out.dtype == torch.float64 and tuple(out.shape) == (3, 1)
+        np.testing.assert_allclose(out.numpy(), _softmax(zz) @ (X @ Wv), rtol=1e-13)
+    out32 = attention_layer(X, Wq, Wk, Wv, mask="causal", dtype="float32")
+    assert out32.dtype == torch.float32
+    np.testing.assert_allclose(out32.numpy(), attention_layer(X, Wq, Wk, Wv, mask="causal").numpy(), rtol=1e-5)
+
+
+def test_attention_layer_names_the_bad_input():
+    X, W = np.eye(3), np.eye(3)
+    bad = W.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(AttentionInputError, match=r"^X: contains NaN"):
+        attention_layer(bad, W, W, W)
+    for i, name in enumerate(("Wq", "Wk", "Wv")):
+        args = [W, W, W]
+        args[i] = bad
+        with pytest.raises(AttentionInputError, match=rf"^{name}: contains NaN"):
+            attention_layer(X, *args)
+    # the query and key widths agree (2) but Wq has 2 rows for X's 3 columns: refused before any product
+    with pytest.raises(AttentionInputError, match="do not fit"):
+        attention_layer(X, np.ones((2, 2)), np.ones((3, 2)), W)
+    with pytest.raises(AttentionInputError, match="do not fit"):
+        attention_layer(X, np.ones((3, 2)), np.ones((3, 1)), W)
+
+
+# -- exact rows over Z[t] ----------------------------------------------------------------------------------------
+
+
+def test_exact_attention_rows_written_out():
+    """M = [[0, 2], [1, 1]], V = [[1, 0], [3, -2]]: row 0 is (1, 0) + t^2 (3, -2) over 1 + t^2, row 1 is
+    (4, -2) over 2 (the common t^1 cancels); causal: row 0 keeps key 0 only."""
+    from flint import fmpz_poly
+
+    M = [[0, 2], [1, 1]]
+    V = [[1, 0], [3, -2]]
+    (n0, d0), (n1, d1) = exact_attention_rows(M, V)
+    assert d0 == fmpz_poly([1, 0, 1]) and n0 == [fmpz_poly([1, 0, 3]), fmpz_poly([0, 0, -2])]
+    assert d1 == fmpz_poly([2]) and n1 == [fmpz_poly([4]), fmpz_poly([-2])]
+    (c0, e0), (c1, e1) = exact_attention_rows(M, V, "causal")
+    assert e0 == fmpz_poly([1]) and c0 == [fmpz_poly([1]), fmpz_poly([0])]
+    assert (c1, e1) == (n1, d1)
+    # keys with negative logits: shifted by the row's minimum
+    ((nn, dd),) = exact_attention_rows([[-3, -1]], [[1], [1]])
+    assert dd == fmpz_poly([1, 0, 1]) and nn == [fmpz_poly([1, 0, 1])]
+
+
+def test_exact_attention_rows_errors_name_the_input():
+    with pytest.raises(AttentionInputError, match=r"^V: entries must be integers"):
+        exact_attention_rows([[0, 1]], [[0.5], [1]])
+    with pytest.raises(AttentionInputError, match=r"^M: entries must be integers"):
+        exact_attention_rows([[0.5, 1]], [[1], [1]])
+    with pytest.raises(AttentionInputError, match=r"^M, V: M \(1, 2\) has 2 keys, V \(3, 1\) has 3 rows$"):
+        exact_attention_rows([[0, 1]], [[1], [1], [1]])
+
+
+def test_rational_rows_equal():
+    from flint import fmpz_poly
+
+    one, t = fmpz_poly([1]), fmpz_poly([0, 1])
+    assert rational_rows_equal(([one, t], t), ([t, t * t], t * t))
+    assert not rational_rows_equal(([one, t], t), ([one, one], t))
+    assert not rational_rows_equal(([one], t), ([one, one], t))
+
+
+# -- Gaussian logits (003 定理 11.24's setting) ---------------------------------------------------------------------
+
+
+def test_gaussian_logits_are_the_seeded_draws():
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal(4)
+    K = rng.standard_normal((5, 4))
+    x, s2 = gaussian_logits(4, 5, 7)
+    np.testing.assert_array_equal(x, K @ q / 2.0)
+    assert s2 == float(q @ q) / 4
+    xu, s2u = gaussian_logits(4, 5, 7, scaled=False)
+    np.testing.assert_array_equal(xu, K @ q)
+    assert s2u == float(q @ q)
+    with pytest.raises(AttentionInputError, match=r"^d: must be"):
+        gaussian_logits(0, 5, 7)
+    with pytest.raises(AttentionInputError, match=r"^N: must be"):
+        gaussian_logits(4, 0, 7)
+
+
+def test_feature_linear_attention_value_and_every_shape_check():
+    """fQ = [[1, 2]], fK = I_2, V = [[1], [3]]: numerator 1 + 6 = 7, denominator 1 + 2 = 3."""
+    from attention_claims.maths import feature_linear_attention
+
+    t = partial(torch.tensor, dtype=torch.float64)
+    fQ, fK, V = t([[1.0, 2.0]]), t([[1.0, 0.0], [0.0, 1.0]]), t([[1.0], [3.0]])
+    out = feature_linear_attention(fQ, fK, V)
+    assert out.shape == (1, 1) and out.item() == pytest.approx(7 / 3, rel=1e-15)
+    bad = [(t([1.0, 2.0]), fK, V), (fQ, t([1.0, 0.0]), V), (fQ, fK, t([1.0, 3.0])),
+           (t([[1.0, 2.0, 3.0]]), fK, V), (fQ, fK, t([[1.0], [3.0], [5.0]]))]
+    for a, b, c in bad:
+        want = rf"^feature_linear_attention: shapes {re.escape(str(tuple(a.shape)))}, " \
+               rf"{re.escape(str(tuple(b.shape)))}, {re.escape(str(tuple(c.shape)))}$"
+        with pytest.raises(AttentionInputError, match=want):
+            feature_linear_attention(a, b, c)
