@@ -137,6 +137,11 @@ def exact_exp_sum_rank(exps, coeffs) -> int:
     """
     if len(exps) != len(coeffs) or any(len(a) != len(b) for a, b in zip(exps, coeffs, strict=True)):
         raise AttentionInputError("exact_exp_sum_rank: exps and coeffs must have the same shape")
+    for i, (a, b) in enumerate(zip(exps, coeffs, strict=True)):
+        for j, (x, y) in enumerate(zip(a, b, strict=True)):
+            if len(x) != len(y):
+                raise AttentionInputError(f"exact_exp_sum_rank: entry ({i}, {j}) has {len(x)} exponents but "
+                                          f"{len(y)} coefficients")
     return poly_matrix_rank(_laurent_rows(exps, coeffs))
 
 

@@ -485,3 +485,14 @@ def test_exact_conversions_default_names_and_exactness():
         fmpz_matrix(np.array([1, 2]))
     with pytest.raises(AttentionInputError, match=r"^matrix: contains NaN"):
         mp_matrix(NAN2)
+
+
+def test_exact_exp_sum_rank_names_an_entry_whose_terms_do_not_match():
+    import pytest
+
+    from attention_claims.maths import AttentionInputError
+    from attention_claims.maths.rank import exact_exp_sum_rank
+
+    with pytest.raises(AttentionInputError, match=r"entry \(0, 1\) has 2 exponents but 1 coefficients"):
+        exact_exp_sum_rank([[[0], [1, 2]]], [[[1], [1]]])
+    assert exact_exp_sum_rank([[[0], [1, 2]]], [[[1], [1, 1]]]) == 1
