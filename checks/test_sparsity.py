@@ -601,6 +601,12 @@ def test_measure_properties_exact(x, c, claim_log, claimed):
 
 @pytest.mark.claim("sparsity-measure-l1-l2", reading="entropy-order")
 @given(family=probability_family())
+# A discordant pair, worked out by hand: S^2 = 0.41 < 0.42 while H = 1.018 < 1.089 nats, so S calls the second
+# sparser and entropy calls it less concentrated. Discordant pairs are the rule (the failure profile: 3.8-4.7%
+# of the row pairs of every Gaussian attention matrix at N = 512), but among 4 to 6 short vectors a search may
+# miss them (a fresh clone under the derandomized ci profile did): pinned, the verdict does not hang on the search.
+@example(family=[(Fraction(45, 100), Fraction(45, 100), Fraction(5, 100), Fraction(5, 100)),
+                 (Fraction(6, 10), Fraction(2, 10), Fraction(1, 10), Fraction(1, 10))])
 def test_measure_orders_like_entropy(family, claim_log):
     _profile_s_entropy(claim_log)
     from itertools import combinations
