@@ -56,6 +56,7 @@ _WHERE = {
     "measure_stack": "measurement",
     "GESDD_MAX_N": "measurement",
     "GRAM_UNRESOLVED": "measurement",
+    "gram_resolution": "measurement",
     "gram_singular_values": "measurement",
     "head_singular_values": "measurement",
     "measure_layers": "measurement",

@@ -39,8 +39,9 @@ from .registry import ModelSpec, file_lock, get_spec, install_hint, model_files,
 
 #: 3: per-layer normalised spectra added (:func:`layer_spectra`). 4: heads reduced in parallel with
 #: single-threaded BLAS (:func:`head_singular_values`); above :data:`GESDD_MAX_N` the Gram route, its
-#: unresolved measures NaN (``spectrum_method``).
-MEASURE_VERSION = 4
+#: unresolved measures NaN. 5: above :data:`GESDD_MAX_N` the layer spectra cut at :func:`gram_resolution`
+#: for every head.
+MEASURE_VERSION = 5
 
 
 #: machine epsilon of the dtypes a forward pass runs in (from :data:`attention_claims.maths.EPS_LOG2`)
@@ -187,6 +188,23 @@ def _gesdd(a: np.ndarray) -> np.ndarray:
     return np.linalg.svd(a, compute_uv=False)
 
 
+def gram_resolution(N: int) -> float:
+    """``sqrt(GRAM_SAFETY · N · eps64)``: the Gram route resolves an ``N x N`` matrix's singular values down to
+    this many times ``sigma_1`` (7e-6 at N = 2048; :func:`gram_singular_values`), dimensionless."""
+    return math.sqrt(GRAM_SAFETY * N * float(np.finfo(np.float64).eps))
+
+
+def resolved(S: np.ndarray, method: str) -> np.ndarray:
+    """The ``(H, N)`` singular values ``S`` of one layer (:func:`head_singular_values`, rows descending) as its
+    spectrum is drawn: for the Gram route every head cut to the same resolution, values below
+    ``gram_resolution(N) · sigma_1`` set to 0, so that a head recomputed with gesdd (its effective ranks
+    uncertain) does not bring exact values below the other heads' zeroed tail into the head average; for
+    gesdd ``S`` itself."""
+    if method != "gram":
+        return S
+    return np.where(S >= gram_resolution(S.shape[-1]) * S[:, :1], S, 0.0)
+
+
 def gram_singular_values(a: np.ndarray) -> tuple[np.ndarray, bool]:
     """Singular values of one ``(N, N)`` float64 matrix ``a`` from ``eigvalsh(a aᵀ)`` (descending,
     dimensionless), with the unresolved tail set to 0, and whether the effective ranks at
@@ -215,7 +233,7 @@ def gram_singular_values(a: np.ndarray) -> tuple[np.ndarray, bool]:
     """
     lam = np.linalg.eigvalsh(a @ a.T)[::-1]
     N = a.shape[0]
-    delta = GRAM_SAFETY * N * float(np.finfo(np.float64).eps) * max(float(lam[0]), 0.0)
+    delta = gram_resolution(N) ** 2 * max(float(lam[0]), 0.0)
     lam = np.where(lam > delta, lam, 0.0)
     cum = np.cumsum(lam)
     total = float(cum[-1])
@@ -303,7 +321,7 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str,
             for name in GRAM_UNRESOLVED:
                 part[name][:] = math.nan
         parts.append(part)
-        spectra.append(layer_spectra(S[None]))
+        spectra.append(layer_spectra(resolved(S, method)[None]))
         if on_layer is not None:
             on_layer()
 

@@ -55,3 +55,14 @@ def test_heads_in_parallel_equal_heads_one_by_one():
     two, m2 = head_singular_values(A, workers=2)
     assert m1 == m2 == "gesdd" and np.array_equal(one, two)
     assert np.allclose(one, np.linalg.svd(A, compute_uv=False), rtol=0, atol=1e-13)
+
+
+def test_the_drawn_spectrum_has_one_resolution_for_every_head():
+    N = 1024
+    floor = measurement.gram_resolution(N)
+    gram_head = np.r_[1.0, np.full(N - 2, 1e-3), 0.0]       # its tail was zeroed by the Gram route
+    gesdd_head = np.r_[1.0, np.full(N - 2, 1e-3), 1e-12]    # recomputed exactly: 1e-12 is below the floor
+    S = np.stack([gram_head, gesdd_head])
+    cut = measurement.resolved(S, "gram")
+    assert floor > 1e-12 and cut[1, -1] == 0 and np.array_equal(cut[:, :-1], S[:, :-1])
+    assert measurement.resolved(S, "gesdd") is S
