@@ -410,27 +410,16 @@ BERT_SHAPES = [("bert-base", 12, 12, 768, 512), ("bert-large", 24, 16, 1024, 102
 
 
 def _random_bert(dest: Path, layers: int, heads: int, hidden: int, positions: int, text: str) -> Path:
-    """Save a randomly initialised ``BertModel`` (seed 0; BERT's own shape: intermediate size 4·hidden) with a
-    word-level tokenizer over the words of ``text`` (so the text tokenises to about one token a word) to
-    ``dest``, offline."""
-    import transformers as tf
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
+    """A randomly initialised ``BertModel`` (seed 0; BERT's own shape: intermediate size 4·hidden) with a
+    word-level tokenizer over the words of ``text`` (so the text tokenises to about one token a word), saved to
+    ``dest`` offline by the tests' model builder (``tests/models/tiny_models.py``)."""
+    import sys
 
-    torch.manual_seed(0)
-    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.train_from_iterator([text], trainers.WordLevelTrainer(special_tokens=["[UNK]", "[PAD]", "[CLS]", "[SEP]"]))
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
-    fast = tf.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-                                      sep_token="[SEP]")
-    model = tf.BertModel(tf.BertConfig(vocab_size=len(fast), hidden_size=hidden, num_hidden_layers=layers,
-                                       num_attention_heads=heads, intermediate_size=4 * hidden,
-                                       max_position_embeddings=positions))
-    dest.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(dest, safe_serialization=True)
-    fast.save_pretrained(dest)
-    return dest
+    sys.path.insert(0, str(ROOT / "tests" / "models"))
+    import tiny_models
+
+    return tiny_models.build("bert", dest, layers=layers, heads=heads, hidden=hidden, intermediate=4 * hidden,
+                             positions=positions, corpus=text)
 
 
 @pytest.mark.parametrize(("name", "layers", "heads", "hidden", "N"), BERT_SHAPES, ids=[b[0] for b in BERT_SHAPES])

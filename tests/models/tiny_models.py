@@ -18,16 +18,16 @@ MAX_POSITIONS = 600
 """Longer than the checks' largest N = 512 (BERT and GPT-2 have learned positions)."""
 
 
-def tiny_tokenizer(encoder: bool):
-    """A ``PreTrainedTokenizerFast`` over a word-level vocabulary of :data:`CORPUS` (unknown words
-    map to ``[UNK]``, so any English text tokenises to about one token per word)."""
+def tiny_tokenizer(encoder: bool, corpus: str = CORPUS):
+    """A ``PreTrainedTokenizerFast`` over a word-level vocabulary of ``corpus`` (default :data:`CORPUS`;
+    unknown words map to ``[UNK]``, so any English text tokenises to about one token per word)."""
     from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     specials = ["[UNK]", "[PAD]", "[CLS]", "[SEP]"]
     tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.train_from_iterator([CORPUS], trainers.WordLevelTrainer(special_tokens=specials))
+    tok.train_from_iterator([corpus], trainers.WordLevelTrainer(special_tokens=specials))
     kw = {"unk_token": "[UNK]", "pad_token": "[PAD]"}
     if encoder:
         tok.post_processor = processors.TemplateProcessing(
@@ -37,9 +37,12 @@ def tiny_tokenizer(encoder: bool):
     return PreTrainedTokenizerFast(tokenizer_object=tok, **kw)
 
 
-def build(family: str, dest: Path, seed: int = 0, layers: int = 2) -> Path:
-    """Save a tiny ``family`` model ("bert", "gpt2", "llama" with 2 key/value heads for 4 query
+def build(family: str, dest: Path, seed: int = 0, layers: int = 2, *, heads: int = 4, hidden: int = 32,
+          intermediate: int | None = None, positions: int = MAX_POSITIONS, corpus: str = CORPUS) -> Path:
+    """Save a randomly initialised ``family`` model ("bert", "gpt2", "llama" with 2 key/value heads for 4 query
     heads, or "gpt_neo" as an unsupported one; ``layers`` layers, hidden size 32) with its tokenizer to ``dest``; returns ``dest``.
+    A "bert" may take another shape (``heads``, ``hidden``, ``intermediate`` size, default ``2 * hidden``,
+    ``positions``) and vocabulary (``corpus``): the benchmarks' BERT-base and BERT-large shapes.
 
     Raises:
         ValueError: an unknown family.
@@ -48,12 +51,12 @@ def build(family: str, dest: Path, seed: int = 0, layers: int = 2) -> Path:
     import transformers as tf
 
     torch.manual_seed(seed)
-    tok = tiny_tokenizer(encoder=family == "bert")
+    tok = tiny_tokenizer(encoder=family == "bert", corpus=corpus)
     vocab = len(tok)
     if family == "bert":
-        model = tf.BertModel(tf.BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=layers,
-                                           num_attention_heads=4, intermediate_size=64,
-                                           max_position_embeddings=MAX_POSITIONS))
+        model = tf.BertModel(tf.BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers,
+                                           num_attention_heads=heads, intermediate_size=intermediate or 2 * hidden,
+                                           max_position_embeddings=positions))
     elif family == "gpt2":
         model = tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=vocab, n_embd=32, n_layer=layers, n_head=4,
                                                  n_positions=MAX_POSITIONS, bos_token_id=0, eos_token_id=0))
