@@ -62,7 +62,12 @@ from attention_claims.testkit import (
     require_device,
     search_seeds,
 )
-from attention_claims.testkit.failure_profiles import RANK_REL_TOL, gaussian_softmax_ranks, record_profile
+from attention_claims.testkit.failure_profiles import (
+    RANK_REL_TOL,
+    gaussian_qk_draws,
+    gaussian_softmax_ranks,
+    record_profile,
+)
 
 # -- failure profiles at the documents' sizes (docs/verdicts.md, "Failure profile") -----------------------
 # 003's 表 11.3.1 Base row: N = 512 tokens, hidden size 768 in 12 heads of d = 64. Each helper draws a fixed
@@ -99,10 +104,8 @@ def causal_bidirectional_profile_draws(N: int, d: int, window: int, trials: int,
     Raises:
         AttentionInputError: bad sizes (:func:`attention_matrix`, :func:`attention_mask`).
     """
-    rng = np.random.default_rng(seed)
     out: list[int] = []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         Ac, Ab = attention_matrix(Q, K, "causal"), attention_matrix(Q, K)
         sc, sb = np.linalg.svd(Ac, compute_uv=False), np.linalg.svd(Ab, compute_uv=False)
         avg = (Ac + attention_matrix(Q, K, "anticausal")) / 2
@@ -1176,10 +1179,8 @@ def _flash_same_matrix_draws(N: int, d: int, trials: int, seed: int) -> tuple[in
     """For ``trials`` draws of Gaussian ``Q, K (N, d)`` (``numpy.random.default_rng(seed)``; causal on every second
     draw): 1 when the matrix the CPU flash kernel applies (:func:`_flash_matrix_cpu`) equals the float64
     ``softmax(QK^T/sqrt d)`` (masked) within :data:`FLASH_SAME_A_TOL`, else 0."""
-    rng = np.random.default_rng(seed)
     out = []
-    for t in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for t, (Q, K, _) in enumerate(gaussian_qk_draws(N, d, trials, seed)):
         causal = bool(t % 2)
         A = masked_softmax_attention(Q, K, "causal" if causal else None).numpy()
         out.append(int(float(np.abs(_flash_matrix_cpu(Q, K, causal) - A).max()) <= FLASH_SAME_A_TOL))

@@ -47,7 +47,7 @@ from attention_claims.testkit import (
     require_device,
     seeded_gaussian_qk,
 )
-from attention_claims.testkit.failure_profiles import record_profile
+from attention_claims.testkit.failure_profiles import gaussian_qk_draws, record_profile
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -227,12 +227,8 @@ def stored_zero_weights(N: int, d: int, trials: int, seed: int, dtype: str) -> t
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1.
     """
-    if min(N, d, trials) < 1:
-        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
-    rng = np.random.default_rng(seed)
     out = []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         z = Q @ K.T / math.sqrt(d)
         m = z.max(axis=1, keepdims=True)
         logw = z - (m + np.log(np.exp(z - m).sum(axis=1, keepdims=True)))

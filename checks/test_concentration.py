@@ -58,7 +58,12 @@ from attention_claims.testkit import (
     seeded_gaussian_qk,
     shared_argmax_logits,
 )
-from attention_claims.testkit.failure_profiles import RANK_REL_TOL, gaussian_softmax_ranks, record_profile
+from attention_claims.testkit.failure_profiles import (
+    RANK_REL_TOL,
+    gaussian_qk_draws,
+    gaussian_softmax_ranks,
+    record_profile,
+)
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -104,9 +109,7 @@ DOC_N, DOC_D, TRIALS = 512, 64, 30
 def _gaussian_logit_matrices(N: int, d: int, trials: int, seed: int):
     """``trials`` logit matrices ``Z = QK^T/sqrt d (N, N)`` for Gaussian ``Q, K (N, d)``, from
     ``numpy.random.default_rng(seed)`` (a generator: one at a time)."""
-    rng = np.random.default_rng(seed)
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         yield Q @ K.T / math.sqrt(d)
 
 

@@ -74,7 +74,7 @@ from attention_claims.testkit import (
     refute,
     require_device,
 )
-from attention_claims.testkit.failure_profiles import RANK_REL_TOL, record_profile
+from attention_claims.testkit.failure_profiles import RANK_REL_TOL, gaussian_qk_draws, record_profile
 
 
 @functools.cache
@@ -150,11 +150,9 @@ def _causal_linear_zero_rows(phi: str, N: int, d: int, trials: int, seed: int) -
     check's refutation; float64 with a ``gamma_n`` bound, exact rationals where that does not decide),
     then per draw the fewest coordinates ``c`` over the rows with ``phi(q_i)_c phi(k_i)_c != 0``.
     Returns ``2 * trials`` ints."""
-    rng = np.random.default_rng(seed)
     f = feature_map(phi)
     zero_rows, overlap = [], []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         fQ, fK = f(torch.from_numpy(Q)).numpy(), f(torch.from_numpy(K)).numpy()
         diag, diag_mag = np.einsum("ic,ic->i", fQ, fK), np.einsum("ic,ic->i", np.abs(fQ), np.abs(fK))
         norm = np.einsum("ic,ic->i", fQ, np.cumsum(fK, axis=0))
@@ -183,10 +181,8 @@ def _elu1_causal_dtype_draws(dtype: str, device: str, N: int, d: int, trials: in
     Raises:
         RuntimeError: a stored entry above the diagonal is non-zero (a bug of the suite).
     """
-    rng = np.random.default_rng(seed)
     failed, lowest = [], []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         A = linear_attention(Q, K, phi="elu+1", causal=True, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
         if np.triu(np.nan_to_num(A, nan=1.0), 1).any():
             raise RuntimeError("causal linear attention has a non-zero entry above the diagonal")
@@ -288,10 +284,8 @@ def _relu_logit_ranks(N: int, d: int, trials: int, seed: int) -> tuple[int, ...]
     (singular values above ``RANK_REL_TOL * sigma_1``, float64) of ``ReLU(QK^T/d)``, then that of
     ``QK^T`` (``d`` when ``Q`` and ``K`` both have numerical rank ``d``, else from its singular values).
     Returns ``2 * trials`` ints."""
-    rng = np.random.default_rng(seed)
     r_relu, r_qk = [], []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         G = Q @ K.T
         s = np.linalg.svd(np.maximum(G / d, 0.0), compute_uv=False)
         r_relu.append(int((s > RANK_REL_TOL * s[0]).sum()))

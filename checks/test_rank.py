@@ -89,6 +89,7 @@ from attention_claims.testkit import (
 )
 from attention_claims.testkit.failure_profiles import (
     RANK_REL_TOL,
+    gaussian_qk_draws,
     gaussian_softmax_ranks,
     record_profile,
     softmax_rank_above_profile,
@@ -150,12 +151,8 @@ def causal_profile_draws(N: int, d: int, trials: int, seed: int) -> tuple[int, .
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1.
     """
-    if min(N, d, trials) < 1:
-        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
-    rng = np.random.default_rng(seed)
     out: list[int] = []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         A = softmax_attention(Q, K, causal=True).numpy()
         out.append(int(math.floor(1000 * causal_logit_gap(Q @ K.T / math.sqrt(d)))))
         out.append(_rank_at(np.linalg.svd(A, compute_uv=False), N * float(np.finfo(np.float64).eps)))
@@ -243,12 +240,8 @@ def lora_query_update_delta_ranks(N: int, d: int, trials: int, seed: int) -> tup
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1.
     """
-    if min(N, d, trials) < 1:
-        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
-    rng = np.random.default_rng(seed)
     ranks = []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, rng in gaussian_qk_draws(N, d, trials, seed):
         a, b = rng.standard_normal((N, 1)), rng.standard_normal((1, d))
         s = np.linalg.svd(softmax_attention(Q + a @ b, K).numpy() - softmax_attention(Q, K).numpy(), compute_uv=False)
         ranks.append(int((s > max(RANK_REL_TOL * s[0], 1e-10)).sum()))
@@ -273,12 +266,8 @@ def relu_causal_zero_diagonals(N: int, d: int, trials: int, seed: int) -> tuple[
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1.
     """
-    if min(N, d, trials) < 1:
-        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
-    rng = np.random.default_rng(seed)
     out = []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         out.append(int(((np.maximum(Q, 0) * np.maximum(K, 0)).sum(axis=1) == 0).sum()))
     return tuple(out)
 
@@ -301,10 +290,8 @@ def near_uniform_rows_draws(N: int, d: int, scale: float, trials: int, seed: int
     """
     if min(N, d, trials) < 1 or not scale > 0:
         raise ValueError(f"N, d, trials must be >= 1 and scale > 0, got N={N}, d={d}, trials={trials}, scale={scale}")
-    rng = np.random.default_rng(seed)
     out = []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         A = softmax_attention(Q * scale, K).numpy()
         out += [int(math.floor(1e6 * float(row_cosines(A).min()))),
                 _rank_at(np.linalg.svd(A, compute_uv=False), CERTIFIED_REL_TOL)]

@@ -64,7 +64,7 @@ from attention_claims.testkit import (
     refute,
     require_device,
 )
-from attention_claims.testkit.failure_profiles import record_profile
+from attention_claims.testkit.failure_profiles import gaussian_qk_draws, record_profile
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -180,10 +180,8 @@ def _s_entropy_discordance(N: int, d: int, trials: int, seed: int) -> tuple[int,
     (``numpy.random.default_rng(seed)``), over the ordered pairs ``(i, j)`` of rows: the number with
     ``S(a_i) < S(a_j)`` yet ``H(a_i) > H(a_j)`` (S^2 = ||a||_1^2 / (n ||a||_2^2), float64; both differences
     above ``1e-9`` relative, far above rounding)."""
-    rng = np.random.default_rng(seed)
     out = []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         Z = Q @ K.T / math.sqrt(d)
         A = np.exp(Z - Z.max(axis=1, keepdims=True))
         A /= A.sum(axis=1, keepdims=True)

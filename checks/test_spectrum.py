@@ -71,7 +71,12 @@ from attention_claims.testkit import (
     search_seeds,
     seeded_gaussian_qk,
 )
-from attention_claims.testkit.failure_profiles import RANK_REL_TOL, gaussian_softmax_ranks, record_profile
+from attention_claims.testkit.failure_profiles import (
+    RANK_REL_TOL,
+    gaussian_qk_draws,
+    gaussian_softmax_ranks,
+    record_profile,
+)
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -109,12 +114,8 @@ def gaussian_attention_spectra(N: int, d: int, trials: int, seed: int) -> tuple[
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1.
     """
-    if min(N, d, trials) < 1:
-        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
-    rng = np.random.default_rng(seed)
     out: list[int] = []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         A = attention_matrix(Q, K)
         vals = np.append(np.linalg.svd(A, compute_uv=False), _mean_cosine(A)) if N > 1 else np.ones(2)
         out += [int(v) for v in np.asarray(vals, dtype=np.float64).view(np.int64)]
@@ -189,10 +190,8 @@ def locality_ranks(N: int, d: int, trials: int, seed: int, beta: int, rel_tol: f
     """
     if min(N, d, trials) < 1 or beta < 0 or not 0 < rel_tol < 1:
         raise ValueError(f"bad parameters N={N}, d={d}, trials={trials}, beta={beta}, rel_tol={rel_tol}")
-    rng = np.random.default_rng(seed)
     out = []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         z = torch.tensor(_locality_logits(Q @ K.T / math.sqrt(d), beta))
         s = np.linalg.svd(torch.softmax(z, -1).numpy(), compute_uv=False)
         out.append(int((s > rel_tol * s[0]).sum()))

@@ -23,6 +23,22 @@ from ..framework.evidence import CheckLog, failure_class
 RANK_REL_TOL = 1e-6
 
 
+def gaussian_qk_draws(N: int, d: int, trials: int, seed: int):
+    """The profiles' natural distribution: ``trials`` draws of ``Q, K (N, d)`` with i.i.d. standard normal
+    entries from ``numpy.random.default_rng(seed)``, Q before K, yielded one at a time as ``(Q, K, rng)``
+    (``rng`` for whatever else a draw needs, drawn after its Q and K).
+
+    Raises:
+        ValueError: ``N``, ``d`` or ``trials`` below 1 (on the first ``next``).
+    """
+    if min(N, d, trials) < 1:
+        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
+    rng = np.random.default_rng(seed)
+    for _ in range(trials):
+        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        yield Q, K, rng
+
+
 @functools.lru_cache(maxsize=16)
 @disk_memo_ints
 def gaussian_softmax_ranks(N: int, d: int, trials: int, seed: int, rel_tol: float = RANK_REL_TOL) -> tuple[int, ...]:
@@ -35,14 +51,10 @@ def gaussian_softmax_ranks(N: int, d: int, trials: int, seed: int, rel_tol: floa
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1, or ``rel_tol`` not in (0, 1).
     """
-    if min(N, d, trials) < 1:
-        raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
     if not 0.0 < rel_tol < 1.0:
         raise ValueError(f"rel_tol must lie in (0, 1), got {rel_tol}")
-    rng = np.random.default_rng(seed)
     ranks = []
-    for _ in range(trials):
-        Q, K = rng.standard_normal((N, d)), rng.standard_normal((N, d))
+    for Q, K, _ in gaussian_qk_draws(N, d, trials, seed):
         S = Q @ K.T / math.sqrt(d)
         S -= S.max(axis=1, keepdims=True)
         A = np.exp(S)

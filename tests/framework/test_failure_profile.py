@@ -147,3 +147,17 @@ def test_testkit_profiles_compute_the_class():
         record_profile(log, [], setting="s", summary="")
     with pytest.raises(ValueError):
         gaussian_softmax_ranks(0, 2, 5, 1)
+
+
+def test_gaussian_qk_draws_are_the_seeded_draws_q_before_k_and_validate():
+    import numpy as np
+    import pytest
+
+    from attention_claims.testkit.failure_profiles import gaussian_qk_draws
+
+    rng = np.random.default_rng(7)
+    for Q, K, r in gaussian_qk_draws(5, 3, 2, 7):
+        assert np.array_equal(Q, rng.standard_normal((5, 3))) and np.array_equal(K, rng.standard_normal((5, 3)))
+        assert r.standard_normal() == rng.standard_normal()  # the same generator, for a draw's other parts
+    with pytest.raises(ValueError, match="N, d and trials must be >= 1"):
+        next(gaussian_qk_draws(0, 3, 2, 7))
