@@ -136,7 +136,7 @@ def _head_profile(claim_log, fails: np.ndarray, fails64: np.ndarray | None, *, t
 # -- 定理 11.21 ---------------------------------------------------------------------------------
 
 
-@pytest.mark.claim("theorem-11-21-spectral-power-law-decay", reading="as-stated-finite")
+@pytest.mark.claim("theorem-11-21-spectral-power-law-decay", reading="literal-per-matrix")
 def test_power_law_bound_holds_for_every_finite_spectrum(claim_log):
     rng = np.random.default_rng(1121)
     for _ in range(200):
