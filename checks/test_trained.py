@@ -54,7 +54,8 @@ _params = model_params  # built-in models with their own readings, --claims-mode
 
 def _label(meas: models.Measurement) -> str:
     spec = meas.spec
-    return f"{spec.key} ({spec.layers}x{spec.heads} heads) at N = {meas.N}"
+    where = "" if meas.device == "cpu" else f" ({meas.device})"
+    return f"{spec.key} ({spec.layers}x{spec.heads} heads) at N = {meas.N}{where}"
 
 
 def _share_passes(ok: np.ndarray, need: float, strict: bool) -> bool:

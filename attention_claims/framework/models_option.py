@@ -34,6 +34,9 @@ import pytest
 
 PREFIX = "attention_claims."
 
+#: :data:`attention_claims.models.measurement.DEVICE_ENV`, named here so that a run without it imports no torch
+DEVICE_ENV = "ATTENTION_CLAIMS_MODEL_DEVICE"
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("attention-claims", "attention-claims verdicts and report")
@@ -61,7 +64,22 @@ def _resolve(config: pytest.Config, path: str) -> Path:
 _SAVED = pytest.StashKey[tuple]()
 
 
+def _check_device() -> None:
+    """A set :data:`DEVICE_ENV` that names no usable device is a usage error before anything is collected."""
+    import os
+
+    if not os.environ.get(DEVICE_ENV, "").strip():
+        return
+    from attention_claims.models.measurement import ModelDeviceError, measurement_device
+
+    try:
+        measurement_device()
+    except ModelDeviceError as exc:
+        raise pytest.UsageError(f"attention-claims: {exc}") from None
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _check_device()
     paths = config.getoption("claims_model", default=[]) or []
     text = config.getoption("claims_text", default=None)
     if not paths and not text:

@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -117,16 +117,28 @@ def convert_smollm2(gguf: Path, dest: Path, quantization: str = "Q4_1") -> Path:
     return dest
 
 
-def load_model(key: str, dtype: str = "float32") -> Loaded | None:
+def load_model(key: str, dtype: str = "float32", device: str = "cpu") -> Loaded | None:
     """Load model ``key`` in ``dtype`` ("float32" or "float64") with eager attention, in ``eval()``
-    mode (loaded once per process).
+    mode, on ``device`` ("cpu" or "cuda"; loaded once per process and device).
 
     Returns ``None`` (never raises) when a package is missing; see :func:`install_hint`.
     SmolLM2 is converted from its GGUF file on first use (:func:`convert_smollm2`).
     """
     if install_hint(key) is not None:
         return None
-    return _load_model(key, dtype)
+    if device == "cpu":
+        return _load_model(key, dtype)
+    return _on_device(key, dtype, device)
+
+
+@lru_cache(maxsize=4)
+def _on_device(key: str, dtype: str, device: str) -> Loaded:
+    """A copy of the CPU model :func:`_load_model` moved to ``device`` (the CPU one stays loaded for the
+    CPU readings)."""
+    import copy
+
+    cpu = _load_model(key, dtype)
+    return replace(cpu, model=copy.deepcopy(cpu.model).to(device))
 
 
 @lru_cache(maxsize=4)
@@ -223,7 +235,7 @@ def passage_ids(loaded: Loaded, name: str, N: int) -> torch.Tensor:
 
 
 
-def _prepared(key: str, N: int, dtype, text: str | None):
+def _prepared(key: str, N: int, dtype, text: str | None, device: str = "cpu"):
     """``(loaded model, input ids (1, N), the model without its LM head)`` for a measurement of ``key`` at
     ``N`` on ``text`` (default: the model's passage), or None when the model is not installed.
 
@@ -231,10 +243,10 @@ def _prepared(key: str, N: int, dtype, text: str | None):
         TextTooShort: (a ``ValueError``) the text has fewer than ``N`` tokens.
     """
     text = text_for(key) if text is None else text
-    loaded = load_model(key, dtype)
+    loaded = load_model(key, dtype, device)
     if loaded is None:
         return None
-    ids = passage_ids(loaded, text, N)
+    ids = passage_ids(loaded, text, N).to(device)
     return loaded, ids, getattr(loaded.model, "model", loaded.model)  # skip the LM head of a causal model
 
 def attention(key: str, N: int, text: str | None = None, dtype: str = "float32") -> torch.Tensor | None:
@@ -283,22 +295,22 @@ def _attention_recorders(model) -> list[tuple[type, str | None, int]]:
 
 
 def attention_layers(key: str, N: int, text: str | None, dtype: str,
-                     on_layer: Callable[[int, torch.Tensor], None]) -> int | None:
+                     on_layer: Callable[[int, torch.Tensor], None], device: str = "cpu") -> int | None:
     """One forward pass of model ``key`` on the first ``N`` tokens of ``text`` (as :func:`attention`),
     handing each layer's attention to ``on_layer(layer, A)`` *while the pass runs*, so that at most
     one layer's weights are alive at a time (a forward hook on each attention module; nothing is
     stacked, ``output_attentions`` stays off).
 
     ``A`` is the ``(heads, N, N)`` tensor of ``dtype`` of layer ``layer`` (0-based, in order), the
-    same values :func:`attention` stacks as ``[layer]``. ``on_layer`` should reduce it and keep
-    nothing that references it. Returns the number of layers, or ``None`` when the model is not
+    same values :func:`attention` stacks as ``[layer]``, on ``device`` (where the model and the pass
+    run: "cpu" or "cuda"). ``on_layer`` should reduce it and keep nothing that references it. Returns the number of layers, or ``None`` when the model is not
     installed.
 
     Raises:
         TextTooShort: (a ``ValueError``) the text has fewer than ``N`` tokens.
         RuntimeError: a layer's attention has an unexpected shape, or the count of layers is not the spec's.
     """
-    prepared = _prepared(key, N, dtype, text)
+    prepared = _prepared(key, N, dtype, text, device)
     if prepared is None:
         return None
     loaded, ids, inner = prepared

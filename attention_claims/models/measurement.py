@@ -281,8 +281,52 @@ def head_singular_values(A: np.ndarray, workers: int | None = None) -> tuple[np.
     return np.stack(rows), method
 
 
-def measure_layers(key: str, N: int, text: str | None, dtype: str,
-                   on_layer=None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+#: The environment variable that picks where a measurement's forward passes and spectra run: ``cpu``,
+#: ``cuda`` or ``auto`` (the default: CUDA when torch sees a device, else the CPU).
+DEVICE_ENV = "ATTENTION_CLAIMS_MODEL_DEVICE"
+
+
+class ModelDeviceError(ValueError):
+    """:data:`DEVICE_ENV` names no usable device (an unknown value, or ``cuda`` without a CUDA device)."""
+
+
+def measurement_device() -> str:
+    """The device of a model measurement, ``"cpu"`` or ``"cuda"``, from :data:`DEVICE_ENV` (default
+    ``auto``: ``"cuda"`` when :func:`attention_claims.maths.arrays.cuda_available`, else ``"cpu"``).
+
+    Raises:
+        ModelDeviceError: the variable is not ``cpu``, ``cuda`` or ``auto`` (case and spaces ignored), or it
+            is ``cuda`` and torch sees no CUDA device.
+    """
+    from ..maths.arrays import cuda_available
+
+    want = os.environ.get(DEVICE_ENV, "").strip().lower() or "auto"
+    if want not in ("auto", "cpu", "cuda"):
+        raise ModelDeviceError(f"{DEVICE_ENV}={os.environ.get(DEVICE_ENV)!r}: must be cpu, cuda or auto")
+    if want == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    if want == "cuda" and not cuda_available():
+        raise ModelDeviceError(f"{DEVICE_ENV}=cuda, but torch sees no CUDA device (torch.cuda.is_available() "
+                               "is False)")
+    return want
+
+
+def torch_singular_values(A: torch.Tensor) -> np.ndarray:
+    """Singular values of every head of one layer on the tensor's own device: ``A`` an ``(H, N, N)``
+    tensor (any float dtype, any device), returned as an ``(H, N)`` float64 NumPy array, each row
+    descending, dimensionless.
+
+    ``torch.linalg.svdvals`` in float64, batched over the heads (on CUDA cuSOLVER's SVD, on the CPU
+    LAPACK's gesdd): the exact SVD at every N, so nothing is left unresolved as on the Gram route
+    (:func:`gram_singular_values`), which a CPU measurement uses above :data:`GESDD_MAX_N` only for speed.
+    The backward error of either is a small multiple of ``eps64·sigma_1`` per singular value
+    (LAPACK Users' Guide §4.9), the same bound as the CPU route's gesdd.
+    """
+    return torch.linalg.svdvals(A.detach().to(torch.float64)).cpu().numpy()
+
+
+def measure_layers(key: str, N: int, text: str | None, dtype: str, on_layer=None, device: str = "cpu",
+                   spectra_on: str | None = None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
     """:func:`measure_stack` of model ``key``'s attention, one layer at a time during the forward pass.
 
     Each layer's ``(H, N, N)`` weights (forward pass in ``dtype``) are copied to float64 and reduced head
@@ -301,8 +345,15 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str,
     (:data:`GRAM_UNRESOLVED`): the readings at N = 1024 and 2048 use only the effective ranks and the
     energy. Up to N = 512, where the numerical-rank and power-law readings are made, gesdd stays.
 
+    On CUDA (``device="cuda"``, :func:`measurement_device`) the forward pass runs on the GPU and each layer's
+    singular values come from :func:`torch_singular_values` there (the exact SVD at every N: no measure is
+    NaN); only the ``(H, N)`` values and the cheap row and diagonal measures come back to the CPU.
+
     Args:
         on_layer: called with no arguments after each layer is reduced (progress).
+        device: ``"cpu"`` or ``"cuda"``, where the model and the forward pass run.
+        spectra_on: ``"torch"`` (:func:`torch_singular_values` on ``device``) or ``"lapack"`` (NumPy on the
+            CPU, :func:`head_singular_values`); default ``"torch"`` on CUDA and ``"lapack"`` on the CPU.
 
     Returns:
         ``({name: (L, H)}, (L, N) spectra)``, or ``None`` when the model is not installed.
@@ -313,9 +364,16 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str,
     parts: list[dict[str, np.ndarray]] = []
     spectra: list[np.ndarray] = []
 
+    spectra_on = spectra_on or ("lapack" if device == "cpu" else "torch")
+    if spectra_on not in ("torch", "lapack"):
+        raise ValueError(f"spectra_on: must be 'torch' or 'lapack', got {spectra_on!r}")
+
     def reduce(layer: int, A: torch.Tensor) -> None:
+        if spectra_on == "torch":
+            S, method = torch_singular_values(A), "svd"
         A64 = A.to("cpu", torch.float64)[None]  # (1, H, N, N)
-        S, method = head_singular_values(A64[0].numpy())
+        if spectra_on == "lapack":
+            S, method = head_singular_values(A64[0].numpy())
         part = _measures_from(A64, S[None], dtype)
         if method == "gram":
             for name in GRAM_UNRESOLVED:
@@ -325,7 +383,7 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str,
         if on_layer is not None:
             on_layer()
 
-    if attention_layers(key, N, text, dtype, reduce) is None:
+    if attention_layers(key, N, text, dtype, reduce, device=device) is None:
         return None
     return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
 
@@ -348,7 +406,7 @@ def estimate_seconds(key: str, N: int, dtypes: tuple[str, ...]) -> float:
     return SECONDS_BASE + len(dtypes) * spec.layers * spec.heads * seconds * (N / n0) ** 3
 
 
-def _announce(key: str, N: int, dtypes: tuple[str, ...]) -> None:
+def _announce(key: str, N: int, dtypes: tuple[str, ...], device: str = "cpu") -> None:
     """One line (model, N, rough time) before a cold measurement: to the first of
     :data:`attention_claims.models.ANNOUNCERS` that takes it (under pytest, its terminal), else to
     ``sys.__stderr__``."""
@@ -356,8 +414,12 @@ def _announce(key: str, N: int, dtypes: tuple[str, ...]) -> None:
 
     est = estimate_seconds(key, N, dtypes)
     when = f"{est:.0f} s" if est < 120 else f"{est / 60:.0f} min"
+    if device != "cpu":  # the estimate is this suite's 2-core CPU's
+        when = f"{device}: no time estimate"
     line = (f"attention-claims: measuring {key} at N = {N} ({' + '.join(dtypes)} forward passes, "
-            f"not cached yet), roughly {when}")
+            f"not cached yet), roughly {when}" if device == "cpu" else
+            f"attention-claims: measuring {key} at N = {N} ({' + '.join(dtypes)} forward passes, "
+            f"not cached yet) on {when}")
     for announce in ANNOUNCERS:
         if announce(line):
             return
@@ -372,7 +434,7 @@ def _announce(key: str, N: int, dtypes: tuple[str, ...]) -> None:
 
 
 def measure_uncached(key: str, N: int, text: str | None = None, float64: bool = True,
-                     progress: bool = False) -> Measurement | None:
+                     progress: bool = False, device: str = "cpu") -> Measurement | None:
     """:func:`measure` without the cache or the memo: always runs the forward passes (:func:`measure_layers`).
 
     Args:
@@ -394,12 +456,12 @@ def measure_uncached(key: str, N: int, text: str | None = None, float64: bool = 
     heads, spectra = {}, {}
     try:
         for dt in dtypes:
-            heads[dt], spectra[dt] = measure_layers(key, N, text, dt, bar.update if bar else None)
+            heads[dt], spectra[dt] = measure_layers(key, N, text, dt, bar.update if bar else None, device=device)
     finally:
         if bar is not None:
             bar.close()
     return Measurement(model=key, N=N, text=text, text_sha256=text_sha256(text), heads=heads,
-                       seconds=time.perf_counter() - t0, versions=_versions(), spectra=spectra)
+                       seconds=time.perf_counter() - t0, versions=_versions(), spectra=spectra, device=device)
 
 
 @dataclass
@@ -409,7 +471,8 @@ class Measurement:
     ``heads[dtype][name]`` is an ``(L, H)`` float64 array (see :data:`MEASURES`), for
     dtype "float32" (forward pass in float32) and, when measured, "float64" (the same
     weights and tokens, forward pass in float64). ``spectra[dtype]`` is the ``(L, N)`` array of
-    :func:`layer_spectra` (per layer, the head average of ``sigma_i / sigma_1``).
+    :func:`layer_spectra` (per layer, the head average of ``sigma_i / sigma_1``). ``device`` is where the
+    forward passes and spectra ran (``"cpu"`` or ``"cuda"``, :func:`measurement_device`).
     """
 
     model: str
@@ -421,6 +484,7 @@ class Measurement:
     versions: dict = field(default_factory=dict)
     cached: bool = False
     spectra: dict[str, np.ndarray] = field(default_factory=dict)
+    device: str = "cpu"
 
     @property
     def spec(self) -> ModelSpec:
@@ -454,7 +518,7 @@ class Measurement:
         return {"model": self.model, "N": self.N, "text": self.text, "text_sha256": self.text_sha256,
                 "seconds": self.seconds, "versions": self.versions, "measure_version": MEASURE_VERSION,
                 "heads": {dt: {k: enc(v) for k, v in d.items()} for dt, d in self.heads.items()},
-                "spectra": {dt: a.tolist() for dt, a in self.spectra.items()}}
+                "spectra": {dt: a.tolist() for dt, a in self.spectra.items()}, "device": self.device}
 
     @classmethod
     def from_json(cls, data: dict) -> Measurement:
@@ -462,7 +526,8 @@ class Measurement:
                       for k, a in d.items()} for dt, d in data["heads"].items()}
         return cls(model=data["model"], N=data["N"], text=data["text"], text_sha256=data["text_sha256"],
                    heads=heads, seconds=data["seconds"], versions=data.get("versions", {}), cached=True,
-                   spectra={dt: np.array(a, dtype=np.float64) for dt, a in data["spectra"].items()})
+                   spectra={dt: np.array(a, dtype=np.float64) for dt, a in data["spectra"].items()},
+                   device=data.get("device", "cpu"))
 
 
 def _versions() -> dict:
@@ -477,9 +542,11 @@ def _versions() -> dict:
     return out
 
 
-def _cache_file(key: str, N: int, text: str, dtypes: tuple[str, ...]) -> Path:
+def _cache_file(key: str, N: int, text: str, dtypes: tuple[str, ...], device: str = "cpu") -> Path:
     ident = {"model": key, "N": N, "text_sha256": text_sha256(text), "dtypes": dtypes,
              "versions": _versions(), "weights": str(model_files(key))}
+    if device != "cpu":  # a GPU measurement is kept apart (its rounding differs); CPU files keep their names
+        ident["device"] = device
     if get_spec(key).user:  # a retrained model in the same folder is measured again
         ident["fingerprint"] = get_spec(key).fingerprint
     ident = json.dumps(ident, sort_keys=True)
@@ -491,7 +558,7 @@ _MEMO: dict[tuple, Measurement] = {}
 
 
 def measure(key: str, N: int, text: str | None = None, float64: bool = True,
-            progress: bool = False) -> Measurement | None:
+            progress: bool = False, device: str | None = None) -> Measurement | None:
     """Measure every head of model ``key`` (built-in or ``--claims-model``) on passage ``text``
     (default :func:`text_for` ``(key)``) cut to ``N`` tokens.
 
@@ -499,23 +566,28 @@ def measure(key: str, N: int, text: str | None = None, float64: bool = True,
     the float64 one, streaming layer by layer (:func:`measure_layers`); reads and writes the JSON
     cache (module docstring). A cold measurement first writes one line (model, N, rough time,
     :func:`estimate_seconds`) to ``sys.__stderr__``; ``progress`` adds a tqdm bar. Returns ``None``
-    when the model is not installed. Raises ``ValueError`` if the text is too short.
+    when the model is not installed. ``device`` (default :func:`measurement_device`: CUDA when present) is
+    where the forward passes and spectra run (:func:`measure_layers`); a CUDA measurement is cached apart.
+
+    Raises:
+        ValueError: the text is too short (``TextTooShort``), or :class:`ModelDeviceError`.
     """
     if install_hint(key) is not None:
         return None
     text = text_for(key) if text is None else text
     dtypes = ("float32", "float64") if float64 else ("float32",)
-    memo = (key, N, text, dtypes)
+    device = device or measurement_device()
+    memo = (key, N, text, dtypes, device)
     if memo in _MEMO:
         return _MEMO[memo]
-    path = _cache_file(key, N, text, dtypes)
+    path = _cache_file(key, N, text, dtypes, device)
     meas = _read_cache(path)
     if meas is None:
         with file_lock(path):
             meas = _read_cache(path)
             if meas is None:
-                _announce(key, N, dtypes)
-                meas = measure_uncached(key, N, text, float64, progress)
+                _announce(key, N, dtypes, device)
+                meas = measure_uncached(key, N, text, float64, progress, device)
                 write_atomic(path, json.dumps(meas.to_json()))
     _MEMO[memo] = meas
     return meas

@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from .measurement import GESDD_MAX_N, Measurement, measure
+from ..maths.arrays import cuda_available
+from .measurement import GESDD_MAX_N, Measurement, ModelDeviceError, measure, measurement_device
 from .registry import LENGTHS, MODELS, TEXTS, install_hint, register_model, register_text, text_label
 
 
@@ -155,7 +156,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--text-file", default=None, help="measure the --model models on this UTF-8 text")
     parser.add_argument("--n", type=int, nargs="*", default=list(LENGTHS))
     parser.add_argument("--text", default=None, choices=TEXTS, help="a built-in passage (default: each model's)")
+    parser.add_argument("--device", default=None, choices=("auto", "cpu", "cuda"),
+                        help="where the forward passes and spectra run (default: $ATTENTION_CLAIMS_MODEL_DEVICE, "
+                             "else auto: CUDA when present)")
     args = parser.parse_args(argv)
+    try:
+        device = {None: measurement_device, "auto": lambda: "cuda" if cuda_available() else "cpu"}.get(
+            args.device, lambda: args.device)()
+        if device == "cuda" and not cuda_available():
+            raise ModelDeviceError("--device cuda, but torch sees no CUDA device (torch.cuda.is_available() is False)")
+    except ModelDeviceError as err:
+        parser.error(str(err))
     if args.text_file:
         register_text(args.text_file)
     user = [register_model(p).key for p in args.model]
@@ -166,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{key}: not installed: {hint}")
             continue
         for N in args.n:
-            meas = measure(key, N, args.text, progress=True)
+            meas = measure(key, N, args.text, progress=True, device=device)
             print(report_markdown(meas))
             print(f"({'cached' if meas.cached else f'measured in {meas.seconds:.1f} s'})\n")
     return 0

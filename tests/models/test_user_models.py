@@ -179,3 +179,80 @@ def test_a_model_outside_the_checkout_keeps_rootdir_and_configfile(tmp_path):
     res = _pytest("--co", "checks/test_trained.py", "--claims-model", str(llama), env=env)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert f"rootdir: {ROOT}" in res.stdout and "configfile: pyproject.toml" in res.stdout, res.stdout[:800]
+
+
+# -- where a measurement runs (issue 25, "GPU when present") ------------------------------------------
+
+
+def test_the_torch_spectra_route_gives_the_lapack_routes_measures(registered, monkeypatch):
+    """The CUDA route (:func:`torch_singular_values`, here on the CPU: the same code, only the device
+    differs) gives the exact SVD at every N: the effective ranks and energies of the LAPACK route, and no
+    NaN where the CPU's Gram route (forced here above N = 32) leaves the small-sigma measures unresolved."""
+    from attention_claims.models import measurement
+
+    key = registered["llama"].key
+    monkeypatch.setattr(measurement, "GESDD_MAX_N", 32)
+    lapack, lapack_spectra = measurement.measure_layers(key, 64, None, "float32")
+    on_torch, torch_spectra = measurement.measure_layers(key, 64, None, "float32", spectra_on="torch")
+    for name in ("eff_rank_90", "eff_rank_95"):
+        assert (on_torch[name] == lapack[name]).all(), name
+    for name in ("energy_top10", "energy_top8", "sigma_max", "row_sum_err", "diag_min"):
+        assert abs(on_torch[name] - lapack[name]).max() <= 1e-12, name
+    assert all(bool(torch.isnan(torch.as_tensor(lapack[n])).all()) for n in measurement.GRAM_UNRESOLVED)
+    assert not any(bool(torch.isnan(torch.as_tensor(on_torch[n])).any()) for n in measurement.GRAM_UNRESOLVED)
+    assert torch_spectra.shape == lapack_spectra.shape == (2, 64)
+    with pytest.raises(ValueError, match="spectra_on: must be 'torch' or 'lapack', got 'gpu'"):
+        measurement.measure_layers(key, 64, None, "float32", spectra_on="gpu")
+
+
+def test_a_model_moved_to_a_device_is_a_copy_with_the_same_attention(registered):
+    from attention_claims.models import loading
+
+    key = registered["gpt2"].key
+    cpu = loading.load_model(key, "float32")
+    moved = loading._on_device(key, "float32", "cpu")  # the code path of device="cuda", on the CPU
+    assert moved.model is not cpu.model and moved.spec == cpu.spec and moved.tokenizer is cpu.tokenizer
+    seen = {}
+    loading.attention_layers(key, 32, None, "float32", lambda i, a: seen.setdefault(i, a.clone()))
+    A = loading.attention(key, 32)
+    assert all(torch.equal(seen[i], A[i]) for i in range(len(A)))
+
+
+def test_a_cuda_measurement_is_cached_apart_and_says_where_it_ran(registered):
+    from attention_claims.models import measurement
+
+    key = registered["bert"].key
+    text = registry.text_for(key)
+    cpu = measurement._cache_file(key, 64, text, ("float32",))
+    assert measurement._cache_file(key, 64, text, ("float32",), "cpu") == cpu  # CPU files keep their names
+    assert measurement._cache_file(key, 64, text, ("float32",), "cuda") != cpu
+    meas = measurement.measure(key, 64, float64=False, device="cpu")
+    assert meas.device == "cpu"
+    data = meas.to_json()
+    assert data["device"] == "cpu"
+    data["device"] = "cuda"
+    assert measurement.Measurement.from_json(data).device == "cuda"
+    del data["device"]  # a file written before the field: measured on the CPU
+    assert measurement.Measurement.from_json(data).device == "cpu"
+
+
+@pytest.mark.parametrize(("value", "cuda", "expected"), [
+    ("", False, "cpu"), ("", True, "cuda"), ("auto", True, "cuda"), (" CPU ", True, "cpu"), ("cuda", True, "cuda"),
+    ("cuda", False, "torch sees no CUDA device"), ("gpu", True, "must be cpu, cuda or auto"),
+])
+def test_the_measurement_device_comes_from_the_environment(monkeypatch, value, cuda, expected):
+    from attention_claims.framework import models_option
+    from attention_claims.maths import arrays
+    from attention_claims.models import measurement
+
+    assert models_option.DEVICE_ENV == measurement.DEVICE_ENV
+    monkeypatch.setenv(measurement.DEVICE_ENV, value)
+    monkeypatch.setattr(arrays, "cuda_available", lambda: cuda)
+    if expected in ("cpu", "cuda"):
+        assert measurement.measurement_device() == expected
+        models_option._check_device()
+        return
+    with pytest.raises(measurement.ModelDeviceError, match=expected):
+        measurement.measurement_device()
+    with pytest.raises(pytest.UsageError, match=f"attention-claims: {measurement.DEVICE_ENV}=.*{expected}"):
+        models_option._check_device()
