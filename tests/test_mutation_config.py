@@ -64,3 +64,13 @@ def test_every_explanation_names_a_kind():
     notes = json.loads((ROOT / "reports" / "mutation_explanations.json").read_text(encoding="utf-8"))
     bad = {k: v for k, v in notes.items() if not v.startswith(("equivalent:", "not observable here:"))}
     assert bad == {}
+
+
+def test_the_report_says_which_commits_a_resumed_run_covers():
+    from attention_claims.tools.mutation_report import _provenance
+
+    one = {"tool": "mutmut 3.8.1", "commit": "abc", "tests_commit": "abc", "date": "2026-11-24"}
+    assert _provenance(one) == "Run with mutmut 3.8.1 over the modules and tests as of commit `abc`; summarised 2026-11-24."
+    resumed = _provenance(one | {"tests_commit": "def"})
+    assert "over the modules as of commit `def`: begun at `abc`" in resumed
+    assert "before the resumption ran against the tests as of `abc`" in resumed

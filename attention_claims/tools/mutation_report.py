@@ -110,6 +110,23 @@ def _read_run(root: Path, modules: list[str]) -> tuple[dict[str, dict[str, int |
     return codes, commit
 
 
+def _provenance(result: dict) -> str:
+    """The report's first sentence: the tool, the commits and the date. mutmut keeps a function's results
+    while its code hashes the same and re-tests a function whose code changed, so a run begun at one
+    commit (``commit``, recorded when mutmut collected which tests reach which function) and resumed at a
+    later one (``tests_commit``) covers the modules as of the later commit, with the mutants checked before
+    the resumption run against the earlier tests."""
+    if result["commit"] == result["tests_commit"]:
+        return (f"Run with {result['tool']} over the modules and tests as of commit `{result['commit']}`; "
+                f"summarised {result['date']}.")
+    return (f"Run with {result['tool']} over the modules as of commit `{result['tests_commit']}`: begun at "
+            f"`{result['commit']}` (when mutmut collected which tests reach which function) and resumed at "
+            f"`{result['tests_commit']}` (mutmut keeps a function's results while its code is unchanged and "
+            f"re-tests the functions that changed), so the mutants checked before the resumption ran against the "
+            f"tests as of `{result['commit']}`, the others against those of `{result['tests_commit']}`; "
+            f"summarised {result['date']}.")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Summarise the last ``mutmut run`` of the project (the ini file's folder) in
     ``<report folder>/mutation.md`` and ``mutation.json``; takes no options."""
@@ -153,9 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     REPORTS.mkdir(exist_ok=True)
     (REPORTS / "mutation.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     md = ["# Mutation testing of the numerical core", "",
-          f"Run with {result['tool']} over the modules as of commit `{result['commit']}` (the commit mutmut recorded "
-          f"when it collected which tests reach which function), with the tests as of `{result['tests_commit']}`; "
-          f"summarised {result['date']}.", "",
+          _provenance(result), "",
           f"Modules mutated: {', '.join(f'`{m}`' for m in modules)}.", "",
           f"Tests run against each mutant (mutmut runs, of these, the tests that reach the mutated function): "
           f"{', '.join(f'`{t}`' for t in tests)}, with `{' '.join(result['pytest_args'])}`.", ""]
