@@ -93,7 +93,8 @@ def trust_lines(trust: dict | None) -> list[str]:
         paths = s.get("paths") or ["checks"]
         flips = s.get("flips") or []
         lines.append(f"Stability: {len(s.get('seeds', []))} seeds compared under the `{s.get('profile', '?')}` profile "
-                     f"over {', '.join(paths)} ({s.get('claims', '?')} claims; {s.get('date', '?')}); verdict flips: "
+                     f"over {', '.join(paths)} ({s.get('claims', '?')} claims; {s.get('date', '?')}"
+                     + (f", commit {str(s['commit'])[:7]}" if s.get("commit") else "") + "); verdict flips: "
                      f"{len(flips)}" + (f" ({', '.join(f['claim'] for f in flips)})" if flips else "") + ".")
     else:
         lines.append("Stability: not run yet (run `python -m attention_claims.tools.stability`).")

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from ..framework import config as claims_config
+from ..framework.report import git_commit
 
 
 def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dict[str, str]:
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     flips = compare(runs)
     result = {
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(claims_config.discover().root),
         "profile": args.profile,
         "seeds": seeds,
         "paths": args.paths,

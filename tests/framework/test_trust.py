@@ -28,6 +28,15 @@ def test_trust_lines_report_kill_rate():
     assert "not run yet" in lines[1] and "not run yet" in lines[2]
 
 
+def test_the_stability_line_names_the_commit_it_ran_at():
+    s = {"seeds": [1, 2, 3, 4, 5], "profile": "dev", "paths": ["checks"], "claims": 160, "date": "2026-11-24",
+         "flips": []}
+    line = trust_lines({"planted": None, "stability": dict(s, commit="00d1f5f0123"), "mutation": None})[1]
+    assert line == ("Stability: 5 seeds compared under the `dev` profile over checks (160 claims; 2026-11-24, "
+                    "commit 00d1f5f); verdict flips: 0.")
+    assert "commit" not in trust_lines({"planted": None, "stability": s, "mutation": None})[1]  # an older file
+
+
 @pytest.mark.subprocess_run
 def test_interrupted_run_leaves_an_honest_report(planted):
     src = '''
