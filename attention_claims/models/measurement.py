@@ -388,10 +388,12 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str, on_layer=None
     return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
 
 
-#: seconds per head on this suite's 2-core machine, idle, two heads at a time on one BLAS thread each
-#: (:func:`head_singular_values`): gesdd at N = 512 (0.06 s a matrix on one thread) and the Gram route at
-#: N = 2048 (0.45 s a matrix measured two at a time); both grow as N³
-SECONDS_PER_HEAD = {"gesdd": (512, 0.03), "gram": (2048, 0.25)}
+#: seconds per head and dtype on this suite's 2-core machine, the head's share of its layer's forward pass
+#: included, fitted to the SmolLM2-135M entries of ``reports/bench.json`` (30 x 9 heads, both dtypes: 49.6 s
+#: at N = 512 by gesdd, 589.8 s at N = 2048 by the Gram route; 114.5 s at N = 1024, where this gives 83 s):
+#: gesdd's 0.06 s a matrix on one thread is most of it at N = 512, the float64 forward pass most of it at
+#: N = 2048 (the Gram route alone is 0.45 s a matrix two at a time); scaled as N³
+SECONDS_PER_HEAD = {"gesdd": (512, 0.06), "gram": (2048, 1.0)}
 
 #: seconds to load a built-in model in both dtypes and run the passes' other work
 SECONDS_BASE = 15.0

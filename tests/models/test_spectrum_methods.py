@@ -66,3 +66,16 @@ def test_the_drawn_spectrum_has_one_resolution_for_every_head():
     cut = measurement.resolved(S, "gram")
     assert floor > 1e-12 and cut[1, -1] == 0 and np.array_equal(cut[:, :-1], S[:, :-1])
     assert measurement.resolved(S, "gesdd") is S
+
+
+def test_the_cold_time_estimate_is_fitted_to_the_benchmarks():
+    """The one line a cold measurement prints must not promise a quarter of the real time: within 30% of
+    reports/bench.json's SmolLM2-135M entries at N = 512 and 2048 (both dtypes, each in its own process)."""
+    import json
+    from pathlib import Path
+
+    bench = json.loads((Path(__file__).resolve().parents[2] / "reports" / "bench.json").read_text(encoding="utf-8"))
+    for N in (512, 2048):
+        measured = bench["results"][f"model_measurement/smollm2-135m/N={N}"]["seconds"]
+        est = measurement.estimate_seconds("smollm2-135m", N, ("float32", "float64"))
+        assert abs(est - measured) <= 0.3 * measured, (N, est, measured)
