@@ -5,6 +5,7 @@ clear errors on bad input."""
 from __future__ import annotations
 
 import itertools
+import re
 from fractions import Fraction
 
 import mpmath
@@ -259,10 +260,78 @@ def test_pairwise_distortion_decides_ties_exactly():
 
 
 def test_pairwise_distortion_rejects_bad_input():
-    with pytest.raises(AttentionInputError, match="different numbers of rows"):
-        pairwise_distortion_holds(np.ones((3, 2)), np.ones((2, 2)), 0.5)
-    with pytest.raises(AttentionInputError, match="eps"):
-        pairwise_distortion_holds(np.ones((3, 2)), np.ones((3, 2)), 1.5)
+    with pytest.raises(AttentionInputError, match=re.escape("X, Y: different numbers of rows (3 vs 2)")):
+        pairwise_distortion_holds(np.ones((3, 5)), np.ones((2, 4)), 0.5)
+    for eps in (1.5, 1.0, 0.0, -0.25):  # the open interval (0, 1): both ends refused
+        with pytest.raises(AttentionInputError, match=r"^eps: must be in \(0, 1\)"):
+            pairwise_distortion_holds(np.ones((3, 2)), np.ones((3, 2)), eps)
+    # each array is named in its own error
+    with pytest.raises(AttentionInputError, match="^X: expected 2 dimensions"):
+        pairwise_distortion_holds(np.ones(3), np.ones((3, 2)), 0.5)
+    with pytest.raises(AttentionInputError, match="^Y: expected 2 dimensions"):
+        pairwise_distortion_holds(np.ones((3, 2)), np.ones(3), 0.5)
+
+
+def _one_pair(x, y):
+    """Rows 0 and x (X) and 0 and y (Y): one pair, whose difference vectors are -x and -y."""
+    x, y = np.atleast_1d(np.asarray(x, float)), np.atleast_1d(np.asarray(y, float))
+    return np.vstack([np.zeros_like(x), x]), np.vstack([np.zeros_like(y), y])
+
+
+def test_pairwise_distortion_outside_pairs_decided_by_the_filter():
+    # |y|^2 / |x|^2 = 4 > 1 + eps and 1/100 < 1 - eps, far from the bounds: (False, 0), no exact pair
+    assert pairwise_distortion_holds(*_one_pair([1.0], [2.0]), 0.5) == (False, 0)
+    assert pairwise_distortion_holds(*_one_pair([10.0], [1.0]), 0.5) == (False, 0)
+    # 2 lies between (1 + eps) = 1.5 and 2 + eps: still outside
+    assert pairwise_distortion_holds(*_one_pair([1.0], [np.sqrt(2.0)]), 0.5) == (False, 0)
+
+
+def test_pairwise_distortion_filter_band():
+    # |x|^2 = 2 (m = 2), eps = 1/2, so the bounds are (1 - eps)|x|^2 = 1 and (1 + eps)|x|^2 = 3. The filter's
+    # relative band around each is the margin 2^-40 plus g_x + g_y, g = 2 gamma_m + 2^-45 (about 2^-45 for
+    # m <= 2): a ratio within about 2^-40 + 2^-44 of a bound takes the exact route; one beyond it does not.
+    x = [1.0, 1.0]
+    for t in (1 + 2.0**-40 + 3 * 2.0**-46, 3 * (1 - 2.0**-40 - 3 * 2.0**-46)):
+        assert pairwise_distortion_holds(*_one_pair(x, [np.sqrt(t)]), 0.5) == (True, 1)
+    for t in (1 + 2.0**-40 + 2.0**-43, 3 * (1 - 2.0**-40 - 2.0**-43), 2.0):
+        assert pairwise_distortion_holds(*_one_pair(x, [np.sqrt(t)]), 0.5) == (True, 0)
+    for t in (1 - 2.0**-40 - 3 * 2.0**-46, 3 * (1 + 2.0**-40 + 3 * 2.0**-46)):
+        assert pairwise_distortion_holds(*_one_pair(x, [np.sqrt(t)]), 0.5) == (False, 1)
+    for t in (1 - 2.0**-40 - 2.0**-43, 3 * (1 + 2.0**-40 + 2.0**-43)):
+        assert pairwise_distortion_holds(*_one_pair(x, [np.sqrt(t)]), 0.5) == (False, 0)
+    # m = 4096 coordinates: gamma_m = 2^-41 (m u = 2^-41 exactly, over 1 - 2^-41), so g_x = 2^-40 + 2^-45 and
+    # the band widens to 2^-39 + 2^-44 above the lower bound: 1 + 1.75 2^-40 is inside it, 1 + 2^-39 + 2^-43 not
+    xm = np.zeros(4096)
+    xm[:2048] = 2.0**-5  # |x|^2 = 2048 * 2^-10 = 2, exactly
+    assert pairwise_distortion_holds(*_one_pair(xm, [np.sqrt(1 + 1.75 * 2.0**-40)]), 0.5) == (True, 1)
+    assert pairwise_distortion_holds(*_one_pair(xm, [np.sqrt(1 + 2.0**-39 + 2.0**-43)]), 0.5) == (True, 0)
+
+
+@pytest.mark.parametrize("x,y,expected", [
+    # y chosen (by search) so that a filter comparison is an exact float tie: a tie does not clear the
+    # strict comparison, so the pair takes the exact route
+    (2.0, float.fromhex("0x1.6a09e667f47d3p+0"), (True, 1)),   # y_lo == (1 - eps) x_hi (1 + 2^-40)
+    (3.0, float.fromhex("0x1.d64d51e0da226p+1"), (True, 1)),   # y_hi (1 + 2^-40) == (1 + eps) x_lo
+    (5.0, float.fromhex("0x1.c48c6001efbb7p+1"), (False, 1)),  # y_hi (1 + 2^-40) == (1 - eps) x_lo
+    (2.0, float.fromhex("0x1.3988e14092b99p+1"), (False, 1)),  # y_lo == (1 + eps) x_hi (1 + 2^-40)
+])
+def test_pairwise_distortion_filter_ties_take_the_exact_route(x, y, expected):
+    assert pairwise_distortion_holds(*_one_pair([x], [y]), 0.5) == expected
+
+
+def test_pairwise_distortion_filter_safe_range():
+    # an entry of a difference vector is "safe" for the filter when 0 or in [2^-500, 2^500]; each array's
+    # pair must be safe, decided per pair
+    for v, exact in ((2.0**-500, 0), (2.0**-501, 1), (2.0**500, 0), (2.0**501, 1), (2000.0, 0)):
+        X, _ = _one_pair([3.0, v], [0.0])
+        assert pairwise_distortion_holds(X, X, 0.5) == (True, exact), v
+    # a zero coordinate is safe (identity projection: every pair inside, none exact)
+    assert pairwise_distortion_holds(*_one_pair([3.0, 0.0], [3.0, 0.0]), 0.5) == (True, 0)
+    # only X's pair unsafe: still exact
+    assert pairwise_distortion_holds(*_one_pair([3.0, 2.0**-600], [3.0]), 0.5) == (True, 1)
+    # one unsafe pair out of three (rows 0 and 1; row 1 - row 2 = (0, -1) in float64): only that one is exact
+    X = np.array([[0.0, 0.0], [3.0, 2.0**-600], [3.0, 1.0]])
+    assert pairwise_distortion_holds(X, X, 0.5) == (True, 1)
 
 
 # -- Hurwitz zeta (the tails of power-law spectra) -------------------------------------------------
