@@ -4,6 +4,7 @@ attention_claims.maths (masks, exact softmax ranks over Q(t), certified singular
 from __future__ import annotations
 
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -37,6 +38,7 @@ from attention_claims.maths import (
     prf_moments_quadrature,
     rational_rows_equal,
     softmax_log_ratio_rank,
+    taylor_features,
     trig_random_features,
 )
 
@@ -321,3 +323,81 @@ def test_exact_frobenius_and_cr_factorization():
         exact_frobenius_sq(W, np.ones((3, 2)), np.ones((1, 3)))
     with pytest.raises(AttentionInputError, match="NaN or Inf"):
         cr_factorization([[float("inf")]])
+
+
+# -- trigonometric random features, monomial dots, Taylor features: values, shapes, errors ------------
+
+
+def test_trig_random_features_by_the_formula_row_by_row():
+    # exp(|x|^2 / 2) [cos, sin](omega . x) / sqrt(m), each row with its own norm; N = 2 rows, m = 3 features
+    X = np.array([[0.5, -1.0], [2.0, 0.25]])
+    omega = np.array([[1.0, 0.0], [0.5, -2.0], [-1.5, 0.75]])
+    F = trig_random_features(X, omega)
+    assert F.shape == (2, 6)
+    for i, x in enumerate(X):
+        s = math.exp(0.5 * float(x @ x)) / math.sqrt(3)
+        p = omega @ x
+        assert np.allclose(F[i], np.concatenate([s * np.cos(p), s * np.sin(p)]), rtol=1e-15, atol=0)
+    # N = m = 3: a per-row scale must not broadcast along the features
+    X3 = np.array([[0.5, -1.0], [2.0, 0.25], [0.0, 0.0]])
+    F3 = trig_random_features(X3, omega)
+    assert np.allclose(F3[2], np.concatenate([np.ones(3), np.zeros(3)]) / math.sqrt(3), rtol=1e-15, atol=0)
+
+
+def test_trig_random_features_rejects_bad_input():
+    with pytest.raises(AttentionInputError, match="^X: expected 2 dimensions"):
+        trig_random_features(np.ones(2), np.ones((3, 2)))
+    with pytest.raises(AttentionInputError, match="^omega: expected 2 dimensions"):
+        trig_random_features(np.ones((2, 2)), np.ones(2))
+    with pytest.raises(AttentionInputError, match=re.escape("X, omega: dimensions differ (3 vs 2)")):
+        trig_random_features(np.ones((4, 3)), np.ones((5, 2)))
+
+
+def test_monomial_feature_dots_rejects_bad_input():
+    with pytest.raises(AttentionInputError, match="^q: expected 1 dimensions"):
+        monomial_feature_dots(np.ones((1, 2)), np.ones(2), 2)
+    with pytest.raises(AttentionInputError, match="^k: expected 1 dimensions"):
+        monomial_feature_dots(np.ones(2), np.ones((1, 2)), 2)
+    with pytest.raises(AttentionInputError, match="^degree: must be a non-negative integer, got -1$"):
+        monomial_feature_dots(np.ones(2), np.ones(2), -1)
+    assert monomial_feature_dots(np.array([2.0]), np.array([3.0]), 0) == [1]  # degree 0 allowed
+
+
+def test_normalised_prf_attention_rejects_each_shape_fault_alone():
+    Q, K, V, w = np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 4)), np.ones((5, 2))
+    for args in ((Q, np.ones((3, 3)), V, w),   # Q, K dimensions
+                 (Q, K, np.ones((4, 4)), w),   # K, V rows
+                 (Q, K, V, np.ones((5, 3)))):  # omega's dimension
+        with pytest.raises(AttentionInputError, match="^normalised_prf_attention: shapes Q"):
+            normalised_prf_attention(*args)
+    # m = 2 features is the least allowed
+    out, se = normalised_prf_attention(Q, K, V, np.array([[0.5, -0.5], [1.0, 0.25]]))
+    assert out.shape == se.shape == (3, 4) and np.allclose(out, 1.0, rtol=1e-14)  # equal values: output v
+
+
+def test_taylor_features_degree_range():
+    x = torch.tensor([[2.0, -1.0]], dtype=torch.float64)
+    assert torch.equal(taylor_features(x, 0), torch.ones(1, 1, dtype=torch.float64))  # degree 0: the constant
+    with pytest.raises(AttentionInputError, match=re.escape("degree: must be an integer in [0, 12], got 13")):
+        taylor_features(torch.ones(1, 1, dtype=torch.float64), 13)
+    with pytest.raises(AttentionInputError, match=re.escape("degree: must be an integer in [0, 12], got -1")):
+        taylor_features(x, -1)
+
+
+def test_taylor_features_size_limit():
+    # sum_{k <= degree} m^k features at most 2,000,000: 1 + 1,999,999 is allowed, 1 + 2,000,000 not
+    F = taylor_features(torch.zeros(1, 1_999_999, dtype=torch.float32), 1)
+    assert F.shape == (1, 2_000_000)
+    del F
+    with pytest.raises(AttentionInputError, match="^taylor_features: too many features$"):
+        taylor_features(torch.zeros(1, 2_000_000, dtype=torch.float32), 1)
+    with pytest.raises(AttentionInputError, match="^taylor_features: too many features$"):
+        taylor_features(torch.zeros(1, 2000, dtype=torch.float32), 2)  # 1 + 2000 + 4,000,000
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_taylor_features_keep_dtype_and_device(dtype):
+    x = torch.tensor([[0.5, -1.0]], dtype=dtype)
+    assert taylor_features(x, 2).dtype == dtype
+    meta = taylor_features(torch.empty(3, 2, dtype=dtype, device="meta"), 2)
+    assert meta.device.type == "meta" and meta.shape == (3, 1 + 2 + 4) and meta.dtype == dtype
