@@ -19,6 +19,7 @@ from attention_claims.maths import (
     gaussian_logits,
     linear_attention,
     rational_rows_equal,
+    resolve_mask,
 )
 
 Q3 = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, -1.0]])
@@ -231,3 +232,13 @@ def test_feature_linear_attention_value_and_every_shape_check():
                rf"{re.escape(str(tuple(b.shape)))}, {re.escape(str(tuple(c.shape)))}$"
         with pytest.raises(AttentionInputError, match=want):
             feature_linear_attention(a, b, c)
+
+
+def test_resolve_mask_boolean_view_with_negative_strides():
+    # a regression: a boolean NumPy view such as causal[::-1] went to torch.as_tensor as it was, which refuses
+    # negative strides (ValueError); the mask is now copied
+    anti = np.eye(3, dtype=bool)[::-1]
+    out = resolve_mask(anti, 3, 3)
+    assert torch.equal(out, torch.tensor(anti.copy()))
+    anti[0, 0] = True  # the result does not share memory with the caller's array
+    assert not bool(out[0, 0])
