@@ -401,3 +401,18 @@ def test_taylor_features_keep_dtype_and_device(dtype):
     assert taylor_features(x, 2).dtype == dtype
     meta = taylor_features(torch.empty(3, 2, dtype=dtype, device="meta"), 2)
     assert meta.device.type == "meta" and meta.shape == (3, 1 + 2 + 4) and meta.dtype == dtype
+
+
+def test_chi2_tail_to_40_digits_and_its_errors():
+    # the closed form for k = 2 (exponential): every one of the default 40 digits, and the default is 40
+    with mpmath.workdps(60):
+        e = mpmath.mpf("0.5")
+        exact = 1 - mpmath.exp(-(1 - e)) + mpmath.exp(-(1 + e))
+        t = chi2_two_sided_tail(2, e)
+        assert abs(t - exact) < mpmath.mpf(10) ** -39 * exact
+        assert t == chi2_two_sided_tail(2, e, dps=40) != chi2_two_sided_tail(2, e, dps=41)
+    for eps in (0.0, 1.0, -0.5, 1.5):  # the open interval (0, 1)
+        with pytest.raises(AttentionInputError, match=r"^eps: must be in \(0, 1\)"):
+            chi2_two_sided_tail(3, eps)
+    with pytest.raises(AttentionInputError, match="^k: must be a positive integer, got 0$"):
+        chi2_two_sided_tail(0, 0.5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import mpmath
@@ -295,3 +296,29 @@ def test_sorted_standard_normals_law_and_order():
     assert ks_distance_normal(z, 0.1, 1.2) == stats.kstest(z, "norm", args=(0.1, 1.2)).statistic
     with pytest.raises(AttentionInputError):
         sorted_standard_normals(np.random.default_rng(0), 0)
+
+
+def test_gini_index_errors_name_x():
+    with pytest.raises(AttentionInputError, match="^x: empty vector$"):
+        gini_index([])
+    with pytest.raises(AttentionInputError, match="^x: entry nan is not finite$"):
+        gini_index([1.0, float("nan")])
+    for bad in ([0, 0], [1, -1, 2]):
+        with pytest.raises(AttentionInputError, match="^gini_index: need non-negative entries, not all zero$"):
+            gini_index(bad)
+
+
+def test_s_and_standard_error_small_samples_dtypes_and_messages():
+    # n = 2 is enough: S = mean|a| / sqrt(mean a^2) = 3.5 / sqrt(12.5) for (3, -4)
+    s, se = s_and_standard_error(torch.tensor([3.0, -4.0], dtype=torch.float64))
+    assert s == 3.5 / math.sqrt(12.5) and se > 0
+    assert s_and_standard_error(torch.tensor([1.0, -1.0], dtype=torch.float64)) == (1.0, 0.0)
+    # computed in float64 whatever the sample's dtype: float32 squares (0.1f^2) would round
+    a = torch.tensor([0.1, 0.7, -1.3, 2.9], dtype=torch.float32)
+    assert s_and_standard_error(a) == s_and_standard_error(a.to(torch.float64))
+    b = torch.tensor([0.1, 0.7, -1.3, 2.9], dtype=torch.bfloat16)
+    assert s_and_standard_error(b) == s_and_standard_error(b.to(torch.float64))
+    with pytest.raises(AttentionInputError, match="^" + re.escape("a: non-finite samples (overflow in the sampled dtype?)") + "$"):
+        s_and_standard_error(torch.tensor([1.0, float("inf")]))
+    with pytest.raises(AttentionInputError, match="^a: all-zero sample, S undefined$"):
+        s_and_standard_error(torch.zeros(5))
