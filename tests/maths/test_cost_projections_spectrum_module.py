@@ -349,6 +349,23 @@ def test_hurwitz_zeta_matches_mpmath(s, a):
             assert abs(hurwitz_zeta(s, a) - mpmath.pi**2 / 6) < mpmath.mpf(10) ** -39  # Basel
 
 
+def test_hurwitz_zeta_is_a_value_at_the_current_precision():
+    # the certified midpoint is rounded to the current mpmath precision (not to guard digits beyond it)
+    for dps in (15, 40):
+        with mpmath.workdps(dps):
+            for s, a in ((2, 1), (1.5, 7), (Fraction(11, 5), 3)):
+                z = hurwitz_zeta(s, a)
+                assert +z == z and abs(z - mpmath.zeta(mpmath.mpf(s.numerator) / s.denominator if isinstance(s, Fraction)
+                                                     else mpmath.mpf(s), a)) <= mpmath.mpf(10) ** (2 - dps) * z
+
+
+def test_hurwitz_zeta_names_its_arguments():
+    with pytest.raises(AttentionInputError, match="^a: must be a positive integer, got 0$"):
+        hurwitz_zeta(2, 0)
+    with pytest.raises(AttentionInputError, match="^s: nan is not finite$"):
+        hurwitz_zeta(float("nan"), 2)
+
+
 def test_hurwitz_zeta_rejects_divergent_series():
     with pytest.raises(AttentionInputError, match="s > 1"):
         hurwitz_zeta(1, 3)

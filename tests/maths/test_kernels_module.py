@@ -416,3 +416,25 @@ def test_chi2_tail_to_40_digits_and_its_errors():
             chi2_two_sided_tail(3, eps)
     with pytest.raises(AttentionInputError, match="^k: must be a positive integer, got 0$"):
         chi2_two_sided_tail(0, 0.5)
+
+
+def test_arb_kernel_diagonal_sums_every_coordinate_and_names_its_inputs():
+    from flint import arb
+
+    d = arb_kernel_diagonal("relu", [[1.0, 2.0], [-1.0, 0.5]], [[3.0, 4.0], [2.0, 6.0]])
+    assert d[0] == 11 and d[1] == 3 and d[0].is_exact() and d[1].is_exact()  # 1*3 + 2*4, 0*2 + 0.5*6
+    e = arb_kernel_diagonal("exp", [[0.0, 1.0]], [[1.0, 0.0]])[0]  # e^0 e^1 + e^1 e^0 = 2e
+    assert (e - 2 * arb(1).exp()).contains(0) and e.rad() < 1e-15
+    with pytest.raises(AttentionInputError, match="^Q: expected 2 dimensions"):
+        arb_kernel_diagonal("relu", [1.0], [[1.0]])
+    with pytest.raises(AttentionInputError, match="^K: expected 2 dimensions"):
+        arb_kernel_diagonal("relu", [[1.0]], [1.0])
+    with pytest.raises(AttentionInputError, match=re.escape("Q, K: shapes differ (1, 2) vs (1, 3)")):
+        arb_kernel_diagonal("relu", [[1.0, 2.0]], [[1.0, 2.0, 3.0]])
+
+
+def test_positive_random_features_names_its_inputs():
+    with pytest.raises(AttentionInputError, match="^X: expected 2 dimensions"):
+        positive_random_features(np.ones(2), np.ones((3, 2)))
+    with pytest.raises(AttentionInputError, match="^omega: expected 2 dimensions"):
+        positive_random_features(np.ones((2, 2)), np.ones(2))
