@@ -438,3 +438,12 @@ def test_positive_random_features_names_its_inputs():
         positive_random_features(np.ones(2), np.ones((3, 2)))
     with pytest.raises(AttentionInputError, match="^omega: expected 2 dimensions"):
         positive_random_features(np.ones((2, 2)), np.ones(2))
+
+
+def test_arb_feature_values_either_side_of_the_kinks():
+    from flint import arb
+
+    assert arb_feature("relu", 2.5) == 2.5 and arb_feature("relu", 0.5) == 0.5 and arb_feature("relu", 0.0) == 0
+    assert arb_feature("elu+1", 2.0) == 3 and arb_feature("elu+1", 0.5) == 1.5  # x + 1 for x >= 0, exactly
+    assert arb_feature("elu+1", 0.5).is_exact()
+    assert (arb_feature("elu+1", -0.5) - arb(-0.5).exp()).contains(0)  # e^x below 0

@@ -322,3 +322,47 @@ def test_s_and_standard_error_small_samples_dtypes_and_messages():
         s_and_standard_error(torch.tensor([1.0, float("inf")]))
     with pytest.raises(AttentionInputError, match="^a: all-zero sample, S undefined$"):
         s_and_standard_error(torch.zeros(5))
+
+
+def _relu_moment_pcfd(k, c):
+    """m_k(c) = k! e^{-c^2/4} D_{-k-1}(-c) / sqrt(2 pi) (DLMF 12.5.1 with U(a, z) = D_{-a-1/2}(z)), at 120 digits."""
+    with mpmath.workdps(120):
+        c = mpmath.mpf(c)
+        return mpmath.factorial(k) * mpmath.exp(-c * c / 4) * mpmath.pcfd(-k - 1, -c) / mpmath.sqrt(2 * mpmath.pi)
+
+
+@pytest.mark.parametrize("k,c", [(2, -30.0), (12, -30.0), (12, -200.0), (4, -6.0), (12, 3.0)])
+def test_relu_moment_keeps_40_digits_through_the_cancellation(k, c):
+    # for c << 0 the recurrence cancels about 2 k log10|c| digits; the guard digits must make up for them
+    ref = _relu_moment_pcfd(k, c)
+    with mpmath.workdps(40):
+        v = relu_moment(k, c)
+    with mpmath.workdps(120):
+        assert abs(v - ref) < mpmath.mpf(10) ** -39 * ref
+
+
+def test_sampled_sparsity_draws_and_validation():
+    from attention_claims.maths import sampled_sparsity
+
+    # the documented construction, drawn in this order from rng: q (d), u (d), then the (n, d) key noise
+    n, d, beta, gamma = 64, 4, 0.5, 1.25
+    rng = np.random.default_rng(3)
+    q, u = rng.standard_normal(d), rng.standard_normal(d)
+    u -= (u @ q) / (q @ q) * q
+    mu, sigma = beta * q / (q @ q) + u, gamma / np.linalg.norm(q)
+    a = np.maximum((mu + sigma * rng.standard_normal((n, d))) @ q, 0.0) ** 2
+    s, se, nonzero = sampled_sparsity("relu2", beta, gamma, n=n, rng=np.random.default_rng(3))
+    assert s == pytest.approx(np.abs(a).mean() / np.sqrt((a * a).mean()), rel=1e-12) and se > 0
+    assert nonzero == int(np.count_nonzero(a))
+    # d = 4 is the default
+    assert sampled_sparsity("relu2", beta, gamma, n=n, rng=np.random.default_rng(3)) == (s, se, nonzero)
+    # the least sizes allowed: n = 2, d = 1
+    for kw in ({"n": 2}, {"n": 8, "d": 1}):
+        s2, se2, _ = sampled_sparsity("identity", 0.5, 1.0, rng=np.random.default_rng(0), **kw)
+        assert 0 < s2 <= 1 and np.isfinite(se2)
+    with pytest.raises(AttentionInputError, match="^" + re.escape("kind: unknown 'relu' (one of relu2, identity)") + "$"):
+        sampled_sparsity("relu", 0.5, 1.0, n=8, rng=np.random.default_rng(0))
+    for kw in ({"gamma": 0.0, "n": 8, "d": 4}, {"gamma": 1.0, "n": 1, "d": 4}, {"gamma": 1.0, "n": 8, "d": 0}):
+        msg = f"sampled_sparsity: need gamma > 0, n >= 2, d >= 1; got {kw['gamma']!r}, {kw['n']!r}, {kw['d']!r}"
+        with pytest.raises(AttentionInputError, match="^" + re.escape(msg) + "$"):
+            sampled_sparsity("identity", 0.5, rng=np.random.default_rng(0), **kw)
