@@ -19,6 +19,7 @@ from attention_claims.maths import (
     feature_map,
     gaussian_logits,
     linear_attention,
+    masked_softmax_attention,
     rational_rows_equal,
     resolve_mask,
     row_cosines,
@@ -289,3 +290,11 @@ def test_row_cosines_in_float64_whatever_the_input_dtype():
         C = row_cosines(a)
         assert C.dtype == np.float64
         assert C[0, 1] == C[1, 0] == pytest.approx(11 / 15, rel=1e-15, abs=0)
+
+
+def test_masked_softmax_attention_uses_the_given_scale_and_device():
+    for scale in (2.0, 1.0):
+        out = masked_softmax_attention(Q3, K4, scale=scale).numpy()
+        assert np.allclose(out, _softmax(scale * Q3 @ K4.T), rtol=1e-14, atol=0)
+    meta = masked_softmax_attention(Q3, K4, device="meta")
+    assert meta.device.type == "meta" and meta.shape == (3, 4)

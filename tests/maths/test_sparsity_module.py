@@ -366,3 +366,31 @@ def test_sampled_sparsity_draws_and_validation():
         msg = f"sampled_sparsity: need gamma > 0, n >= 2, d >= 1; got {kw['gamma']!r}, {kw['n']!r}, {kw['d']!r}"
         with pytest.raises(AttentionInputError, match="^" + re.escape(msg) + "$"):
             sampled_sparsity("identity", 0.5, rng=np.random.default_rng(0), **kw)
+
+
+def test_s_and_standard_error_delta_method_by_hand():
+    # Var(S_hat) ~ (1/n) [Var|a| / m2 - m1 Cov(|a|, a^2) / m2^2 + m1^2 Var(a^2) / (4 m2^3)] (the delta method
+    # for m1 / sqrt(m2), sample covariances with n - 1), written out at 50 digits
+    a = [1.0, 2.0, 3.0, 5.0, 8.0, -13.0]
+    with mpmath.workdps(50):
+        x1 = [mpmath.mpf(abs(v)) for v in a]
+        x2 = [mpmath.mpf(v) ** 2 for v in a]
+        n = len(a)
+        m1, m2 = mpmath.fsum(x1) / n, mpmath.fsum(x2) / n
+        v11 = mpmath.fsum((u - m1) ** 2 for u in x1) / (n - 1)
+        v22 = mpmath.fsum((w - m2) ** 2 for w in x2) / (n - 1)
+        v12 = mpmath.fsum((u - m1) * (w - m2) for u, w in zip(x1, x2, strict=True)) / (n - 1)
+        se_ref = mpmath.sqrt((v11 / m2 - m1 * v12 / m2**2 + m1**2 * v22 / (4 * m2**3)) / n)
+        s_ref = m1 / mpmath.sqrt(m2)
+    s, se = s_and_standard_error(torch.tensor(a, dtype=torch.float64))
+    assert s == pytest.approx(float(s_ref), rel=1e-14) and se == pytest.approx(float(se_ref), rel=1e-12)
+
+
+def test_gamma_and_kind_messages():
+    from attention_claims.maths import s_exp, sparsity_curves
+
+    for g in (0.0, -1.0):
+        with pytest.raises(AttentionInputError, match="^" + re.escape(f"gamma = sigma*||q|| must be > 0, got {g!r}") + "$"):
+            s_exp(g)
+    with pytest.raises(AttentionInputError, match="^" + re.escape("kind: unknown 'exp' (one of relu2, identity)") + "$"):
+        sparsity_curves("exp", [0.0], [1.0])
