@@ -298,3 +298,6 @@ def test_masked_softmax_attention_uses_the_given_scale_and_device():
         assert np.allclose(out, _softmax(scale * Q3 @ K4.T), rtol=1e-14, atol=0)
     meta = masked_softmax_attention(Q3, K4, device="meta")
     assert meta.device.type == "meta" and meta.shape == (3, 4)
+    # a mask kind is built on the logits' device
+    meta = masked_softmax_attention(Q3, Q3, mask="causal", device="meta")
+    assert meta.device.type == "meta" and meta.shape == (3, 3)
