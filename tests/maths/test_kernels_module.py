@@ -447,3 +447,23 @@ def test_arb_feature_values_either_side_of_the_kinks():
     assert arb_feature("elu+1", 2.0) == 3 and arb_feature("elu+1", 0.5) == 1.5  # x + 1 for x >= 0, exactly
     assert arb_feature("elu+1", 0.5).is_exact()
     assert (arb_feature("elu+1", -0.5) - arb(-0.5).exp()).contains(0)  # e^x below 0
+
+
+def test_linformer_mixing_stable_for_large_and_unequal_logits():
+    # row 0's logits near 1000, row 1's near 0: each row is shifted by its own maximum, so neither overflows
+    # nor underflows to 0/0 (E = F = I: plain softmax attention, against masked_softmax_attention)
+    Q = np.array([[40.0, 0.0], [0.01, 0.0]])
+    K = np.array([[50.0, 1.0], [49.0, -1.0]])
+    P_bar, mix = linformer_mixing(Q, K, np.eye(2), np.eye(2))
+    ref = masked_softmax_attention(Q, K).numpy()
+    assert np.isfinite(P_bar).all() and np.allclose(P_bar, ref, rtol=1e-13, atol=0) and np.allclose(mix, ref, rtol=1e-13, atol=0)
+
+
+def test_linformer_mixing_names_each_input_and_each_shape_fault():
+    good = {"Q": np.ones((3, 2)), "K": np.ones((3, 2)), "E": np.ones((2, 3)), "F": np.ones((2, 3))}
+    for name in good:
+        with pytest.raises(AttentionInputError, match=f"^{name}: expected 2 dimensions"):
+            linformer_mixing(**{**good, name: np.ones(3)})
+    for name, bad in (("K", np.ones((3, 4))), ("F", np.ones((4, 3)))):  # Q vs K alone, E vs F alone
+        with pytest.raises(AttentionInputError, match=r"^linformer_mixing: shapes Q \(3, 2\)"):
+            linformer_mixing(**{**good, name: bad})
