@@ -394,3 +394,69 @@ def test_gamma_and_kind_messages():
             s_exp(g)
     with pytest.raises(AttentionInputError, match="^" + re.escape("kind: unknown 'exp' (one of relu2, identity)") + "$"):
         sparsity_curves("exp", [0.0], [1.0])
+
+
+@pytest.mark.parametrize("j", [0, 1, 2, 3])
+@pytest.mark.parametrize("t", [0.5, 1.5, 6.0])
+def test_gaussian_tail_closed_forms(j, t):
+    # int_t^inf v^j e^{-v^2/2} dv: sqrt(pi/2) erfc(t/sqrt 2), e^{-t^2/2}, t e^{-t^2/2} + sqrt(pi/2) erfc(t/sqrt 2),
+    # (t^2 + 2) e^{-t^2/2} (integration by parts)
+    from flint import arb
+
+    from attention_claims.maths.exact import precision
+    from attention_claims.maths.sparsity import _gaussian_tail
+
+    with mpmath.workdps(60):
+        tt = mpmath.mpf(t)
+        g0, e = mpmath.sqrt(mpmath.pi / 2) * mpmath.erfc(tt / mpmath.sqrt(2)), mpmath.exp(-tt * tt / 2)
+        ref = [g0, e, tt * e + g0, (tt * tt + 2) * e][j]
+        enc = _gaussian_tail(j, arb(t))
+        with precision(200):  # the decimal reference read at 200 bits, not flint's default 53
+            assert (enc - arb(mpmath.nstr(ref, 55))).contains(0) and enc.rad() < 1e-12 * float(ref)
+
+
+def test_poly_tail_integrates_the_binomial_expansion():
+    # int_t^inf (a + b v)^k e^{-v^2/2} dv for a = 1/2, b = 2, k = 3, t = 1.5, against mpmath quadrature
+    from flint import arb
+
+    from attention_claims.maths.exact import precision
+    from attention_claims.maths.sparsity import _poly_tail
+
+    with mpmath.workdps(40):
+        ref = mpmath.quad(lambda v: (mpmath.mpf(0.5) + 2 * v) ** 3 * mpmath.exp(-v * v / 2), [1.5, 10, mpmath.inf])
+        enc = _poly_tail(arb(0.5), arb(2), 3, arb(1.5))
+        with precision(200):
+            assert (enc - arb(mpmath.nstr(ref, 38))).contains(0) and enc.rad() < 1e-12 * float(ref)
+
+
+def test_gaussian_moment_arb_signs_the_pieces_at_their_midpoints():
+    # E|X| for X = 30 + eps: the kink c = -30 is inside the window (-40, 40), and the piece (-40, -30) weighs
+    # about 1e-199, so at 800 bits its sign shows: beta (1 - 2 Phi(-beta)) + 2 phi(beta)
+    from flint import arb
+
+    from attention_claims.maths import gaussian_moment_arb
+    from attention_claims.maths.exact import precision
+
+    with mpmath.workdps(300):
+        b = mpmath.mpf(30)
+        ref = b * (1 - 2 * mpmath.ncdf(-b)) + 2 * mpmath.npdf(b)
+        m = gaussian_moment_arb("identity", 1, 30, 1, 800)
+        with precision(1000):
+            d = m - arb(mpmath.nstr(ref, 295))
+            assert d.contains(0) and d.rad() < 1e-230
+
+
+def test_gaussian_moment_arb_validates_k_beta_gamma():
+    from attention_claims.maths import gaussian_moment_arb
+
+    for k in (0, 13):
+        with pytest.raises(AttentionInputError, match=re.escape(f"k: must be an integer in [1, 12], got {k}")):
+            gaussian_moment_arb("identity", k, 0.0, 1.0, 100)
+    with pytest.raises(AttentionInputError, match="^beta: nan is not finite$"):
+        gaussian_moment_arb("identity", 1, float("nan"), 1.0, 100)
+    with pytest.raises(AttentionInputError, match="^gamma: nan is not finite$"):
+        gaussian_moment_arb("identity", 1, 0.0, float("nan"), 100)
+    with pytest.raises(AttentionInputError, match="^" + re.escape("gamma = sigma*||q|| must be > 0, got 0.0") + "$"):
+        gaussian_moment_arb("identity", 1, 0.5, 0.0, 100)
+    with pytest.raises(AttentionInputError, match="^argument nan is not finite$"):
+        relu_moment(2, float("nan"))
