@@ -460,3 +460,29 @@ def test_gaussian_moment_arb_validates_k_beta_gamma():
         gaussian_moment_arb("identity", 1, 0.5, 0.0, 100)
     with pytest.raises(AttentionInputError, match="^argument nan is not finite$"):
         relu_moment(2, float("nan"))
+
+
+def test_gaussian_moment_arb_adds_the_tails_to_the_radius():
+    # E|eps| = sqrt(2/pi); the window (-40, 40) leaves out 2 e^{-800} / sqrt(2 pi) ~ 2.9e-348 of it, which at
+    # 1400 bits is far above the quadrature's 2^-1400: the ball must be widened by the two tails (for beta = 0
+    # the tail bound g^k int_t^inf v^k e^{-v^2/2} dv is the tail itself, so the radius is that mass)
+    from flint import arb
+
+    from attention_claims.maths import gaussian_moment_arb
+    from attention_claims.maths.exact import precision
+
+    with mpmath.workdps(450):
+        g0 = mpmath.sqrt(mpmath.pi / 2) * mpmath.erfc(40 / mpmath.sqrt(2))  # int_40^inf e^{-v^2/2} dv
+        cases = [
+            # E|eps|: two tails int_40^inf v e^{-v^2/2} dv = e^{-800}, over sqrt(2 pi)
+            ("identity", mpmath.sqrt(2 / mpmath.pi), 2 * mpmath.exp(-800) / mpmath.sqrt(2 * mpmath.pi)),
+            # E e^{eps} = e^{1/2}: the window (1 - 40, 1 + 40) around the peak leaves out e^{1/2} 2 g0 / sqrt(2 pi)
+            ("exp", mpmath.exp(mpmath.mpf(1) / 2), mpmath.exp(mpmath.mpf(1) / 2) * 2 * g0 / mpmath.sqrt(2 * mpmath.pi)),
+            # relu2 at beta = 0: int_0^inf u^k e^{-u^2/2} du = 2^{(k-1)/2} Gamma((k+1)/2), minus int_40^inf
+            ("relu2", mpmath.sqrt(mpmath.pi / 2), mpmath.mpf(40) * mpmath.exp(-800) + g0),
+        ]
+        for f, ref, tail in cases:
+            m = gaussian_moment_arb(f, {"identity": 1, "exp": 1, "relu2": 2}[f], 0, 1, 1400)
+            with precision(1600):
+                assert (m - arb(mpmath.nstr(ref, 440))).contains(0), f
+                assert m.rad() < arb(mpmath.nstr(1.001 * tail, 20)), f
