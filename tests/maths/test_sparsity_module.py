@@ -476,13 +476,13 @@ def test_gaussian_moment_arb_adds_the_tails_to_the_radius():
         cases = [
             # E|eps|: two tails int_40^inf v e^{-v^2/2} dv = e^{-800}, over sqrt(2 pi)
             ("identity", mpmath.sqrt(2 / mpmath.pi), 2 * mpmath.exp(-800) / mpmath.sqrt(2 * mpmath.pi)),
-            # E e^{eps} = e^{1/2}: the window (1 - 40, 1 + 40) around the peak leaves out e^{1/2} 2 g0 / sqrt(2 pi)
-            ("exp", mpmath.exp(mpmath.mpf(1) / 2), mpmath.exp(mpmath.mpf(1) / 2) * 2 * g0 / mpmath.sqrt(2 * mpmath.pi)),
+            # E e^{2 eps} = e^2: the window (2 - 40, 2 + 40) around the peak k g = 2 leaves out e^2 2 g0 / sqrt(2 pi)
+            ("exp", mpmath.exp(2), mpmath.exp(2) * 2 * g0 / mpmath.sqrt(2 * mpmath.pi)),
             # relu2 at beta = 0: int_0^inf u^k e^{-u^2/2} du = 2^{(k-1)/2} Gamma((k+1)/2), minus int_40^inf
             ("relu2", mpmath.sqrt(mpmath.pi / 2), mpmath.mpf(40) * mpmath.exp(-800) + g0),
         ]
         for f, ref, tail in cases:
-            m = gaussian_moment_arb(f, {"identity": 1, "exp": 1, "relu2": 2}[f], 0, 1, 1400)
+            m = gaussian_moment_arb(f, {"identity": 1, "exp": 2, "relu2": 2}[f], 0, 1, 1400)
             with precision(1600):
                 assert (m - arb(mpmath.nstr(ref, 440))).contains(0), f
                 assert m.rad() < arb(mpmath.nstr(1.001 * tail, 20)), f
