@@ -462,6 +462,14 @@ def test_gaussian_moment_arb_validates_k_beta_gamma():
         relu_moment(2, float("nan"))
 
 
+def _relu2_tail_part(a, c, g):
+    """g^2 e^{c^2/2} int_a^inf (v - c)^2 e^{-v^2/2} dv, with int_a^inf v^j e^{-v^2/2} dv = J0 = sqrt(pi/2)
+    erfc(a/sqrt 2), J1 = e^{-a^2/2}, J2 = a e^{-a^2/2} + J0 (at the caller's precision)."""
+    a, c = mpmath.mpf(a), mpmath.mpf(c)
+    j0, e = mpmath.sqrt(mpmath.pi / 2) * mpmath.erfc(a / mpmath.sqrt(2)), mpmath.exp(-a * a / 2)
+    return g**2 * mpmath.exp(c * c / 2) * ((a * e + j0) - 2 * c * e + c * c * j0)
+
+
 def test_gaussian_moment_arb_adds_the_tails_to_the_radius():
     # E|eps| = sqrt(2/pi); the window (-40, 40) leaves out 2 e^{-800} / sqrt(2 pi) ~ 2.9e-348 of it, which at
     # 1400 bits is far above the quadrature's 2^-1400: the ball must be widened by the two tails (for beta = 0
@@ -478,11 +486,18 @@ def test_gaussian_moment_arb_adds_the_tails_to_the_radius():
             ("identity", mpmath.sqrt(2 / mpmath.pi), 2 * mpmath.exp(-800) / mpmath.sqrt(2 * mpmath.pi)),
             # E e^{2 eps} = e^2: the window (2 - 40, 2 + 40) around the peak k g = 2 leaves out e^2 2 g0 / sqrt(2 pi)
             ("exp", mpmath.exp(2), mpmath.exp(2) * 2 * g0 / mpmath.sqrt(2 * mpmath.pi)),
-            # relu2 at beta = 0: int_0^inf u^k e^{-u^2/2} du = 2^{(k-1)/2} Gamma((k+1)/2), minus int_40^inf
-            ("relu2", mpmath.sqrt(mpmath.pi / 2), mpmath.mpf(40) * mpmath.exp(-800) + g0),
+            # relu2, k = 2, beta = 4.5, gamma = 3 (c = -3/2): g^2 int_0^inf u^2 e^{-c u - u^2/2} du
+            # = g^2 e^{c^2/2} int_c^inf (v - c)^2 e^{-v^2/2} dv; the window ends at u = 41.5 (v = 40)
+            ("relu2", _relu2_tail_part(-1.5, -1.5, 3), _relu2_tail_part(40, -1.5, 3)),
         ]
         for f, ref, tail in cases:
-            m = gaussian_moment_arb(f, {"identity": 1, "exp": 2, "relu2": 2}[f], 0, 1, 1400)
+            k, beta, gamma = {"identity": (1, 0, 1), "exp": (2, 0, 1), "relu2": (2, 4.5, 3)}[f]
+            m = gaussian_moment_arb(f, k, beta, gamma, 1400)
             with precision(1600):
                 assert (m - arb(mpmath.nstr(ref, 440))).contains(0), f
                 assert m.rad() < arb(mpmath.nstr(1.001 * tail, 20)), f
+        # relu2 at c = 3 > 0 (beta = -3, gamma = 1): the bound (|c| + v)^k over-estimates the tail (v - c)^k
+        # beyond v = 43 by about 30 %, which must widen the ball, not move its midpoint
+        m = gaussian_moment_arb("relu2", 2, -3, 1, 1400)
+        with precision(1600):
+            assert (m - arb(mpmath.nstr(_relu2_tail_part(3, 3, 1), 440))).contains(0)
