@@ -178,7 +178,7 @@ def resolve_mask(mask: torch.Tensor | np.ndarray | str | None, N: int, M: int, *
         if N != M:
             raise AttentionInputError(f"mask {mask!r} needs square logits, got shape {(N, M)}")
         return attention_mask(mask, N, device=device)
-    keep = torch.as_tensor(np.asarray(mask, dtype=bool) if not is_tensor(mask) else mask)
+    keep = torch.as_tensor(np.array(mask, dtype=bool) if not is_tensor(mask) else mask)  # a copy: any strides
     keep = keep.to(dtype=torch.bool, device=device if device is not None else keep.device)
     if tuple(keep.shape) != (N, M):
         raise AttentionInputError(f"mask: shape {tuple(keep.shape)} differs from the logits' {(N, M)}")

@@ -16,9 +16,13 @@ from attention_claims.maths import (
     attention_layer,
     attention_mask,
     exact_attention_rows,
+    feature_map,
     gaussian_logits,
     linear_attention,
+    masked_softmax_attention,
     rational_rows_equal,
+    resolve_mask,
+    row_cosines,
 )
 
 Q3 = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, -1.0]])
@@ -231,3 +235,69 @@ def test_feature_linear_attention_value_and_every_shape_check():
                rf"{re.escape(str(tuple(b.shape)))}, {re.escape(str(tuple(c.shape)))}$"
         with pytest.raises(AttentionInputError, match=want):
             feature_linear_attention(a, b, c)
+
+
+# -- resolve_mask, feature_map, row_cosines ----------------------------------------------------------------
+
+
+def test_resolve_mask_none_is_a_boolean_all_true_mask_on_the_device():
+    m = resolve_mask(None, 2, 3)
+    assert m.dtype == torch.bool and m.shape == (2, 3) and bool(m.all())
+    meta = resolve_mask(None, 2, 3, device="meta")
+    assert meta.device.type == "meta" and meta.dtype == torch.bool
+
+
+def test_resolve_mask_arrays_and_tensors_become_boolean():
+    eye = np.eye(3, dtype=bool)
+    for mask in (eye.astype(np.int64), eye.astype(np.float64), eye.tolist(), torch.eye(3),
+                 torch.eye(3, dtype=torch.int64), torch.eye(3, requires_grad=True)):
+        out = resolve_mask(mask, 3, 3)
+        assert out.dtype == torch.bool and torch.equal(out, torch.eye(3, dtype=torch.bool)), type(mask)
+    # views with negative strides (an anti-diagonal) and non-native byte order, as NumPy gives them
+    anti = torch.tensor(np.eye(3, dtype=bool)[::-1].copy())
+    for mask, want in ((np.eye(3, dtype=np.int64)[::-1], anti), (np.eye(3, dtype=">i8")[::-1], anti),
+                       (np.eye(3, dtype=">f8"), torch.eye(3, dtype=torch.bool))):
+        out = resolve_mask(mask, 3, 3)
+        assert out.dtype == torch.bool and torch.equal(out, want), mask.dtype
+
+
+def test_resolve_mask_boolean_view_with_negative_strides():
+    # a regression: a boolean NumPy view such as causal[::-1] went to torch.as_tensor as it was, which refuses
+    # negative strides (ValueError); the mask is now copied
+    anti = np.eye(3, dtype=bool)[::-1]
+    out = resolve_mask(anti, 3, 3)
+    assert torch.equal(out, torch.tensor(anti.copy()))
+    anti[0, 0] = True  # the result does not share memory with the caller's array
+    assert not bool(out[0, 0])
+
+
+def test_resolve_mask_refuses_a_query_row_with_no_key():
+    with pytest.raises(AttentionInputError, match="^" + re.escape("mask: some query row may attend to no key (softmax undefined)") + "$"):
+        resolve_mask(np.array([[True, True], [False, False]]), 2, 2)
+    # a key that no query attends to is allowed (a column of False)
+    out = resolve_mask(np.array([[True, False], [True, False]]), 2, 2)
+    assert out.tolist() == [[True, False], [True, False]]
+
+
+def test_feature_map_error_lists_the_names():
+    with pytest.raises(AttentionInputError, match="^" + re.escape("feature map: unknown 'tanh' (one of identity, relu, elu+1, exp)") + "$"):
+        feature_map("tanh")
+
+
+def test_row_cosines_in_float64_whatever_the_input_dtype():
+    A = np.array([[1.0, 2.0, 2.0], [3.0, 0.0, 4.0]])  # norms 3 and 5: cosine (3 + 8) / 15 = 11/15
+    for a in (A, A.astype(np.float32), A.astype(np.float16), A.astype(np.int64)):
+        C = row_cosines(a)
+        assert C.dtype == np.float64
+        assert C[0, 1] == C[1, 0] == pytest.approx(11 / 15, rel=1e-15, abs=0)
+
+
+def test_masked_softmax_attention_uses_the_given_scale_and_device():
+    for scale in (2.0, 1.0):
+        out = masked_softmax_attention(Q3, K4, scale=scale).numpy()
+        assert np.allclose(out, _softmax(scale * Q3 @ K4.T), rtol=1e-14, atol=0)
+    meta = masked_softmax_attention(Q3, K4, device="meta")
+    assert meta.device.type == "meta" and meta.shape == (3, 4)
+    # a mask kind is built on the logits' device
+    meta = masked_softmax_attention(Q3, Q3, mask="causal", device="meta")
+    assert meta.device.type == "meta" and meta.shape == (3, 3)

@@ -5,6 +5,7 @@ clear errors on bad input."""
 from __future__ import annotations
 
 import itertools
+import re
 from fractions import Fraction
 
 import mpmath
@@ -16,12 +17,15 @@ from attention_claims.maths import (
     AttentionInputError,
     chunked_attention,
     doc_linformer,
+    eckart_young_factors,
+    exact_frobenius_sq,
     hurwitz_zeta,
     identity_gap_lower_bound,
     knee_spectrum_energy,
     matmul_count,
     meta_matmul_flops,
     mp_row_line_distance,
+    mp_singular_values,
     op_count,
     pairwise_distortion_holds,
     rademacher_gram_mean,
@@ -259,10 +263,78 @@ def test_pairwise_distortion_decides_ties_exactly():
 
 
 def test_pairwise_distortion_rejects_bad_input():
-    with pytest.raises(AttentionInputError, match="different numbers of rows"):
-        pairwise_distortion_holds(np.ones((3, 2)), np.ones((2, 2)), 0.5)
-    with pytest.raises(AttentionInputError, match="eps"):
-        pairwise_distortion_holds(np.ones((3, 2)), np.ones((3, 2)), 1.5)
+    with pytest.raises(AttentionInputError, match=re.escape("X, Y: different numbers of rows (3 vs 2)")):
+        pairwise_distortion_holds(np.ones((3, 5)), np.ones((2, 4)), 0.5)
+    for eps in (1.5, 1.0, 0.0, -0.25):  # the open interval (0, 1): both ends refused
+        with pytest.raises(AttentionInputError, match=r"^eps: must be in \(0, 1\)"):
+            pairwise_distortion_holds(np.ones((3, 2)), np.ones((3, 2)), eps)
+    # each array is named in its own error
+    with pytest.raises(AttentionInputError, match="^X: expected 2 dimensions"):
+        pairwise_distortion_holds(np.ones(3), np.ones((3, 2)), 0.5)
+    with pytest.raises(AttentionInputError, match="^Y: expected 2 dimensions"):
+        pairwise_distortion_holds(np.ones((3, 2)), np.ones(3), 0.5)
+
+
+def _one_pair(x, y):
+    """Rows 0 and x (X) and 0 and y (Y): one pair, whose difference vectors are -x and -y."""
+    x, y = np.atleast_1d(np.asarray(x, float)), np.atleast_1d(np.asarray(y, float))
+    return np.vstack([np.zeros_like(x), x]), np.vstack([np.zeros_like(y), y])
+
+
+def test_pairwise_distortion_outside_pairs_decided_by_the_filter():
+    # |y|^2 / |x|^2 = 4 > 1 + eps and 1/100 < 1 - eps, far from the bounds: (False, 0), no exact pair
+    assert pairwise_distortion_holds(*_one_pair([1.0], [2.0]), 0.5) == (False, 0)
+    assert pairwise_distortion_holds(*_one_pair([10.0], [1.0]), 0.5) == (False, 0)
+    # 2 lies between (1 + eps) = 1.5 and 2 + eps: still outside
+    assert pairwise_distortion_holds(*_one_pair([1.0], [np.sqrt(2.0)]), 0.5) == (False, 0)
+
+
+def test_pairwise_distortion_filter_band():
+    # |x|^2 = 2 (m = 2), eps = 1/2, so the bounds are (1 - eps)|x|^2 = 1 and (1 + eps)|x|^2 = 3. The filter's
+    # relative band around each is the margin 2^-40 plus g_x + g_y, g = 2 gamma_m + 2^-45 (about 2^-45 for
+    # m <= 2): a ratio within about 2^-40 + 2^-44 of a bound takes the exact route; one beyond it does not.
+    x = [1.0, 1.0]
+    for t in (1 + 2.0**-40 + 3 * 2.0**-46, 3 * (1 - 2.0**-40 - 3 * 2.0**-46)):
+        assert pairwise_distortion_holds(*_one_pair(x, [np.sqrt(t)]), 0.5) == (True, 1)
+    for t in (1 + 2.0**-40 + 2.0**-43, 3 * (1 - 2.0**-40 - 2.0**-43), 2.0):
+        assert pairwise_distortion_holds(*_one_pair(x, [np.sqrt(t)]), 0.5) == (True, 0)
+    for t in (1 - 2.0**-40 - 3 * 2.0**-46, 3 * (1 + 2.0**-40 + 3 * 2.0**-46)):
+        assert pairwise_distortion_holds(*_one_pair(x, [np.sqrt(t)]), 0.5) == (False, 1)
+    for t in (1 - 2.0**-40 - 2.0**-43, 3 * (1 + 2.0**-40 + 2.0**-43)):
+        assert pairwise_distortion_holds(*_one_pair(x, [np.sqrt(t)]), 0.5) == (False, 0)
+    # m = 4096 coordinates: gamma_m = 2^-41 (m u = 2^-41 exactly, over 1 - 2^-41), so g_x = 2^-40 + 2^-45 and
+    # the band widens to 2^-39 + 2^-44 above the lower bound: 1 + 1.75 2^-40 is inside it, 1 + 2^-39 + 2^-43 not
+    xm = np.zeros(4096)
+    xm[:2048] = 2.0**-5  # |x|^2 = 2048 * 2^-10 = 2, exactly
+    assert pairwise_distortion_holds(*_one_pair(xm, [np.sqrt(1 + 1.75 * 2.0**-40)]), 0.5) == (True, 1)
+    assert pairwise_distortion_holds(*_one_pair(xm, [np.sqrt(1 + 2.0**-39 + 2.0**-43)]), 0.5) == (True, 0)
+
+
+@pytest.mark.parametrize("x,y,expected", [
+    # y chosen (by search) so that a filter comparison is an exact float tie: a tie does not clear the
+    # strict comparison, so the pair takes the exact route
+    (2.0, float.fromhex("0x1.6a09e667f47d3p+0"), (True, 1)),   # y_lo == (1 - eps) x_hi (1 + 2^-40)
+    (3.0, float.fromhex("0x1.d64d51e0da226p+1"), (True, 1)),   # y_hi (1 + 2^-40) == (1 + eps) x_lo
+    (5.0, float.fromhex("0x1.c48c6001efbb7p+1"), (False, 1)),  # y_hi (1 + 2^-40) == (1 - eps) x_lo
+    (2.0, float.fromhex("0x1.3988e14092b99p+1"), (False, 1)),  # y_lo == (1 + eps) x_hi (1 + 2^-40)
+])
+def test_pairwise_distortion_filter_ties_take_the_exact_route(x, y, expected):
+    assert pairwise_distortion_holds(*_one_pair([x], [y]), 0.5) == expected
+
+
+def test_pairwise_distortion_filter_safe_range():
+    # an entry of a difference vector is "safe" for the filter when 0 or in [2^-500, 2^500]; each array's
+    # pair must be safe, decided per pair
+    for v, exact in ((2.0**-500, 0), (2.0**-501, 1), (2.0**500, 0), (2.0**501, 1), (2000.0, 0)):
+        X, _ = _one_pair([3.0, v], [0.0])
+        assert pairwise_distortion_holds(X, X, 0.5) == (True, exact), v
+    # a zero coordinate is safe (identity projection: every pair inside, none exact)
+    assert pairwise_distortion_holds(*_one_pair([3.0, 0.0], [3.0, 0.0]), 0.5) == (True, 0)
+    # only X's pair unsafe: still exact
+    assert pairwise_distortion_holds(*_one_pair([3.0, 2.0**-600], [3.0]), 0.5) == (True, 1)
+    # one unsafe pair out of three (rows 0 and 1; row 1 - row 2 = (0, -1) in float64): only that one is exact
+    X = np.array([[0.0, 0.0], [3.0, 2.0**-600], [3.0, 1.0]])
+    assert pairwise_distortion_holds(X, X, 0.5) == (True, 1)
 
 
 # -- Hurwitz zeta (the tails of power-law spectra) -------------------------------------------------
@@ -275,6 +347,23 @@ def test_hurwitz_zeta_matches_mpmath(s, a):
         assert abs(hurwitz_zeta(s, a) - mpmath.zeta(sm, a)) <= mpmath.mpf(10) ** -38 * abs(mpmath.zeta(sm, a))
         if (s, a) == (2, 1):
             assert abs(hurwitz_zeta(s, a) - mpmath.pi**2 / 6) < mpmath.mpf(10) ** -39  # Basel
+
+
+def test_hurwitz_zeta_is_a_value_at_the_current_precision():
+    # the certified midpoint is rounded to the current mpmath precision (not to guard digits beyond it)
+    for dps in (15, 40):
+        with mpmath.workdps(dps):
+            for s, a in ((2, 1), (1.5, 7), (Fraction(11, 5), 3)):
+                z = hurwitz_zeta(s, a)
+                assert +z == z and abs(z - mpmath.zeta(mpmath.mpf(s.numerator) / s.denominator if isinstance(s, Fraction)
+                                                     else mpmath.mpf(s), a)) <= mpmath.mpf(10) ** (2 - dps) * z
+
+
+def test_hurwitz_zeta_names_its_arguments():
+    with pytest.raises(AttentionInputError, match="^a: must be a positive integer, got 0$"):
+        hurwitz_zeta(2, 0)
+    with pytest.raises(AttentionInputError, match="^s: nan is not finite$"):
+        hurwitz_zeta(float("nan"), 2)
 
 
 def test_hurwitz_zeta_rejects_divergent_series():
@@ -293,3 +382,128 @@ def test_knee_spectrum_energy_by_direct_summation():
         sq = [v * v for v in s]
         assert abs(head - mpmath.fsum(sq[:k])) < mpmath.mpf(10) ** -35
         assert abs(total - mpmath.fsum(sq)) < mpmath.mpf(10) ** -35
+
+
+def _knee_direct(alpha, j, k, N):
+    """Head and total of the knee spectrum summed term by term (mpf ``alpha``, finite ``N``)."""
+    s = [mpmath.mpf(1)] + [mpmath.mpf(j + 1) ** -alpha] * (j - 1) + [mpmath.mpf(i) ** -alpha for i in range(j + 1, N + 1)]
+    sq = [v * v for v in s]
+    return mpmath.fsum(sq[:k]), mpmath.fsum(sq)
+
+
+@pytest.mark.parametrize("j,k,N", [
+    (5, 6, 40),  # k = j + 1: the head has exactly one tail term, 6^-2 alpha
+    (5, 2, 40),  # k < j: the head is 1 + (k - 1) (j + 1)^-2 alpha, no tail term
+    (5, 5, 40),  # k = j
+    (5, 2, 5),   # N = j: no tail at all
+    (1, 1, 1),   # a spectrum of one value
+])
+def test_knee_spectrum_energy_edge_cases_by_direct_summation(j, k, N):
+    with mpmath.workdps(40):
+        head, total = knee_spectrum_energy(Fraction(3, 4), j, k, N)
+        h, t = _knee_direct(mpmath.mpf(3) / 4, j, k, N)
+        assert abs(head - h) < mpmath.mpf(10) ** -35 and abs(total - t) < mpmath.mpf(10) ** -35
+
+
+def test_knee_spectrum_energy_infinite_tail_by_basel():
+    # alpha = 1, N = None: the tail beyond j = 3 is zeta(2) - 1 - 1/4 - 1/9 = pi^2/6 - 49/36 (Basel)
+    with mpmath.workdps(40):
+        head, total = knee_spectrum_energy(1, 3, 5, None)
+        flat = mpmath.mpf(1) / 16  # (j + 1)^-2
+        assert abs(total - (1 + 2 * flat + mpmath.pi**2 / 6 - mpmath.mpf(49) / 36)) < mpmath.mpf(10) ** -38
+        assert abs(head - (1 + 2 * flat + mpmath.mpf(1) / 16 + mpmath.mpf(1) / 25)) < mpmath.mpf(10) ** -38
+        # alpha as a float, an int or a Fraction: the same exact value
+        assert knee_spectrum_energy(1.0, 3, 5, None) == knee_spectrum_energy(Fraction(1), 3, 5, None) == (head, total)
+        assert knee_spectrum_energy(0.75, 5, 9, 40) == knee_spectrum_energy(Fraction(3, 4), 5, 9, 40)
+
+
+def test_knee_spectrum_energy_default_precision_is_40_digits():
+    with mpmath.workdps(60):
+        default = knee_spectrum_energy(Fraction(3, 4), 5, 9, None)
+        assert default == knee_spectrum_energy(Fraction(3, 4), 5, 9, None, dps=40)
+        assert default != knee_spectrum_energy(Fraction(3, 4), 5, 9, None, dps=41)
+
+
+def test_knee_spectrum_energy_rejects_bad_input():
+    for alpha in (Fraction(1, 2), Fraction(2, 5), 0.5, 0):  # the energy diverges for alpha <= 1/2
+        with pytest.raises(AttentionInputError, match=r"^alpha: must exceed 1/2 for a finite energy"):
+            knee_spectrum_energy(alpha, 3, 2, None)
+    with pytest.raises(AttentionInputError, match="^j: must be a positive integer, got 0$"):
+        knee_spectrum_energy(1, 0, 2, None)
+    with pytest.raises(AttentionInputError, match="^k: must be a positive integer, got 0$"):
+        knee_spectrum_energy(1, 3, 0, None)
+    with pytest.raises(AttentionInputError, match="^N: must be a positive integer, got 0$"):
+        knee_spectrum_energy(1, 3, 2, 0)
+    with pytest.raises(AttentionInputError, match=re.escape("N: must be >= max(j, k) = 5, got 3")):
+        knee_spectrum_energy(1, 5, 2, 3)
+    with pytest.raises(AttentionInputError, match=re.escape("N: must be >= max(j, k) = 7, got 3")):
+        knee_spectrum_energy(1, 2, 7, 3)
+
+
+# -- Eckart-Young factors, the exact Frobenius error, mpmath singular values --------------------------
+
+
+def test_eckart_young_factors_tail_energy_and_full_rank():
+    W = np.diag([3.0, 2.0, 1.0])
+    B, A, tail = eckart_young_factors(W, 1)
+    assert B.shape == (3, 1) and A.shape == (1, 3)
+    assert tail == pytest.approx(2.0**2 + 1.0**2, rel=1e-14)  # sum of the squared singular values after the first
+    assert np.allclose(B @ A, np.diag([3.0, 0.0, 0.0]), atol=1e-14)
+    # r = min(m, n) is allowed: an exact factorisation, no tail
+    B, A, tail = eckart_young_factors(np.ones((2, 4)) + np.eye(2, 4), 2)
+    assert B.shape == (2, 2) and A.shape == (2, 4) and tail == pytest.approx(0.0, abs=1e-28)
+
+
+def test_eckart_young_factors_thin_svd_memory():
+    # the thin SVD: memory O(m n), not the m x m U of a full SVD (72 MB for m = 3000)
+    import tracemalloc
+
+    W = np.random.default_rng(0).standard_normal((3000, 2))
+    tracemalloc.start()
+    try:
+        eckart_young_factors(W, 1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20
+
+
+def test_eckart_young_factors_rejects_bad_input():
+    with pytest.raises(AttentionInputError, match="^W: expected 2 dimensions"):
+        eckart_young_factors(np.ones(3), 1)
+    with pytest.raises(AttentionInputError, match="^r: must be a positive integer, got 0$"):
+        eckart_young_factors(np.ones((2, 3)), 0)
+    with pytest.raises(AttentionInputError, match=re.escape("r: must be <= min(2, 3) = 2, got 3")):
+        eckart_young_factors(np.ones((2, 3)), 3)
+
+
+def test_exact_frobenius_sq_names_each_argument():
+    good, bad = np.ones((2, 2)), np.ones(2)
+    for args, name in (((bad, good, good), "W"), ((good, bad, good), "B"), ((good, good, bad), "A")):
+        with pytest.raises(AttentionInputError, match=f"^{name}: expected 2 dimensions"):
+            exact_frobenius_sq(*args)
+    # each of the three shape conditions alone is refused, with every shape in the message
+    for W, B, A in ((np.ones((2, 2)), np.ones((3, 1)), np.ones((1, 2))),   # B's rows
+                    (np.ones((2, 2)), np.ones((2, 1)), np.ones((1, 3))),   # A's columns
+                    (np.ones((2, 2)), np.ones((2, 1)), np.ones((2, 2)))):  # B's columns against A's rows
+        msg = (f"exact_frobenius_sq: shapes W 2x2, B {B.shape[0]}x{B.shape[1]}, A {A.shape[0]}x{A.shape[1]}")
+        with pytest.raises(AttentionInputError, match=re.escape(msg)):
+            exact_frobenius_sq(W, B, A)
+
+
+def test_mp_singular_values_of_an_mpmath_matrix_keep_its_precision():
+    with mpmath.workdps(40):
+        tiny = mpmath.mpf(10) ** -30  # lost if the matrix went through float64
+        s = mp_singular_values(mpmath.matrix([[1 + tiny, 0], [0, 1]]))
+        assert s[0] - 1 == pytest.approx(tiny, rel=1e-6) and s[1] == 1
+
+
+def test_mp_singular_values_default_precision_is_40_digits():
+    A = np.array([[1.0, 2.0], [3.0, 5.0]])
+    with mpmath.workdps(60):
+        assert mp_singular_values(A) == mp_singular_values(A, dps=40) != mp_singular_values(A, dps=41)
+
+
+def test_mp_singular_values_rejects_bad_input():
+    with pytest.raises(AttentionInputError, match="^A: expected 2 dimensions"):
+        mp_singular_values(np.ones(3))

@@ -4,6 +4,7 @@ attention_claims.maths (masks, exact softmax ranks over Q(t), certified singular
 from __future__ import annotations
 
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -37,6 +38,7 @@ from attention_claims.maths import (
     prf_moments_quadrature,
     rational_rows_equal,
     softmax_log_ratio_rank,
+    taylor_features,
     trig_random_features,
 )
 
@@ -321,3 +323,147 @@ def test_exact_frobenius_and_cr_factorization():
         exact_frobenius_sq(W, np.ones((3, 2)), np.ones((1, 3)))
     with pytest.raises(AttentionInputError, match="NaN or Inf"):
         cr_factorization([[float("inf")]])
+
+
+# -- trigonometric random features, monomial dots, Taylor features: values, shapes, errors ------------
+
+
+def test_trig_random_features_by_the_formula_row_by_row():
+    # exp(|x|^2 / 2) [cos, sin](omega . x) / sqrt(m), each row with its own norm; N = 2 rows, m = 3 features
+    X = np.array([[0.5, -1.0], [2.0, 0.25]])
+    omega = np.array([[1.0, 0.0], [0.5, -2.0], [-1.5, 0.75]])
+    F = trig_random_features(X, omega)
+    assert F.shape == (2, 6)
+    for i, x in enumerate(X):
+        s = math.exp(0.5 * float(x @ x)) / math.sqrt(3)
+        p = omega @ x
+        assert np.allclose(F[i], np.concatenate([s * np.cos(p), s * np.sin(p)]), rtol=1e-15, atol=0)
+    # N = m = 3: a per-row scale must not broadcast along the features
+    X3 = np.array([[0.5, -1.0], [2.0, 0.25], [0.0, 0.0]])
+    F3 = trig_random_features(X3, omega)
+    assert np.allclose(F3[2], np.concatenate([np.ones(3), np.zeros(3)]) / math.sqrt(3), rtol=1e-15, atol=0)
+
+
+def test_trig_random_features_rejects_bad_input():
+    with pytest.raises(AttentionInputError, match="^X: expected 2 dimensions"):
+        trig_random_features(np.ones(2), np.ones((3, 2)))
+    with pytest.raises(AttentionInputError, match="^omega: expected 2 dimensions"):
+        trig_random_features(np.ones((2, 2)), np.ones(2))
+    with pytest.raises(AttentionInputError, match=re.escape("X, omega: dimensions differ (3 vs 2)")):
+        trig_random_features(np.ones((4, 3)), np.ones((5, 2)))
+
+
+def test_monomial_feature_dots_rejects_bad_input():
+    with pytest.raises(AttentionInputError, match="^q: expected 1 dimensions"):
+        monomial_feature_dots(np.ones((1, 2)), np.ones(2), 2)
+    with pytest.raises(AttentionInputError, match="^k: expected 1 dimensions"):
+        monomial_feature_dots(np.ones(2), np.ones((1, 2)), 2)
+    with pytest.raises(AttentionInputError, match="^degree: must be a non-negative integer, got -1$"):
+        monomial_feature_dots(np.ones(2), np.ones(2), -1)
+    assert monomial_feature_dots(np.array([2.0]), np.array([3.0]), 0) == [1]  # degree 0 allowed
+
+
+def test_normalised_prf_attention_rejects_each_shape_fault_alone():
+    Q, K, V, w = np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 4)), np.ones((5, 2))
+    for args in ((Q, np.ones((3, 3)), V, w),   # Q, K dimensions
+                 (Q, K, np.ones((4, 4)), w),   # K, V rows
+                 (Q, K, V, np.ones((5, 3)))):  # omega's dimension
+        with pytest.raises(AttentionInputError, match="^normalised_prf_attention: shapes Q"):
+            normalised_prf_attention(*args)
+    # m = 2 features is the least allowed
+    out, se = normalised_prf_attention(Q, K, V, np.array([[0.5, -0.5], [1.0, 0.25]]))
+    assert out.shape == se.shape == (3, 4) and np.allclose(out, 1.0, rtol=1e-14)  # equal values: output v
+
+
+def test_taylor_features_degree_range():
+    x = torch.tensor([[2.0, -1.0]], dtype=torch.float64)
+    assert torch.equal(taylor_features(x, 0), torch.ones(1, 1, dtype=torch.float64))  # degree 0: the constant
+    with pytest.raises(AttentionInputError, match=re.escape("degree: must be an integer in [0, 12], got 13")):
+        taylor_features(torch.ones(1, 1, dtype=torch.float64), 13)
+    with pytest.raises(AttentionInputError, match=re.escape("degree: must be an integer in [0, 12], got -1")):
+        taylor_features(x, -1)
+
+
+def test_taylor_features_size_limit():
+    # sum_{k <= degree} m^k features at most 2,000,000: 1 + 1,999,999 is allowed, 1 + 2,000,000 not
+    F = taylor_features(torch.zeros(1, 1_999_999, dtype=torch.float32), 1)
+    assert F.shape == (1, 2_000_000)
+    del F
+    with pytest.raises(AttentionInputError, match="^taylor_features: too many features$"):
+        taylor_features(torch.zeros(1, 2_000_000, dtype=torch.float32), 1)
+    with pytest.raises(AttentionInputError, match="^taylor_features: too many features$"):
+        taylor_features(torch.zeros(1, 2000, dtype=torch.float32), 2)  # 1 + 2000 + 4,000,000
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_taylor_features_keep_dtype_and_device(dtype):
+    x = torch.tensor([[0.5, -1.0]], dtype=dtype)
+    assert taylor_features(x, 2).dtype == dtype
+    meta = taylor_features(torch.empty(3, 2, dtype=dtype, device="meta"), 2)
+    assert meta.device.type == "meta" and meta.shape == (3, 1 + 2 + 4) and meta.dtype == dtype
+
+
+def test_chi2_tail_to_40_digits_and_its_errors():
+    # the closed form for k = 2 (exponential): every one of the default 40 digits, and the default is 40
+    with mpmath.workdps(60):
+        e = mpmath.mpf("0.5")
+        exact = 1 - mpmath.exp(-(1 - e)) + mpmath.exp(-(1 + e))
+        t = chi2_two_sided_tail(2, e)
+        assert abs(t - exact) < mpmath.mpf(10) ** -39 * exact
+        assert t == chi2_two_sided_tail(2, e, dps=40) != chi2_two_sided_tail(2, e, dps=41)
+    for eps in (0.0, 1.0, -0.5, 1.5):  # the open interval (0, 1)
+        with pytest.raises(AttentionInputError, match=r"^eps: must be in \(0, 1\)"):
+            chi2_two_sided_tail(3, eps)
+    with pytest.raises(AttentionInputError, match="^k: must be a positive integer, got 0$"):
+        chi2_two_sided_tail(0, 0.5)
+
+
+def test_arb_kernel_diagonal_sums_every_coordinate_and_names_its_inputs():
+    from flint import arb
+
+    d = arb_kernel_diagonal("relu", [[1.0, 2.0], [-1.0, 0.5]], [[3.0, 4.0], [2.0, 6.0]])
+    assert d[0] == 11 and d[1] == 3 and d[0].is_exact() and d[1].is_exact()  # 1*3 + 2*4, 0*2 + 0.5*6
+    e = arb_kernel_diagonal("exp", [[0.0, 1.0]], [[1.0, 0.0]])[0]  # e^0 e^1 + e^1 e^0 = 2e
+    assert (e - 2 * arb(1).exp()).contains(0) and e.rad() < 1e-15
+    with pytest.raises(AttentionInputError, match="^Q: expected 2 dimensions"):
+        arb_kernel_diagonal("relu", [1.0], [[1.0]])
+    with pytest.raises(AttentionInputError, match="^K: expected 2 dimensions"):
+        arb_kernel_diagonal("relu", [[1.0]], [1.0])
+    with pytest.raises(AttentionInputError, match=re.escape("Q, K: shapes differ (1, 2) vs (1, 3)")):
+        arb_kernel_diagonal("relu", [[1.0, 2.0]], [[1.0, 2.0, 3.0]])
+
+
+def test_positive_random_features_names_its_inputs():
+    with pytest.raises(AttentionInputError, match="^X: expected 2 dimensions"):
+        positive_random_features(np.ones(2), np.ones((3, 2)))
+    with pytest.raises(AttentionInputError, match="^omega: expected 2 dimensions"):
+        positive_random_features(np.ones((2, 2)), np.ones(2))
+
+
+def test_arb_feature_values_either_side_of_the_kinks():
+    from flint import arb
+
+    assert arb_feature("relu", 2.5) == 2.5 and arb_feature("relu", 0.5) == 0.5 and arb_feature("relu", 0.0) == 0
+    assert arb_feature("elu+1", 2.0) == 3 and arb_feature("elu+1", 0.5) == 1.5  # x + 1 for x >= 0, exactly
+    assert arb_feature("elu+1", 0.5).is_exact()
+    assert (arb_feature("elu+1", -0.5) - arb(-0.5).exp()).contains(0)  # e^x below 0
+
+
+def test_linformer_mixing_stable_for_large_and_unequal_logits():
+    # row 0's logits near 1000, row 1's near 0: each row is shifted by its own maximum, so neither overflows
+    # nor underflows to 0/0 (E = F = I: plain softmax attention, against masked_softmax_attention)
+    Q = np.array([[40.0, 0.0], [0.01, 0.0]])
+    K = np.array([[50.0, 1.0], [49.0, -1.0]])
+    P_bar, mix = linformer_mixing(Q, K, np.eye(2), np.eye(2))
+    ref = masked_softmax_attention(Q, K).numpy()
+    assert np.isfinite(P_bar).all() and np.allclose(P_bar, ref, rtol=1e-13, atol=0) and np.allclose(mix, ref, rtol=1e-13, atol=0)
+
+
+def test_linformer_mixing_names_each_input_and_each_shape_fault():
+    good = {"Q": np.ones((3, 2)), "K": np.ones((3, 2)), "E": np.ones((2, 3)), "F": np.ones((2, 3))}
+    for name in good:
+        with pytest.raises(AttentionInputError, match=f"^{name}: expected 2 dimensions"):
+            linformer_mixing(**{**good, name: np.ones(3)})
+    for name, bad in (("K", np.ones((3, 4))), ("F", np.ones((4, 3)))):  # Q vs K alone, E vs F alone
+        with pytest.raises(AttentionInputError, match=r"^linformer_mixing: shapes Q \(3, 2\)"):
+            linformer_mixing(**{**good, name: bad})

@@ -90,7 +90,7 @@ def test_energy_and_effective_rank_definition_11_25():
     assert top_fraction_energy(sigma, 0.25) == pytest.approx(0.5)
     assert top_fraction_energy(sigma, 0.3) == pytest.approx(0.8)  # ceil(0.3 * 4) = 2
     for bad in (0.0, 1.0, -0.1):
-        with pytest.raises(AttentionInputError, match="tau"):
+        with pytest.raises(AttentionInputError, match=rf"^tau: must be in \(0, 1\) \(003 定义 11.25\), got {bad}$"):
             effective_rank(sigma, bad)
     with pytest.raises(AttentionInputError, match="k: must be in"):
         energy_fraction(sigma, 5)

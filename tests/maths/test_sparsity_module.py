@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import mpmath
@@ -295,3 +296,208 @@ def test_sorted_standard_normals_law_and_order():
     assert ks_distance_normal(z, 0.1, 1.2) == stats.kstest(z, "norm", args=(0.1, 1.2)).statistic
     with pytest.raises(AttentionInputError):
         sorted_standard_normals(np.random.default_rng(0), 0)
+
+
+def test_gini_index_errors_name_x():
+    with pytest.raises(AttentionInputError, match="^x: empty vector$"):
+        gini_index([])
+    with pytest.raises(AttentionInputError, match="^x: entry nan is not finite$"):
+        gini_index([1.0, float("nan")])
+    for bad in ([0, 0], [1, -1, 2]):
+        with pytest.raises(AttentionInputError, match="^gini_index: need non-negative entries, not all zero$"):
+            gini_index(bad)
+
+
+def test_s_and_standard_error_small_samples_dtypes_and_messages():
+    # n = 2 is enough: S = mean|a| / sqrt(mean a^2) = 3.5 / sqrt(12.5) for (3, -4)
+    s, se = s_and_standard_error(torch.tensor([3.0, -4.0], dtype=torch.float64))
+    assert s == 3.5 / math.sqrt(12.5) and se > 0
+    assert s_and_standard_error(torch.tensor([1.0, -1.0], dtype=torch.float64)) == (1.0, 0.0)
+    # computed in float64 whatever the sample's dtype: float32 squares (0.1f^2) would round
+    a = torch.tensor([0.1, 0.7, -1.3, 2.9], dtype=torch.float32)
+    assert s_and_standard_error(a) == s_and_standard_error(a.to(torch.float64))
+    b = torch.tensor([0.1, 0.7, -1.3, 2.9], dtype=torch.bfloat16)
+    assert s_and_standard_error(b) == s_and_standard_error(b.to(torch.float64))
+    with pytest.raises(AttentionInputError, match="^" + re.escape("a: non-finite samples (overflow in the sampled dtype?)") + "$"):
+        s_and_standard_error(torch.tensor([1.0, float("inf")]))
+    with pytest.raises(AttentionInputError, match="^a: all-zero sample, S undefined$"):
+        s_and_standard_error(torch.zeros(5))
+
+
+def _relu_moment_pcfd(k, c):
+    """m_k(c) = k! e^{-c^2/4} D_{-k-1}(-c) / sqrt(2 pi) (DLMF 12.5.1 with U(a, z) = D_{-a-1/2}(z)), at 120 digits."""
+    with mpmath.workdps(120):
+        c = mpmath.mpf(c)
+        return mpmath.factorial(k) * mpmath.exp(-c * c / 4) * mpmath.pcfd(-k - 1, -c) / mpmath.sqrt(2 * mpmath.pi)
+
+
+@pytest.mark.parametrize("k,c", [(2, -30.0), (12, -30.0), (12, -200.0), (4, -6.0), (12, 3.0)])
+def test_relu_moment_keeps_40_digits_through_the_cancellation(k, c):
+    # for c << 0 the recurrence cancels about 2 k log10|c| digits; the guard digits must make up for them
+    ref = _relu_moment_pcfd(k, c)
+    with mpmath.workdps(40):
+        v = relu_moment(k, c)
+    with mpmath.workdps(120):
+        assert abs(v - ref) < mpmath.mpf(10) ** -39 * ref
+
+
+def test_sampled_sparsity_draws_and_validation():
+    from attention_claims.maths import sampled_sparsity
+
+    # the documented construction, drawn in this order from rng: q (d), u (d), then the (n, d) key noise
+    n, d, beta, gamma = 64, 4, 0.5, 1.25
+    rng = np.random.default_rng(3)
+    q, u = rng.standard_normal(d), rng.standard_normal(d)
+    u -= (u @ q) / (q @ q) * q
+    mu, sigma = beta * q / (q @ q) + u, gamma / np.linalg.norm(q)
+    a = np.maximum((mu + sigma * rng.standard_normal((n, d))) @ q, 0.0) ** 2
+    s, se, nonzero = sampled_sparsity("relu2", beta, gamma, n=n, rng=np.random.default_rng(3))
+    assert s == pytest.approx(np.abs(a).mean() / np.sqrt((a * a).mean()), rel=1e-12) and se > 0
+    assert nonzero == int(np.count_nonzero(a))
+    # d = 4 is the default
+    assert sampled_sparsity("relu2", beta, gamma, n=n, rng=np.random.default_rng(3)) == (s, se, nonzero)
+    # the least sizes allowed: n = 2, d = 1
+    for kw in ({"n": 2}, {"n": 8, "d": 1}):
+        s2, se2, _ = sampled_sparsity("identity", 0.5, 1.0, rng=np.random.default_rng(0), **kw)
+        assert 0 < s2 <= 1 and np.isfinite(se2)
+    with pytest.raises(AttentionInputError, match="^" + re.escape("kind: unknown 'relu' (one of relu2, identity)") + "$"):
+        sampled_sparsity("relu", 0.5, 1.0, n=8, rng=np.random.default_rng(0))
+    for kw in ({"gamma": 0.0, "n": 8, "d": 4}, {"gamma": 1.0, "n": 1, "d": 4}, {"gamma": 1.0, "n": 8, "d": 0}):
+        msg = f"sampled_sparsity: need gamma > 0, n >= 2, d >= 1; got {kw['gamma']!r}, {kw['n']!r}, {kw['d']!r}"
+        with pytest.raises(AttentionInputError, match="^" + re.escape(msg) + "$"):
+            sampled_sparsity("identity", 0.5, rng=np.random.default_rng(0), **kw)
+
+
+def test_s_and_standard_error_delta_method_by_hand():
+    # Var(S_hat) ~ (1/n) [Var|a| / m2 - m1 Cov(|a|, a^2) / m2^2 + m1^2 Var(a^2) / (4 m2^3)] (the delta method
+    # for m1 / sqrt(m2), sample covariances with n - 1), written out at 50 digits
+    a = [1.0, 2.0, 3.0, 5.0, 8.0, -13.0]
+    with mpmath.workdps(50):
+        x1 = [mpmath.mpf(abs(v)) for v in a]
+        x2 = [mpmath.mpf(v) ** 2 for v in a]
+        n = len(a)
+        m1, m2 = mpmath.fsum(x1) / n, mpmath.fsum(x2) / n
+        v11 = mpmath.fsum((u - m1) ** 2 for u in x1) / (n - 1)
+        v22 = mpmath.fsum((w - m2) ** 2 for w in x2) / (n - 1)
+        v12 = mpmath.fsum((u - m1) * (w - m2) for u, w in zip(x1, x2, strict=True)) / (n - 1)
+        se_ref = mpmath.sqrt((v11 / m2 - m1 * v12 / m2**2 + m1**2 * v22 / (4 * m2**3)) / n)
+        s_ref = m1 / mpmath.sqrt(m2)
+    s, se = s_and_standard_error(torch.tensor(a, dtype=torch.float64))
+    assert s == pytest.approx(float(s_ref), rel=1e-14) and se == pytest.approx(float(se_ref), rel=1e-12)
+
+
+def test_gamma_and_kind_messages():
+    from attention_claims.maths import s_exp, sparsity_curves
+
+    for g in (0.0, -1.0):
+        with pytest.raises(AttentionInputError, match="^" + re.escape(f"gamma = sigma*||q|| must be > 0, got {g!r}") + "$"):
+            s_exp(g)
+    with pytest.raises(AttentionInputError, match="^" + re.escape("kind: unknown 'exp' (one of relu2, identity)") + "$"):
+        sparsity_curves("exp", [0.0], [1.0])
+
+
+@pytest.mark.parametrize("j", [0, 1, 2, 3])
+@pytest.mark.parametrize("t", [0.5, 1.5, 6.0])
+def test_gaussian_tail_closed_forms(j, t):
+    # int_t^inf v^j e^{-v^2/2} dv: sqrt(pi/2) erfc(t/sqrt 2), e^{-t^2/2}, t e^{-t^2/2} + sqrt(pi/2) erfc(t/sqrt 2),
+    # (t^2 + 2) e^{-t^2/2} (integration by parts)
+    from flint import arb
+
+    from attention_claims.maths.exact import precision
+    from attention_claims.maths.sparsity import _gaussian_tail
+
+    with mpmath.workdps(60):
+        tt = mpmath.mpf(t)
+        g0, e = mpmath.sqrt(mpmath.pi / 2) * mpmath.erfc(tt / mpmath.sqrt(2)), mpmath.exp(-tt * tt / 2)
+        ref = [g0, e, tt * e + g0, (tt * tt + 2) * e][j]
+        enc = _gaussian_tail(j, arb(t))
+        with precision(200):  # the decimal reference read at 200 bits, not flint's default 53
+            assert (enc - arb(mpmath.nstr(ref, 55))).contains(0) and enc.rad() < 1e-12 * float(ref)
+
+
+def test_poly_tail_integrates_the_binomial_expansion():
+    # int_t^inf (a + b v)^k e^{-v^2/2} dv for a = 1/2, b = 2, k = 3, t = 1.5, against mpmath quadrature
+    from flint import arb
+
+    from attention_claims.maths.exact import precision
+    from attention_claims.maths.sparsity import _poly_tail
+
+    with mpmath.workdps(40):
+        ref = mpmath.quad(lambda v: (mpmath.mpf(0.5) + 2 * v) ** 3 * mpmath.exp(-v * v / 2), [1.5, 10, mpmath.inf])
+        enc = _poly_tail(arb(0.5), arb(2), 3, arb(1.5))
+        with precision(200):
+            assert (enc - arb(mpmath.nstr(ref, 38))).contains(0) and enc.rad() < 1e-12 * float(ref)
+
+
+def test_gaussian_moment_arb_signs_the_pieces_at_their_midpoints():
+    # E|X| for X = 30 + eps: the kink c = -30 is inside the window (-40, 40), and the piece (-40, -30) weighs
+    # about 1e-199, so at 800 bits its sign shows: beta (1 - 2 Phi(-beta)) + 2 phi(beta)
+    from flint import arb
+
+    from attention_claims.maths import gaussian_moment_arb
+    from attention_claims.maths.exact import precision
+
+    with mpmath.workdps(300):
+        b = mpmath.mpf(30)
+        ref = b * (1 - 2 * mpmath.ncdf(-b)) + 2 * mpmath.npdf(b)
+        m = gaussian_moment_arb("identity", 1, 30, 1, 800)
+        with precision(1000):
+            d = m - arb(mpmath.nstr(ref, 295))
+            assert d.contains(0) and d.rad() < 1e-230
+
+
+def test_gaussian_moment_arb_validates_k_beta_gamma():
+    from attention_claims.maths import gaussian_moment_arb
+
+    for k in (0, 13):
+        with pytest.raises(AttentionInputError, match=re.escape(f"k: must be an integer in [1, 12], got {k}")):
+            gaussian_moment_arb("identity", k, 0.0, 1.0, 100)
+    with pytest.raises(AttentionInputError, match="^beta: nan is not finite$"):
+        gaussian_moment_arb("identity", 1, float("nan"), 1.0, 100)
+    with pytest.raises(AttentionInputError, match="^gamma: nan is not finite$"):
+        gaussian_moment_arb("identity", 1, 0.0, float("nan"), 100)
+    with pytest.raises(AttentionInputError, match="^" + re.escape("gamma = sigma*||q|| must be > 0, got 0.0") + "$"):
+        gaussian_moment_arb("identity", 1, 0.5, 0.0, 100)
+    with pytest.raises(AttentionInputError, match="^argument nan is not finite$"):
+        relu_moment(2, float("nan"))
+
+
+def _relu2_tail_part(a, c, g):
+    """g^2 e^{c^2/2} int_a^inf (v - c)^2 e^{-v^2/2} dv, with int_a^inf v^j e^{-v^2/2} dv = J0 = sqrt(pi/2)
+    erfc(a/sqrt 2), J1 = e^{-a^2/2}, J2 = a e^{-a^2/2} + J0 (at the caller's precision)."""
+    a, c = mpmath.mpf(a), mpmath.mpf(c)
+    j0, e = mpmath.sqrt(mpmath.pi / 2) * mpmath.erfc(a / mpmath.sqrt(2)), mpmath.exp(-a * a / 2)
+    return g**2 * mpmath.exp(c * c / 2) * ((a * e + j0) - 2 * c * e + c * c * j0)
+
+
+def test_gaussian_moment_arb_adds_the_tails_to_the_radius():
+    # E|eps| = sqrt(2/pi); the window (-40, 40) leaves out 2 e^{-800} / sqrt(2 pi) ~ 2.9e-348 of it, which at
+    # 1400 bits is far above the quadrature's 2^-1400: the ball must be widened by the two tails (for beta = 0
+    # the tail bound g^k int_t^inf v^k e^{-v^2/2} dv is the tail itself, so the radius is that mass)
+    from flint import arb
+
+    from attention_claims.maths import gaussian_moment_arb
+    from attention_claims.maths.exact import precision
+
+    with mpmath.workdps(450):
+        g0 = mpmath.sqrt(mpmath.pi / 2) * mpmath.erfc(40 / mpmath.sqrt(2))  # int_40^inf e^{-v^2/2} dv
+        cases = [
+            # E|eps|: two tails int_40^inf v e^{-v^2/2} dv = e^{-800}, over sqrt(2 pi)
+            ("identity", mpmath.sqrt(2 / mpmath.pi), 2 * mpmath.exp(-800) / mpmath.sqrt(2 * mpmath.pi)),
+            # E e^{2 eps} = e^2: the window (2 - 40, 2 + 40) around the peak k g = 2 leaves out e^2 2 g0 / sqrt(2 pi)
+            ("exp", mpmath.exp(2), mpmath.exp(2) * 2 * g0 / mpmath.sqrt(2 * mpmath.pi)),
+            # relu2, k = 2, beta = 4.5, gamma = 3 (c = -3/2): g^2 int_0^inf u^2 e^{-c u - u^2/2} du
+            # = g^2 e^{c^2/2} int_c^inf (v - c)^2 e^{-v^2/2} dv; the window ends at u = 41.5 (v = 40)
+            ("relu2", _relu2_tail_part(-1.5, -1.5, 3), _relu2_tail_part(40, -1.5, 3)),
+        ]
+        for f, ref, tail in cases:
+            k, beta, gamma = {"identity": (1, 0, 1), "exp": (2, 0, 1), "relu2": (2, 4.5, 3)}[f]
+            m = gaussian_moment_arb(f, k, beta, gamma, 1400)
+            with precision(1600):
+                assert (m - arb(mpmath.nstr(ref, 440))).contains(0), f
+                assert m.rad() < arb(mpmath.nstr(1.001 * tail, 20)), f
+        # relu2 at c = 3 > 0 (beta = -3, gamma = 1): the bound (|c| + v)^k over-estimates the tail (v - c)^k
+        # beyond v = 43 by about 30 %, which must widen the ball, not move its midpoint
+        m = gaussian_moment_arb("relu2", 2, -3, 1, 1400)
+        with precision(1600):
+            assert (m - arb(mpmath.nstr(_relu2_tail_part(3, 3, 1), 440))).contains(0)
