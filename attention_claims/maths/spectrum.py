@@ -108,10 +108,12 @@ def power_law_fit(sigma, *, skip_zero: bool = True) -> tuple[float, float, float
     log-log space.
 
     Raises:
-        AttentionInputError: fewer than 3 positive singular values, or a zero one with
-            ``skip_zero=False``.
+        AttentionInputError: a negative value (singular values are >= 0), fewer than 3 positive
+            singular values, or a zero one with ``skip_zero=False``.
     """
     s = np.sort(as_array(sigma, "sigma", ndim=1))[::-1]
+    if s[-1] < 0:
+        raise AttentionInputError(f"sigma: singular values are >= 0, got {float(s[-1])!r}")
     i = np.arange(1, s.size + 1, dtype=np.float64)
     if not skip_zero and np.any(s == 0):
         raise AttentionInputError("sigma: zero singular values have no logarithm; fit with skip_zero=True")

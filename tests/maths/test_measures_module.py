@@ -122,6 +122,9 @@ def test_power_law_fit_recovers_exponent():
     assert r2c == 1.0
     with pytest.raises(AttentionInputError, match="at least 3 positive"):
         power_law_fit(np.array([1.0, 0.5, 0.0, 0.0]))
+    for skip_zero in (True, False):  # a negative value is no spectrum: refused, never fitted or dropped
+        with pytest.raises(AttentionInputError, match=r"sigma: singular values are >= 0, got -0\.25"):
+            power_law_fit(np.array([1.0, 0.5, 0.3, -0.25]), skip_zero=skip_zero)
 
 
 def test_softmax_attention_and_mask():
