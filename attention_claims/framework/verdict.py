@@ -80,7 +80,7 @@ def _verdict(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> tuple[str, st
     if not ran:
         return "undecided", "no reading could run here"
     if failed:
-        head = "the as-stated reading holds" if stated else "the claim has no literal reading"
+        head = "the as-stated reading holds" if stated else "the claim has no as-stated reading (its words are vague)"
         return "caveat", f"{head}, but these fail: {', '.join(failed)}"
     skipped = [r.name for r in _counted(claim) if r.name not in ran]
     tail = f" ({len(skipped)} skipped here)" if skipped else ""
