@@ -301,3 +301,16 @@ def test_masked_softmax_attention_uses_the_given_scale_and_device():
     # a mask kind is built on the logits' device
     meta = masked_softmax_attention(Q3, Q3, mask="causal", device="meta")
     assert meta.device.type == "meta" and meta.shape == (3, 3)
+
+
+def test_mp_attention_defaults_to_40_digits():
+    """The reference's default precision is the documented 40 digits: the same numbers as dps=40, which
+    differ from 41 digits' in the last places."""
+    import mpmath
+
+    from attention_claims.maths.attention import mp_attention
+
+    default, forty, more = mp_attention(Q3, K4), mp_attention(Q3, K4, dps=40), mp_attention(Q3, K4, dps=41)
+    assert all(default[i, j] == forty[i, j] for i in range(3) for j in range(4))
+    with mpmath.workdps(60):
+        assert any(default[i, j] != more[i, j] for i in range(3) for j in range(4))

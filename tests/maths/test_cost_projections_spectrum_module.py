@@ -507,3 +507,15 @@ def test_mp_singular_values_default_precision_is_40_digits():
 def test_mp_singular_values_rejects_bad_input():
     with pytest.raises(AttentionInputError, match="^A: expected 2 dimensions"):
         mp_singular_values(np.ones(3))
+
+
+def test_row_line_distance_projects_rows_shorter_than_one():
+    """min_t |y - t b| is 0 when y is a multiple of b, whatever the length of b (here |b| = 1/2 and 1/4,
+    below 1: the projection must not be skipped for them)."""
+    from attention_claims.maths.projections import mp_row_line_distance
+
+    with mpmath.workdps(30):
+        Y = mpmath.matrix([[1, 0], [0, 3]])
+        B = mpmath.matrix([[0.5, 0], [0, 0.25]])
+        assert mp_row_line_distance(Y, B) == 0
+        assert mp_row_line_distance(mpmath.matrix([[1, 1]]), mpmath.matrix([[0.5, 0]])) == 1  # the y-b gap
