@@ -109,7 +109,9 @@ def trust_lines(trust: dict | None) -> list[str]:
         koe = m.get("killed_or_explained")
         if isinstance(koe, float):
             line += f"; killed or explained as surviving for a stated reason: {_pct(koe)}"
-        line += "; survivors explained in reports/mutation.md)."
+        unexplained = sum(1 for x in m.get("survivors") or [] if x.get("explanation") == "UNEXPLAINED")
+        line += (f"; {unexplained} survivors not explained yet, listed in reports/mutation.md)." if unexplained
+                 else "; survivors explained in reports/mutation.md).")
         if m.get("not_checked"):
             line += (f" Partial: {m['not_checked']} mutants not checked yet, left out of the score "
                      "(`mutmut run` resumes).")

@@ -128,3 +128,14 @@ def test_collection_error_still_writes_an_honest_report(planted):
     rep = run.report
     assert rep["run"]["interrupted"] is True and rep["run"]["complete"] is False
     assert rep["claims"][0]["verdict"] == "undecided"
+
+
+def test_the_mutation_line_counts_survivors_not_explained_yet():
+    m = {"tool": "mutmut 3.8.1", "date": "2026-11-25", "commit": "abc", "modules": ["rank.py"], "score": 0.9,
+         "killed": 9, "total": 10, "killed_or_explained": 0.9,
+         "survivors": [{"name": "a", "explanation": "UNEXPLAINED"}, {"name": "b", "explanation": "equivalent: x"}]}
+    line = trust_lines({"planted": None, "stability": None, "mutation": m})[2]
+    assert "; 1 survivors not explained yet, listed in reports/mutation.md)." in line
+    m["survivors"] = m["survivors"][1:]
+    assert "; survivors explained in reports/mutation.md)." in trust_lines(
+        {"planted": None, "stability": None, "mutation": m})[2]
