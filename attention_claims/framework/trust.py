@@ -103,7 +103,9 @@ def trust_lines(trust: dict | None) -> list[str]:
         score = m.get("score")
         modules = m.get("modules") or []
         line = (f"Mutation testing ({m.get('tool', '?')}, {m.get('date', '?')}"
-                + (f", commit {str(m['commit'])[:12]}" if m.get("commit") else "")
+                + (f", commit {str(m['commit'])[:12]}" if m.get("commit") and m.get("tests_commit") in (None, m["commit"])
+                   else f", modules as of commit {str(m['tests_commit'])[:12]} (run begun at {str(m['commit'])[:12]})"
+                   if m.get("commit") else "")
                 + f", over {', '.join(modules) or '?'}): score {_pct(score) if isinstance(score, float) else score} "
                 f"({m.get('killed', '?')} killed of {m.get('total', '?')}")
         koe = m.get("killed_or_explained")

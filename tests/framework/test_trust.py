@@ -139,3 +139,12 @@ def test_the_mutation_line_counts_survivors_not_explained_yet():
     m["survivors"] = m["survivors"][1:]
     assert "; survivors explained in reports/mutation.md)." in trust_lines(
         {"planted": None, "stability": None, "mutation": m})[2]
+
+
+def test_the_mutation_line_of_a_resumed_run_names_the_modules_commit():
+    m = {"tool": "mutmut 3.8.1", "date": "2026-11-25", "commit": "3c1302cbd0caa34b", "tests_commit": "a21a50b88d100af9",
+         "modules": ["rank.py"], "score": 0.9, "killed": 9, "total": 10}
+    line = trust_lines({"planted": None, "stability": None, "mutation": m})[2]
+    assert ", modules as of commit a21a50b88d10 (run begun at 3c1302cbd0ca), over rank.py" in line
+    m["tests_commit"] = m["commit"]
+    assert ", commit 3c1302cbd0ca, over rank.py" in trust_lines({"planted": None, "stability": None, "mutation": m})[2]
