@@ -26,7 +26,7 @@ from attention_claims.maths import (
     top_fraction_energy,
 )
 from attention_claims.maths.exact import arb_matrix, decimal_fraction
-from attention_claims.maths.rank import exact_det
+from attention_claims.maths.rank import exact_det, exact_rank
 
 NAN2 = [[1.0, math.nan], [0.0, 1.0]]
 
@@ -59,6 +59,26 @@ def test_exact_det_needs_a_square_matrix():
     assert exact_det([[1, 2], [3, 4]]) == -2
     with pytest.raises(AttentionInputError, match="square"):
         exact_det([[1, 2, 3], [4, 5, 6]])
+
+
+@pytest.mark.parametrize("fn", [exact_rank, exact_det])
+@pytest.mark.parametrize("x,message", [
+    (np.zeros((0, 2), dtype=np.int64), r"^matrix: empty array of shape \(0, 2\)$"),  # integer path
+    (np.array([1, 2]), r"^matrix: expected 2 dimensions, got shape \(2,\)$"),
+    (np.array([[1.0, math.nan], [0.0, 1.0]]), r"^matrix: contains NaN or Inf$"),  # float path
+])
+def test_exact_rank_and_det_name_the_matrix(fn, x, message):
+    """Bad input to the exact rank and determinant is refused with a message naming ``matrix``, on the
+    integer path (read as Python ints) and on the float64 path alike."""
+    with pytest.raises(AttentionInputError, match=message):
+        fn(x)
+
+
+def test_exact_det_refuses_a_non_square_float_matrix():
+    """A non-square float64 matrix (not an integer array: it goes through the float path) is refused
+    before any determinant is attempted."""
+    with pytest.raises(AttentionInputError, match=r"^matrix: expected a square matrix, got shape \(2, 3\)$"):
+        exact_det([[1.0, 2.0, 3.0], [4.0, 5.0, 6.5]])
 
 
 def test_cr_factorization_names_w():

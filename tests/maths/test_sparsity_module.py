@@ -146,6 +146,16 @@ def test_s_squared_exact():
         s_squared_exact([1.0, math.nan])
 
 
+@pytest.mark.parametrize("a,message", [
+    ([1.0, math.nan], r"^a: non-finite entry$"),  # float fast path
+    ([0.0, -0.0], r"^a: all-zero vector, S undefined \(0/0\)$"),
+    ([0, Fraction(0)], r"^a: all-zero vector, S undefined \(0/0\)$"),  # rational path
+])
+def test_s_squared_exact_messages_name_a(a, message):
+    with pytest.raises(AttentionInputError, match=message):
+        s_squared_exact(a)
+
+
 def test_population_moments_and_product_design():
     mu, cov = population_moments([[0, 2], [2, 0]])
     assert mu == [1, 1] and cov == [[1, -1], [-1, 1]]
@@ -158,6 +168,16 @@ def test_population_moments_and_product_design():
         product_design([1, 2], 7)
     with pytest.raises(AttentionInputError, match="different lengths"):
         population_moments([[1, 2], [3]])
+
+
+@pytest.mark.parametrize("p,message", [
+    ([], r"^p: empty vector$"),
+    ([0.5, math.inf], r"^p: entry inf is not finite$"),
+    ([Fraction(1, 2), Fraction(1, 3)], r"^p: not a probability vector \(entries >= 0 summing to exactly 1\)$"),
+])
+def test_entropy_arb_messages_name_p(p, message):
+    with pytest.raises(AttentionInputError, match=message):
+        entropy_arb(p)
 
 
 def test_hurley_rickard_transformations():
@@ -444,6 +464,28 @@ def test_gaussian_moment_arb_signs_the_pieces_at_their_midpoints():
         with precision(1000):
             d = m - arb(mpmath.nstr(ref, 295))
             assert d.contains(0) and d.rad() < 1e-230
+
+
+def test_gaussian_moment_arb_tail_term_at_the_precision_where_it_shows():
+    """At 1300 bits (about 1e-391) the mass beyond the 40-sd window (about e^-800 = 4e-348 relative) is what
+    the ball's radius is made of, so the tail term must be exactly right there: a ball around the window's
+    integral with the tail bound B as radius (the true tail T lies in [0, B]).
+
+    E X^2 = b^2 + g^2 = 101 for b = 10, g = 1: B = 2 int_40^inf (10 + v)^2 e^{-v^2/2} dv exceeds T by
+    40 e^{-800}, so adding B to the midpoint instead of the radius would leave 101 about 6e-347 outside.
+    E e^X = e^{g^2/2} = e^2 for b = 0, g = 2: the tails are the peak value e^{kb + k^2 g^2/2} = e^2 times the
+    Gaussian tails beyond +-40 (about 5e-349 after the 1/sqrt(2 pi)); a smaller peak (e^-1, from k/g in
+    place of k g) leaves e^2 outside. The radii are checked too: each ball must be about as tight as
+    its tail term, not widened to contain the value."""
+    from attention_claims.maths import gaussian_moment_arb
+    from attention_claims.maths.exact import precision, to_arb
+
+    m = gaussian_moment_arb("identity", 2, 10, 1, 1300)
+    assert m.contains(arb(101)) and m.rad() < arb(10) ** -345  # (1e-345 as a float is 0)
+    m = gaussian_moment_arb("exp", 1, 0, 2, 1300)
+    with mpmath.workdps(420), precision(1500):
+        ref = to_arb(mpmath.e**2) + arb(0, arb(10) ** -410)  # e^2 to 420 digits, its rounding error in the radius
+        assert m.contains(ref) and m.rad() < arb(10) ** -348
 
 
 def test_gaussian_moment_arb_validates_k_beta_gamma():
