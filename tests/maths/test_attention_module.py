@@ -4,6 +4,7 @@ mutation testing: each test here fails on a mutant of the module that the checks
 
 from __future__ import annotations
 
+import math
 import re
 from functools import partial
 
@@ -15,14 +16,18 @@ from attention_claims.maths import (
     AttentionInputError,
     attention_layer,
     attention_mask,
+    causal_logit_gap,
+    causal_mask,
     exact_attention_rows,
     feature_map,
     gaussian_logits,
     linear_attention,
+    logits,
     masked_softmax_attention,
     rational_rows_equal,
     resolve_mask,
     row_cosines,
+    softmax_attention,
 )
 
 Q3 = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, -1.0]])
@@ -314,3 +319,54 @@ def test_mp_attention_defaults_to_40_digits():
     assert all(default[i, j] == forty[i, j] for i in range(3) for j in range(4))
     with mpmath.workdps(60):
         assert any(default[i, j] != more[i, j] for i in range(3) for j in range(4))
+
+
+# -- logits, causal_mask, softmax_attention, causal_logit_gap ------------------------------------------------
+
+
+def test_logits_names_q_and_k_in_its_errors():
+    """The message starts with the argument's name, in its case (``Q`` and ``K``, not ``q``/``k``)."""
+    with pytest.raises(AttentionInputError, match=r"^Q: contains NaN or Inf$"):
+        logits([[np.nan, 1.0]], K4)
+    with pytest.raises(AttentionInputError, match=r"^K: contains NaN or Inf$"):
+        logits(Q3, [[1.0, np.inf]])
+    with pytest.raises(AttentionInputError, match=r"^K: expected 2 dimensions, got shape \(2,\)$"):
+        logits(Q3, [1.0, 2.0])
+
+
+def test_causal_mask_square_default_and_errors_name_n_and_m():
+    """``M`` defaults to ``N``: the (N, N) lower triangle; a bad ``N`` or ``M`` is named, in its case."""
+    assert causal_mask(3).tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    assert causal_mask(3, None).shape == (3, 3)
+    with pytest.raises(AttentionInputError, match=r"^N: must be a positive integer, got 0$"):
+        causal_mask(0)
+    with pytest.raises(AttentionInputError, match=r"^M: must be a positive integer, got 0$"):
+        causal_mask(2, 0)
+
+
+def test_softmax_attention_causal_on_rectangular_logits():
+    """N = 3 queries, M = 4 keys: the causal mask is j <= i on the (3, 4) logits (not a square mask of
+    side N or M), each row renormalised over its kept keys; rows sum to 1 along the keys."""
+    z = Q3 @ K4.T / math.sqrt(2)
+    want = np.where(np.tril(np.ones((3, 4), dtype=bool)), np.exp(z - z.max(axis=1, keepdims=True)), 0.0)
+    want = want / want.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(softmax_attention(Q3, K4, causal=True).numpy(), want, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(softmax_attention(K4, Q3, causal=True).numpy().sum(axis=1), np.ones(4), rtol=1e-15)
+
+
+def test_softmax_attention_builds_logits_and_mask_on_the_device():
+    """On the meta device (shapes only) every tensor of the computation must be there: the logits and the
+    causal mask alike (a CPU mask meeting meta logits is an error)."""
+    for causal in (False, True):
+        out = softmax_attention(Q3, K4, causal=causal, device="meta")
+        assert out.device.type == "meta" and tuple(out.shape) == (3, 4)
+
+
+def test_causal_logit_gap_is_the_exact_difference_whatever_the_input_dtype():
+    """The gap is computed in float64: a float32 row [1, 2^-30] has gap 1 - 2^-30 exactly (float32 would
+    round it to 1), a float16 row [60000, -60000] has gap 120000 (float16 overflows to inf)."""
+    z32 = np.array([[0.0, 5.0], [1.0, 2.0**-30]], dtype=np.float32)
+    assert causal_logit_gap(z32) == 1.0 - 2.0**-30
+    assert causal_logit_gap(torch.tensor(z32)) == 1.0 - 2.0**-30
+    z16 = np.array([[0.0, 0.0], [60000.0, -60000.0]], dtype=np.float16)
+    assert causal_logit_gap(z16) == 120000.0
