@@ -427,8 +427,12 @@ def causal_logit_gap(z) -> float:
     """The largest causal-row logit gap ``max_i (max_{j<=i} z_ij - z_ii)`` (nats) of square logits
     ``z (N, N)``: how far the diagonal of causal softmax attention sits below its row's maximum,
     the parameter at which a finite dtype loses the causal matrix's full rank (see
-    :mod:`attention_claims.maths.boundaries`)."""
-    z = np.asarray(z, dtype=np.float64)
+    :mod:`attention_claims.maths.boundaries`).
+
+    Raises:
+        AttentionInputError: ``z`` is not a finite, non-empty square matrix (named ``z``).
+    """
+    z = as_array(z, "z", square=True)
     return max(float(np.max(z[i, : i + 1]) - z[i, i]) for i in range(z.shape[0]))
 
 

@@ -370,3 +370,16 @@ def test_causal_logit_gap_is_the_exact_difference_whatever_the_input_dtype():
     assert causal_logit_gap(torch.tensor(z32)) == 1.0 - 2.0**-30
     z16 = np.array([[0.0, 0.0], [60000.0, -60000.0]], dtype=np.float16)
     assert causal_logit_gap(z16) == 120000.0
+
+
+@pytest.mark.parametrize("z, words", [
+    (np.zeros((3, 2)), r"^z: expected a square matrix, got shape \(3, 2\)$"),
+    (np.zeros((2, 3)), r"^z: expected a square matrix, got shape \(2, 3\)$"),
+    (np.zeros(3), r"^z: "),
+    (np.array([[0.0, 1.0], [np.nan, 0.0]]), r"^z: contains NaN"),
+])
+def test_causal_logit_gap_refuses_logits_that_are_not_square_and_finite(z, words):
+    """Non-square logits used to raise a bare IndexError (N > M) or be read silently (N < M), and a
+    NaN gave a meaningless gap: now each is an error naming ``z``."""
+    with pytest.raises(AttentionInputError, match=words):
+        causal_logit_gap(z)
