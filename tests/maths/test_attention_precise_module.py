@@ -16,9 +16,11 @@ from attention_claims.maths import (
     AttentionInputError,
     arb_logits,
     arb_softmax_attention,
+    arb_softmax_rows,
     mp_attention,
     mp_softmax,
     mp_softmax_entry,
+    precision,
 )
 
 NAN_ROW = [[np.nan, 1.0]]
@@ -141,3 +143,25 @@ def test_arb_softmax_attention_uses_the_scale(scale, z1):
         assert A[0, j].rad() < 1e-14
         assert A[0, j].overlaps(arb(mpmath.nstr(ref[j], 40))), (j, A[0, j], ref[j])
 
+
+BIG = arb(2) ** 1100  # exact, beyond the float range (float(BIG) is inf)
+
+
+@pytest.mark.parametrize("z", [[BIG, 2 * BIG], [-2 * BIG, -BIG], [-BIG, BIG]])
+def test_arb_softmax_rows_shifts_by_the_largest_midpoint_beyond_the_float_range(z):
+    """Two logits at least 2^1100 apart, both beyond the float range: the softmax is [e^-2^1100, 1] up to far
+    less than any rounding. The shift must be the largest midpoint (the second); shifting by the first
+    (the first of two infinite floats) takes exp(+2^1100), whose enclosure is [+/- inf], and leaves only
+    NaN. Also row 1 of a causal (2, 2) matrix, which sees both keys."""
+    for A, i in ((arb_softmax_rows([z]), 0), (arb_softmax_rows([[z[0], arb(0)], z], causal=True), 1)):
+        assert A[i, 0].contains(0) and A[i, 0] < arb(2) ** -1000, A
+        assert A[i, 1].contains(1) and A[i, 1].rad() < 1e-15, A
+
+
+def test_arb_softmax_attention_beyond_the_float_range_at_200_bits():
+    """Q = [[1e200]], K = [[1e200], [2e200]], scale 1: logits 1e400 and 2e400, exact products at 200 bits;
+    the largest (second) is the shift, and the row is enclosed as [e^-1e400, 1] instead of NaN."""
+    with precision(200):
+        A = arb_softmax_attention([[1e200]], [[1e200], [2e200]], scale=1.0)
+        assert A[0, 0].contains(0) and A[0, 0] < arb(10) ** -1000, A
+        assert A[0, 1].contains(1) and A[0, 1].rad() < 1e-50, A
