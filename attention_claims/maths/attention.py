@@ -354,15 +354,15 @@ def arb_softmax_attention(Q, K, *, causal: bool = False, scale: str | float = "s
 def arb_softmax_rows(Z, *, causal: bool = False) -> arb_mat:
     """Row-wise softmax of the arb logits ``Z`` (an ``(N, M)`` ``arb_mat`` or nested list of arb balls):
     ``exp(z_ij - m_i) / sum_j exp(z_ij - m_i)`` over the allowed keys (``j <= i`` when ``causal``),
-    masked entries exactly 0, at the current flint precision; ``m_i`` is the largest midpoint of the row
-    (subtracted so that no term overflows; the quotient does not depend on it). Source: Vaswani et al.
-    2017 eq. (1); 002 "低秩问题" for the mask."""
+    masked entries exactly 0, at the current flint precision; ``m_i`` is the largest midpoint of the row,
+    compared exactly (also beyond the float range), subtracted so that no term overflows (the quotient does
+    not depend on it). Source: Vaswani et al. 2017 eq. (1); 002 "低秩问题" for the mask."""
     rows = [[Z[i, j] for j in range(Z.ncols())] for i in range(Z.nrows())] if isinstance(Z, arb_mat) else Z
     n, m = len(rows), len(rows[0])
     A = arb_mat(n, m)
     for i, row in enumerate(rows):
         allowed = range(min(i + 1, m)) if causal else range(m)
-        mid = max((row[j].mid() for j in allowed), key=float)
+        mid = max(row[j].mid() for j in allowed)  # exact points compared exactly: as floats they can overflow
         e = {j: (row[j] - mid).exp() for j in allowed}
         tot = sum(e.values(), arb(0))
         for j in allowed:
