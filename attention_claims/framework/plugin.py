@@ -169,6 +169,23 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     claims_config.repair_rootdir(early_config, parser, args)
 
 
+_HYPOTHESIS_FAILING_EXAMPLES = "_hypothesis_failing_examples"
+"""Where Hypothesis leaves a failing test's examples on the pytest item (``hypothesis.core``) for its
+pytest plugin to turn into a patch adding ``@example`` lines (``hypothesis.extra._patching``, libcst)."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> None:
+    """No Hypothesis patch for a claim check's failing examples: a counterexample is the check's
+    finding, recorded in the report with its reproduce command, not an ``@example`` to add to the
+    check file (for an installed plugin, a file in site-packages). Hypothesis would otherwise parse the
+    whole check module with libcst, where libcst is installed, once per failing check (about 0.3 s to
+    import it and up to seconds a module), and write a file under ``.hypothesis/patches``. Tests
+    without a ``claim`` marker keep Hypothesis's patches."""
+    if item.get_closest_marker("claim") is not None and getattr(item, _HYPOTHESIS_FAILING_EXAMPLES, None):
+        setattr(item, _HYPOTHESIS_FAILING_EXAMPLES, None)
+
+
 def available_cores() -> int:
     """The cores this process may run on (its CPU affinity where the platform has one), at least 1."""
     import os

@@ -131,6 +131,45 @@ def test_exact(n, claim_log):
     assert "n=17" in (cx["hypothesis"] or "")
 
 
+def test_a_claim_checks_failing_examples_make_no_hypothesis_patch(planted):
+    """Hypothesis turns a failing test's examples into an ``@example`` patch (parsing the module with
+    libcst, where installed): not for a claim check, whose counterexample is the report's; a plain
+    test keeps it. A conftest hook that runs after the plugin's sees what Hypothesis's hook would."""
+    src = '''
+import pytest
+from hypothesis import given, strategies as st
+from attention_claims.testkit import refute
+
+@pytest.mark.claim("c", reading="exact")
+@given(n=st.integers(0, 100))
+def test_exact(n, claim_log):
+    if n >= 3:
+        refute(f"n = {n} >= 3", example={"n": n}, certified=True, certificate="integer comparison")
+
+@given(n=st.integers(0, 100))
+def test_plain(n):
+    assert n < 3
+'''
+    conftest = '''
+import json
+import pytest
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_makereport(item, call):
+    yield
+    if call.when == "call":
+        seen = getattr(item, "_hypothesis_failing_examples", None)
+        with open("failing-examples.json", "a", encoding="utf-8") as f:
+            f.write(json.dumps([item.name, seen]) + "\\n")
+'''
+    run = planted({"c.toml": record_toml("c", expected="false")}, {"test_x.py": src, "conftest.py": conftest})
+    assert run.claim("c")["verdict"] == "false"
+    lines = (run.report_dir.parent / "failing-examples.json").read_text(encoding="utf-8").splitlines()
+    seen = dict(json.loads(line) for line in lines)
+    assert seen["test_exact"] is None, seen
+    assert seen["test_plain"], seen  # Hypothesis's own behaviour, kept for tests that are not claim checks
+
+
 def test_skipped_cuda_reading_is_listed_and_does_not_count(planted):
     src = '''
 import pytest
