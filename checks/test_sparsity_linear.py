@@ -46,6 +46,7 @@ from attention_claims.testkit import (
     require_device,
 )
 from attention_claims.testkit.failure_profiles import record_profile
+from attention_claims.testkit.references import decay_vector_sparsity
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -272,10 +273,7 @@ def test_decay_sparsity_against_n(claim_log, claimed):
             lam = mpmath.mpf(lam_text)
             label = f"λ = {lam_text}"
             for n in DECAY_NS:
-                powers = [mpmath.mpf(1)]
-                for _ in range(n - 1):
-                    powers.append(powers[-1] * lam)
-                s_vec = mpmath.fsum(powers) / mpmath.sqrt(n * mpmath.fsum(p * p for p in powers))
+                s_vec = decay_vector_sparsity(lam_text, n, 50)  # from the vector's entries
                 s_cf = mpmath.sqrt(_eval_50_digits(claimed, "s_squared", lam_text, n))
                 s_b = mpmath.sqrt(_eval_50_digits(claimed, "bound_squared", lam_text, n))
                 claim_log.example(lam=float(lam), n=n)

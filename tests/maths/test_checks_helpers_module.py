@@ -75,3 +75,20 @@ def test_mp_matrix_effective_rank_matches_float_on_a_clear_spectrum():
     A = np.diag([10.0, 1.0, 0.01])
     assert mp_matrix_effective_rank(A, 0.9) == 1 == effective_rank(np.linalg.svd(A, compute_uv=False), 0.9)
     assert mp_matrix_effective_rank(A, 0.999) == 2
+
+
+def test_decay_vector_sparsity_is_the_vectors_own_s():
+    """S(a) of a = (lambda^{n-1}, ..., 1) from the entries: 1 at n = 1; 1.5 / sqrt(2 * 1.25) for
+    lambda = 1/2, n = 2; and the closed form (1-l^n)(1+l) / (n (1-l)(1+l^n)) squared at n = 64."""
+    import mpmath
+
+    from attention_claims.testkit.references import decay_vector_sparsity
+
+    assert decay_vector_sparsity("0.5", 1) == 1
+    with mpmath.workdps(50):
+        assert abs(decay_vector_sparsity("0.5", 2) - mpmath.mpf("1.5") / mpmath.sqrt(mpmath.mpf("2.5"))) < mpmath.mpf(10)**-48
+        lam, n = mpmath.mpf("0.9"), 64
+        closed = mpmath.sqrt((1 - lam**n) * (1 + lam) / (n * (1 - lam) * (1 + lam**n)))
+        assert abs(decay_vector_sparsity("0.9", 64) - closed) < mpmath.mpf(10)**-45
+    with pytest.raises(ValueError, match="^n: "):
+        decay_vector_sparsity("0.5", 0)
