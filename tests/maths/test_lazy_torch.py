@@ -54,8 +54,8 @@ def test_a_run_without_torch_reports_its_version_from_the_metadata_and_the_cpu_a
 def test_on_a_machine_with_a_gpu_driver_torch_is_asked_for_the_devices():
     # a subset run there carries CUDA readings decided earlier: "devices: cpu" beside them would be untrue
     out = _fresh("import sys; import attention_claims.framework.report as r; r.gpu_driver_present = lambda: True; "
-                 "e = r.environment(None); import torch; print('torch' in sys.modules, "
-                 "len(e.devices) == 1 + torch.cuda.device_count())")
+                 "e = r.environment(None); asked = 'torch' in sys.modules; import torch; "
+                 "print(asked, len(e.devices) == 1 + torch.cuda.device_count())")
     assert out == "True True"
     from attention_claims.framework.report import gpu_driver_present
 
@@ -66,7 +66,7 @@ def test_an_xdist_controller_asks_torch_for_the_devices_its_workers_could_use():
     # the controller runs no check: without asking torch it would list the CPU alone on a GPU machine
     out = _fresh("import sys, types; from attention_claims.framework.report import environment; "
                  "e = environment(types.SimpleNamespace(option=types.SimpleNamespace(numprocesses=2))); "
-                 "import torch; print('torch' in sys.modules, e.torch == torch.__version__, "
+                 "asked = 'torch' in sys.modules; import torch; print(asked, e.torch == torch.__version__, "
                  "len(e.devices) == 1 + torch.cuda.device_count())")
     assert out == "True True True"
 
