@@ -74,3 +74,13 @@ def test_the_report_says_which_commits_a_resumed_run_covers():
     resumed = _provenance(one | {"tests_commit": "def"})
     assert "over the modules as of commit `def`: begun at `abc`" in resumed
     assert "before the resumption ran against the tests as of `abc`" in resumed
+
+
+def test_every_explanation_names_a_surviving_mutant_of_the_committed_run():
+    """An explanation of a mutant that the committed run killed, or that no longer exists (a changed
+    function renumbers its mutants), would explain the wrong diff: each key is a survivor in
+    ``reports/mutation.json``."""
+    notes = json.loads((ROOT / "reports" / "mutation_explanations.json").read_text(encoding="utf-8"))
+    run = json.loads((ROOT / "reports" / "mutation.json").read_text(encoding="utf-8"))
+    survivors = {s["name"] for s in run["survivors"]}
+    assert sorted(set(notes) - survivors) == []
