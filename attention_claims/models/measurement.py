@@ -545,8 +545,13 @@ def _versions() -> dict:
 
 
 def _cache_file(key: str, N: int, text: str, dtypes: tuple[str, ...], device: str = "cpu") -> Path:
+    weights = model_files(key)
+    if weights is not None and not get_spec(key).user:
+        # a built-in model's weights are fixed by its package's version (in "versions"): where that package
+        # is installed does not change them, so a new virtual environment reads the same cache entries
+        weights = weights.name
     ident = {"model": key, "N": N, "text_sha256": text_sha256(text), "dtypes": dtypes,
-             "versions": _versions(), "weights": str(model_files(key))}
+             "versions": _versions(), "weights": str(weights)}
     if device != "cpu":  # a GPU measurement is kept apart (its rounding differs); CPU files keep their names
         ident["device"] = device
     if get_spec(key).user:  # a retrained model in the same folder is measured again

