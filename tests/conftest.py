@@ -32,7 +32,8 @@ def _preload_heavy_modules() -> None:
                 "flint", "mpmath", "hypothesis.extra.numpy", "matplotlib", "torch.nn.functional",
                 # the report's renderers draw with matplotlib in the plugin's process: a second import of
                 # matplotlib's submodules after a pytester run breaks its isinstance checks
-                "attention_claims.framework.render", "attention_claims.framework.report", "jsonschema"]:
+                "attention_claims.framework.render", "attention_claims.framework.report", "jsonschema",
+                "filelock"]:
         try:
             importlib.import_module(mod)
         except ImportError:  # an optional dependency that is not installed
@@ -125,6 +126,33 @@ def pytester(_heavy_modules_preloaded, pytester: pytest.Pytester, monkeypatch) -
     keyed by their inputs and code, so sharing them changes no result)."""
     monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", _CACHE_ROOT)
     return pytester
+
+
+@dataclass
+class RootRun:
+    """What ``pytest ARGS`` at the checkout's root gave: exit status and output."""
+
+    ret: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_at_root(pytester: pytest.Pytester, monkeypatch):
+    """``run_at_root(*args, env={...}) -> RootRun``: ``pytest -p no:cacheprovider ARGS`` as a person
+    types it at the checkout's root (its ``pyproject.toml``, ``addopts`` and ``conftest.py``), run in this
+    process by pytester (about 0.3 s, where a new interpreter takes 3 s or more). For runs that stop at
+    configure time (usage errors); ``env`` is set for the run. The end-to-end path of a usage error in a
+    new interpreter keeps a subprocess test of its own (``tests/faults/test_finding_7_models.py``)."""
+
+    def run(*args: str, env: dict | None = None) -> RootRun:
+        for key, value in (env or {}).items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.chdir(REPO)
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+        return RootRun(int(result.ret), result.stdout.str(), result.stderr.str())
+
+    return run
 
 
 def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),), quote: str = "自注意力机制（Self-Attention）是Transformer架构的核心组件",

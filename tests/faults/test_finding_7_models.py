@@ -150,24 +150,44 @@ def _pytest(*args: str, env: dict) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+_STOPS_AT_CONFIGURE = ["gguf-damaged-header", "zero-heads", "truncated-safetensors"]
+
+
 @pytest.mark.subprocess_run
-@pytest.mark.parametrize("case", ["gguf-damaged-header", "zero-heads", "truncated-safetensors"])
-def test_finding_7_run_stops_with_exit_4_and_decides_nothing(good, tmp_path, case):
-    """``pytest checks/test_trained.py --claims-model <broken>``: exit status 4 and one message
-    naming the path and the file; no INTERNALERROR, no traceback, no report (so no built-in
-    verdict, e.g. lemma-11-34-energy-concentration's, is made undecided)."""
-    build, file, words = BROKEN[case]
+def test_finding_7_run_stops_with_exit_4_and_decides_nothing(good, tmp_path):
+    """``pytest checks/test_trained.py --claims-model <broken>`` in a new interpreter, as a person runs it:
+    exit status 4 and one message naming the path and the file; no INTERNALERROR, no traceback, no
+    report (so no built-in verdict, e.g. lemma-11-34-energy-concentration's, is made undecided)."""
+    build, file, words = BROKEN["gguf-damaged-header"]
     path = Path(build(good, tmp_path)).resolve()
-    out = tmp_path / "reports"
     env = os.environ | {"HF_HUB_OFFLINE": "1", "ATTENTION_CLAIMS_CACHE": str(tmp_path / "cache"),
                         "PYTHONPATH": str(ROOT)}
-    res = _pytest("checks/test_trained.py", "--claims-model", str(path), "--claims-select",
-                  "lemma-11-34-energy-concentration", "--claims-report-dir", str(out), env=env)
-    text = res.stdout + res.stderr
-    assert res.returncode == 4, text[-3000:]
+    res = _pytest(*_stopping_args(path, tmp_path / "reports"), env=env)
+    _assert_stops_with_one_message(res.returncode, res.stdout, res.stderr, path, file, words, tmp_path / "reports")
+
+
+@pytest.mark.parametrize("case", _STOPS_AT_CONFIGURE)
+def test_finding_7_each_broken_model_stops_the_run_with_exit_4(good, tmp_path, case, run_at_root):
+    """The same run for each kind of damage, in this process (the path is the one above)."""
+    build, file, words = BROKEN[case]
+    path = Path(build(good, tmp_path)).resolve()
+    res = run_at_root(*_stopping_args(path, tmp_path / "reports"),
+                         env={"HF_HUB_OFFLINE": "1", "ATTENTION_CLAIMS_CACHE": str(tmp_path / "cache")})
+    _assert_stops_with_one_message(res.ret, res.stdout, res.stderr, path, file, words, tmp_path / "reports")
+
+
+def _stopping_args(path: Path, out: Path) -> tuple[str, ...]:
+    return ("checks/test_trained.py", "--claims-model", str(path), "--claims-select",
+            "lemma-11-34-energy-concentration", "--claims-report-dir", str(out))
+
+
+def _assert_stops_with_one_message(returncode: int, stdout: str, stderr: str, path: Path, file: str, words: str,
+                                   out: Path) -> None:
+    text = stdout + stderr
+    assert returncode == 4, text[-3000:]
     assert "INTERNALERROR" not in text and "Traceback" not in text, text[-3000:]
-    assert str(path) in res.stderr and file in res.stderr and words in res.stderr, res.stderr
-    assert len(res.stderr.strip().splitlines()) <= 2, res.stderr
+    assert str(path) in stderr and file in stderr and words in stderr, stderr
+    assert len(stderr.strip().splitlines()) <= 2, stderr
     report = out / "claims.json"
     if report.exists():
         claims = {c["id"]: c for c in json.loads(report.read_text(encoding="utf-8"))["claims"]}

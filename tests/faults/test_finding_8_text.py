@@ -6,8 +6,6 @@ text with fewer than N tokens is skipped with the count; empty or binary text is
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -114,16 +112,14 @@ def test_finding_8_empty_or_binary_text_is_a_clear_error(tmp_path, content, word
     assert str(p.resolve()) in str(err.value)
 
 
-@pytest.mark.subprocess_run
 @pytest.mark.parametrize("content", [b"", b"\x00\x01binary\xff"])
-def test_finding_8_empty_or_binary_text_exits_4(llama, tmp_path, content):
+def test_finding_8_empty_or_binary_text_exits_4(llama, tmp_path, content, run_at_root):
+    """``pytest --co checks/test_trained.py --claims-model M --claims-text <empty or binary>``: a usage
+    error (exit 4) naming the text, no INTERNALERROR."""
     text = tmp_path / "t.txt"
     text.write_bytes(content)
-    env = os.environ | {"HF_HUB_OFFLINE": "1", "ATTENTION_CLAIMS_CACHE": str(tmp_path / "cache"),
-                        "PYTHONPATH": str(ROOT)}
-    res = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--co", "-q",
-                          "checks/test_trained.py", "--claims-model", str(llama), "--claims-text", str(text),
-                          "--claims-report-dir", str(tmp_path / "reports")],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert res.returncode == 4, res.stdout[-2000:] + res.stderr[-2000:]
+    res = run_at_root("--co", "-q", "checks/test_trained.py", "--claims-model", str(llama), "--claims-text",
+                      str(text), "--claims-report-dir", str(tmp_path / "reports"),
+                      env={"HF_HUB_OFFLINE": "1", "ATTENTION_CLAIMS_CACHE": str(tmp_path / "cache")})
+    assert res.ret == 4, res.stdout[-2000:] + res.stderr[-2000:]
     assert str(text.resolve()) in res.stderr and "INTERNALERROR" not in res.stdout + res.stderr

@@ -133,12 +133,10 @@ def _pytest(*args: str, env: dict) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.subprocess_run
-def test_unsupported_model_option_is_a_usage_error(tiny, tmp_path):
-    env = os.environ | {"HF_HUB_OFFLINE": "1"}
-    res = _pytest("--co", "-q", "checks/test_trained.py", "--claims-model", str(tiny["gpt_neo"]),
-                  "--claims-report-dir", str(tmp_path / "reports"), env=env)
-    assert res.returncode == 4, res.stdout + res.stderr
+def test_unsupported_model_option_is_a_usage_error(tiny, tmp_path, run_at_root, isolated_user_models):
+    res = run_at_root("--co", "-q", "checks/test_trained.py", "--claims-model", str(tiny["gpt_neo"]),
+                      "--claims-report-dir", str(tmp_path / "reports"), env={"HF_HUB_OFFLINE": "1"})
+    assert res.ret == 4, res.stdout + res.stderr
     assert "gpt_neo" in res.stderr and str(tiny["gpt_neo"].resolve()) in res.stderr
 
 
