@@ -560,3 +560,21 @@ def test_unknown_report_format_is_a_usage_error(planted, value):
     run = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=[f"--claims-report-formats={value}"])
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR
     run.result.stderr.fnmatch_lines(["*--claims-report-formats*choose from json, md, html*"])
+
+
+def test_an_xdist_worker_freezes_its_heap_as_its_last_act():
+    """``ClaimsWorker.pytest_unconfigure`` (trylast) calls ``gc.freeze()``: the final collection at
+    interpreter exit then skips the worker's heap (the controller's wait for its workers to exit)."""
+    import gc
+
+    from attention_claims.framework.plugin import ClaimsController, ClaimsWorker
+
+    hook = ClaimsWorker.pytest_unconfigure
+    assert hook.pytest_impl["trylast"] is True
+    assert ClaimsController.pytest_unconfigure is not hook  # the controller still writes its last lines
+    gc.unfreeze()
+    try:
+        hook(object.__new__(ClaimsWorker), None)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
