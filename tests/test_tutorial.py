@@ -16,13 +16,16 @@ are the ones found.
 from __future__ import annotations
 
 import fnmatch
+import importlib.metadata
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -62,20 +65,46 @@ def wheel_env(tmp_path_factory) -> Path:
     """A fresh virtual environment with this checkout's wheel installed (``--no-deps``); its
     dependencies are those of the running interpreter, reached through a ``.pth`` file."""
     work = tmp_path_factory.mktemp("wheel")
+    # built from a copy of the tracked files as they are now: setuptools packs whatever an earlier build
+    # left in the checkout's build/, so a file missing from the package data would go unseen here
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split("\0")
+    source = work / "source"
+    for rel in filter(None, tracked):
+        if (ROOT / rel).is_file():  # a tracked file deleted in the work tree is not part of it
+            (source / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, source / rel)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                    str(work / "dist"), str(ROOT)], check=True, timeout=300)
+                    str(work / "dist"), str(source)], check=True, timeout=300)
     (wheel,) = (work / "dist").glob("attention_claims-*.whl")
+    # the wheel holds the package's files, each tracked one and no other (a file left out of the
+    # package data, as the report's stylesheet once was, breaks every report written from an install)
+    package = {rel for rel in tracked if rel.startswith("attention_claims/") and (ROOT / rel).is_file()}
+    with zipfile.ZipFile(wheel) as zf:
+        packed = {n for n in zf.namelist() if n.startswith("attention_claims/")}
+    assert packed == package, (sorted(package - packed), sorted(packed - package))
     env_dir = work / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True, timeout=300)
+    # without pip (ensurepip alone takes 3 s): this interpreter's pip installs into it (``pip --python``)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=300)
     python = env_dir / "bin" / "python"
     purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              check=True, capture_output=True, text=True).stdout.strip()
     Path(purelib, "outer-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
-                   timeout=300)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True, timeout=300)
+    # pytest's console script, as ``pip install pytest`` writes it: without it ``pytest`` would be the outer
+    # environment's script, whose interpreter imports this checkout's package, not the wheel's
+    (entry,) = importlib.metadata.entry_points(group="console_scripts", name="pytest")
+    launcher = env_dir / "bin" / "pytest"
+    launcher.write_text(f"#!{python}\nimport sys\nfrom {entry.module} import {entry.attr}\nsys.exit({entry.attr}())\n",
+                        encoding="utf-8")
+    launcher.chmod(0o755)
     where = subprocess.run([str(python), "-c", "import attention_claims; print(attention_claims.__file__)"],
                            check=True, capture_output=True, text=True, cwd=work).stdout
     assert where.startswith(purelib), where  # the wheel's copy, not this checkout
+    plugins = subprocess.run(["pytest", "-VV"], check=True, capture_output=True, text=True, cwd=work,
+                             env=_env(env_dir)).stdout
+    assert f"attention-claims-0.1.0 at {purelib}" in plugins, plugins  # the pytest the tutorial runs loads it
     return env_dir
 
 
