@@ -17,6 +17,7 @@ import os
 import platform
 import re
 import shlex
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -55,19 +56,27 @@ def gpu_driver_present() -> bool:
         return False
 
 
+def gpu_driver_visible() -> bool:
+    """Whether :func:`gpu_driver_present` can see a GPU driver here: on Linux (``/proc``, ``/dev``); off
+    Linux it answers False whatever the machine has."""
+    return sys.platform.startswith("linux")
+
+
 def environment(config) -> Environment:
     """The versions, devices, Hypothesis profile and xdist workers of this process.
 
     ``devices`` are those this run could use: ``cpu``, and each CUDA device torch sees. torch is asked
-    whenever it is loaded, in an xdist controller (it runs no check itself, its workers may have used a
-    GPU) and on a machine with a GPU driver (:func:`gpu_driver_present`; a subset run carries CUDA
-    readings decided earlier). Otherwise, a run in one process on a machine without a GPU driver whose
-    checks never imported torch (they were torch-free: the maths modules import torch on first use)
-    reports ``cpu`` without importing torch (about 1 s), and torch's version from its build-time
-    ``version.py`` (:func:`attention_claims._lazy.installed_version`)."""
+    whenever it is loaded, on a machine with a GPU driver (:func:`gpu_driver_present`; a subset run
+    carries CUDA readings decided earlier), and in an xdist controller (it runs no check itself, its
+    workers may have used a GPU) where the driver cannot be seen without torch, i.e. off Linux.
+    Otherwise (a Linux machine without a GPU driver, where CUDA cannot be available, or a run in one
+    process whose checks never imported torch: the maths modules import torch on first use) it
+    reports ``cpu`` without importing torch (1.5 s, in an xdist controller beside its workers'
+    collection), and torch's version from its build-time ``version.py``
+    (:func:`attention_claims._lazy.installed_version`)."""
     torch = loaded("torch")
-    if torch is None and ((config is not None and getattr(config.option, "numprocesses", None))
-                          or gpu_driver_present()):
+    controller = config is not None and bool(getattr(config.option, "numprocesses", None))
+    if torch is None and (gpu_driver_present() or (controller and not gpu_driver_visible())):
         import torch
     if torch is not None:
         torch_version = torch.__version__

@@ -33,15 +33,13 @@ def test_importing_the_maths_layer_the_test_kit_and_the_plugin_does_not_import_t
 
 
 def test_the_first_function_that_needs_torch_imports_it():
-    out = _fresh("import sys; from attention_claims.maths import softmax_attention; "
-                 "print('torch' in sys.modules); A = softmax_attention([[1.0]], [[1.0]]); "
-                 "print('torch' in sys.modules, type(A).__module__)")
-    assert out.splitlines() == ["False", "True torch"]
     # ... and from then on every maths module holds torch itself: no forwarding on each access
-    out = _fresh("import sys; from attention_claims.maths import arrays, attention, sparsity; "
-                 "print(type(attention.torch).__name__); arrays.torch.float64; t = sys.modules['torch']; "
+    out = _fresh("import sys; from attention_claims.maths import arrays, attention, sparsity, softmax_attention; "
+                 "print('torch' in sys.modules, type(attention.torch).__name__, type(sparsity.torch).__name__); "
+                 "A = softmax_attention([[1.0]], [[1.0]]); t = sys.modules['torch']; "
+                 "print('torch' in sys.modules, type(A).__module__); "
                  "print(arrays.torch is t, attention.torch is t, sparsity.torch is t)")
-    assert out.splitlines() == ["LazyModule", "True True True"]
+    assert out.splitlines() == ["False LazyModule LazyModule", "True torch", "True True True"]
 
 
 def test_a_run_without_torch_reports_its_version_from_the_metadata_and_the_cpu_alone():
@@ -62,13 +60,25 @@ def test_on_a_machine_with_a_gpu_driver_torch_is_asked_for_the_devices():
     assert isinstance(gpu_driver_present(), bool)
 
 
-def test_an_xdist_controller_asks_torch_for_the_devices_its_workers_could_use():
+def test_an_xdist_controller_off_linux_asks_torch_for_the_devices_its_workers_could_use():
     # the controller runs no check: without asking torch it would list the CPU alone on a GPU machine
-    out = _fresh("import sys, types; from attention_claims.framework.report import environment; "
-                 "e = environment(types.SimpleNamespace(option=types.SimpleNamespace(numprocesses=2))); "
+    # whose driver it cannot see (off Linux)
+    out = _fresh("import sys, types; import attention_claims.framework.report as r; "
+                 "r.gpu_driver_visible = lambda: False; r.gpu_driver_present = lambda: False; "
+                 "e = r.environment(types.SimpleNamespace(option=types.SimpleNamespace(numprocesses=2))); "
                  "asked = 'torch' in sys.modules; import torch; print(asked, e.torch == torch.__version__, "
                  "len(e.devices) == 1 + torch.cuda.device_count())")
     assert out == "True True True"
+
+
+def test_an_xdist_controller_on_linux_without_a_gpu_driver_lists_the_cpu_without_torch():
+    # CUDA needs the kernel driver there: no worker can have used a GPU, and the controller skips the
+    # 1.5 s import beside its workers' collection
+    out = _fresh("import sys, types; import importlib.metadata as m; import attention_claims.framework.report as r; "
+                 "r.gpu_driver_visible = lambda: True; r.gpu_driver_present = lambda: False; "
+                 "e = r.environment(types.SimpleNamespace(option=types.SimpleNamespace(numprocesses=2))); "
+                 "print('torch' in sys.modules, e.torch == m.version('torch'), e.devices, e.xdist_workers)")
+    assert out == "False True ['cpu'] 2"
 
 
 @pytest.mark.subprocess_run
