@@ -142,8 +142,11 @@ def run_at_root(pytester: pytest.Pytester, monkeypatch):
     """``run_at_root(*args, env={...}) -> RootRun``: ``pytest -p no:cacheprovider ARGS`` as a person
     types it at the checkout's root (its ``pyproject.toml``, ``addopts`` and ``conftest.py``), run in this
     process by pytester (about 0.3 s, where a new interpreter takes 3 s or more). For runs that stop at
-    configure time (usage errors); ``env`` is set for the run. The end-to-end path of a usage error in a
-    new interpreter keeps a subprocess test of its own (``tests/faults/test_finding_7_models.py``)."""
+    configure time (usage errors), a run of a user model and the serial half of the serial-against-xdist
+    comparison; ``env`` is set for the run. The end-to-end path of a usage error in a new interpreter
+    keeps a subprocess test of its own (``tests/faults/test_finding_7_models.py``), and so does the
+    rootdir a bare command line picks (``tests/models/test_user_models.py``): pytester in process does
+    not reproduce pytest's rootdir choice."""
 
     def run(*args: str, env: dict | None = None) -> RootRun:
         for key, value in (env or {}).items():

@@ -93,10 +93,12 @@ def test_a(request):
 
 
 @pytest.mark.subprocess_run
-def test_real_checks_same_report_under_xdist(tmp_path):
+def test_real_checks_same_report_under_xdist(tmp_path, run_at_root):
     """``pytest -n 2`` on real checks gives the same verdicts and evidence as a serial run (``-n 0``).
 
-    Both runs happen here and are always compared. The selection covers a false claim with a certified
+    Both runs happen here and are always compared: the serial one in this process (the check modules,
+    and the caches of their failure profiles, already loaded), the xdist one in new interpreters (each
+    worker collects and computes afresh). The selection covers a false claim with a certified
     counterexample, caveats, true claims, one check shared by several claims (parametrised by claim) and
     several checks of one claim."""
     import subprocess
@@ -104,14 +106,14 @@ def test_real_checks_same_report_under_xdist(tmp_path):
 
     select = ("theorem_11_23_exact or bidirectional_exact_rank_generic or repeated_tokens_bound_rank "
               "or rank_definition or decoder_full_rank_exact")
-    reports = {}
-    for kind, workers in (("serial", "0"), ("xdist", "2")):
-        out = tmp_path / kind
-        res = subprocess.run([sys.executable, "-m", "pytest", "checks/test_rank.py", "-k", select, "-n", workers,
-                              "-p", "no:cacheprovider", "--hypothesis-profile=ci", "--claims-report-dir", str(out)],
-                             cwd=ROOT, capture_output=True, text=True, check=False)
-        assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-        reports[kind] = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    args = ["checks/test_rank.py", "-k", select, "--hypothesis-profile=ci", "--claims-report-dir"]
+    serial = run_at_root(*args, str(tmp_path / "serial"), "-n", "0")
+    assert serial.ret == 0, serial.stdout[-2000:] + serial.stderr[-2000:]
+    res = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, str(tmp_path / "xdist"),
+                          "-n", "2"], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    reports = {kind: json.loads((tmp_path / kind / "claims.json").read_text(encoding="utf-8"))
+               for kind in ("serial", "xdist")}
 
     def key(r):
         return [(c["id"], c["verdict"], [(x["name"], x["outcome"], x["examples"], x["evidence"], x["certified"])

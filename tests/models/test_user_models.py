@@ -140,17 +140,20 @@ def test_unsupported_model_option_is_a_usage_error(tiny, tmp_path, run_at_root, 
     assert "gpt_neo" in res.stderr and str(tiny["gpt_neo"].resolve()) in res.stderr
 
 
-@pytest.mark.subprocess_run
-def test_claims_model_run_adds_the_model_to_the_report(tmp_path):
+def test_claims_model_run_adds_the_model_to_the_report(tmp_path, run_at_root):
     """``pytest --claims-model <tiny llama> --claims-select ...``: the user model's cases run (only
-    they, ``-k user-``, to keep this fast), its readings and tables name it, and the verdicts stay."""
+    they, ``-k user-``, to keep this fast), its readings and tables name it, and the verdicts stay. In
+    this process (the model is measured afresh: its own folder, an empty cache); the end-to-end path of
+    ``--claims-model`` in a new interpreter is the next test's."""
     llama = tiny_models.build("llama", tmp_path / "tiny-llama", layers=3)
     out = tmp_path / "reports"
-    env = os.environ | {"HF_HUB_OFFLINE": "1", "ATTENTION_CLAIMS_CACHE": str(tmp_path / "cache")}
+    env = {"HF_HUB_OFFLINE": "1", "ATTENTION_CLAIMS_CACHE": str(tmp_path / "cache")}
     select = "table-11-3-1-spectral-features,theorem-11-29-effective-rank-by-depth"
-    res = _pytest("checks/test_trained.py", "--claims-model", str(llama), "--claims-select", select,
-                  "-k", "user-tiny-llama", "--claims-report-dir", str(out), "-v", env=env)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    res = run_at_root("checks/test_trained.py", "--claims-model", str(llama), "--claims-select", select,
+                      "-k", "user-tiny-llama", "--claims-report-dir", str(out), "-v", env=env)
+    assert res.ret == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    measured = sorted(p.name.split("-three-")[0] for p in (tmp_path / "cache" / "measurements").glob("*.json"))
+    assert measured == [f"user-tiny-llama-n{n}" for n in (128, 256, 512)], measured  # measured by this run
     assert "user-tiny-llama" in res.stdout
     report = json.loads((out / "claims.json").read_text(encoding="utf-8"))
     by_id = {c["id"]: c for c in report["claims"]}
