@@ -126,23 +126,27 @@ def load_model(key: str, dtype: str = "float32", device: str = "cpu") -> Loaded 
     """
     if install_hint(key) is not None:
         return None
+    spec = get_spec(key)
+    # the folder and fingerprint key the loaded models too: another folder registered under the same key
+    # (or the same folder retrained) is loaded afresh
     if device == "cpu":
-        return _load_model(key, dtype)
-    return _on_device(key, dtype, device)
+        return _load_model(key, dtype, str(spec.path), spec.fingerprint)
+    return _on_device(key, dtype, device, str(spec.path), spec.fingerprint)
 
 
 @lru_cache(maxsize=4)
-def _on_device(key: str, dtype: str, device: str) -> Loaded:
+def _on_device(key: str, dtype: str, device: str, path: str, fingerprint: str) -> Loaded:
     """A copy of the CPU model :func:`_load_model` moved to ``device`` (the CPU one stays loaded for the
     CPU readings)."""
     import copy
 
-    cpu = _load_model(key, dtype)
+    cpu = _load_model(key, dtype, path, fingerprint)
     return replace(cpu, model=copy.deepcopy(cpu.model).to(device))
 
 
 @lru_cache(maxsize=4)
-def _load_model(key: str, dtype: str) -> Loaded:
+def _load_model(key: str, dtype: str, path: str, fingerprint: str) -> Loaded:
+    """The model ``key`` (registered now from ``path``, with ``fingerprint``) in ``dtype`` on the CPU."""
     spec = get_spec(key)
     tf = _transformers()
     src = model_files(key)

@@ -584,7 +584,10 @@ def measure(key: str, N: int, text: str | None = None, float64: bool = True,
     text = text_for(key) if text is None else text
     dtypes = ("float32", "float64") if float64 else ("float32",)
     device = device or measurement_device()
-    memo = (key, N, text, dtypes, device)
+    spec = get_spec(key)
+    # the model's folder and fingerprint too: another folder registered under the same key (or the same
+    # folder retrained) in this process is measured again, as the cache file's name already says
+    memo = (key, N, text, dtypes, device, str(spec.path), spec.fingerprint)
     if memo in _MEMO:
         return _MEMO[memo]
     path = _cache_file(key, N, text, dtypes, device)

@@ -140,11 +140,16 @@ def test_unsupported_model_option_is_a_usage_error(tiny, tmp_path, run_at_root, 
     assert "gpt_neo" in res.stderr and str(tiny["gpt_neo"].resolve()) in res.stderr
 
 
-def test_claims_model_run_adds_the_model_to_the_report(tmp_path, run_at_root):
+def test_claims_model_run_adds_the_model_to_the_report(tmp_path, run_at_root, isolated_user_models, monkeypatch):
     """``pytest --claims-model <tiny llama> --claims-select ...``: the user model's cases run (only
     they, ``-k user-``, to keep this fast), its readings and tables name it, and the verdicts stay. In
-    this process (the model is measured afresh: its own folder, an empty cache); the end-to-end path of
-    ``--claims-model`` in a new interpreter is the next test's."""
+    this process (the model is measured afresh: its own folder, an empty cache), with the check module
+    imported afresh as a new interpreter would (its cases are made at import, from the registered
+    models); the end-to-end path of ``--claims-model`` in a new interpreter is the next test's."""
+    module = (ROOT / "checks" / "test_trained.py").resolve()
+    for name, mod in list(sys.modules.items()):
+        if getattr(mod, "__file__", None) and Path(mod.__file__).resolve() == module:
+            monkeypatch.delitem(sys.modules, name)  # pytester's snapshot then drops the run's own import
     llama = tiny_models.build("llama", tmp_path / "tiny-llama", layers=3)
     out = tmp_path / "reports"
     env = {"HF_HUB_OFFLINE": "1", "ATTENTION_CLAIMS_CACHE": str(tmp_path / "cache")}
@@ -211,7 +216,8 @@ def test_a_model_moved_to_a_device_is_a_copy_with_the_same_attention(registered)
 
     key = registered["gpt2"].key
     cpu = loading.load_model(key, "float32")
-    moved = loading._on_device(key, "float32", "cpu")  # the code path of device="cuda", on the CPU
+    spec = registered["gpt2"]
+    moved = loading._on_device(key, "float32", "cpu", str(spec.path), spec.fingerprint)  # device="cuda"'s path
     assert moved.model is not cpu.model and moved.spec == cpu.spec and moved.tokenizer is cpu.tokenizer
     seen = {}
     loading.attention_layers(key, 32, None, "float32", lambda i, a: seen.setdefault(i, a.clone()))
@@ -275,3 +281,17 @@ def test_a_built_in_models_cache_entry_does_not_depend_on_where_its_package_is_i
     assert len(names) == 1
     monkeypatch.setattr(measurement, "model_files", lambda key: Path("/elsewhere") / "other.gguf")
     assert measurement._cache_file("smollm2-135m", 128, text, ("float32",)).name not in names
+
+
+def test_another_folder_under_the_same_key_is_measured_again(tmp_path, isolated_user_models):
+    """Two folders named ``tiny-llama`` are both ``user-tiny-llama``: in one process, the second one
+    registered is measured, not the first one's measurement read back from memory."""
+    from attention_claims.models import measurement, registry
+
+    first = registry.register_model(tiny_models.build("llama", tmp_path / "a" / "tiny-llama", layers=2))
+    two = measurement.measure(first.key, 32, float64=False)
+    registry.clear_user_models()
+    second = registry.register_model(tiny_models.build("llama", tmp_path / "b" / "tiny-llama", layers=3))
+    assert second.key == first.key and second.path != first.path
+    three = measurement.measure(second.key, 32, float64=False)
+    assert two.get("eff_rank_90").shape[0] == 2 and three.get("eff_rank_90").shape[0] == 3
