@@ -65,6 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=0, help="pytest-xdist workers per run (0: serial)")
     ap.add_argument("paths", nargs="*", default=["checks"])
     args = ap.parse_args(argv)
+    from hypothesis import settings
+
+    from ..framework import profiles  # noqa: F401 - registers the profiles
+
+    if settings.get_profile(args.profile).derandomize:
+        ap.error(f"--profile {args.profile} is derandomized: every seed runs the same examples, so the runs "
+                 "cannot disagree; use dev or deep")
     seeds = [args.base + i for i in range(args.seeds)]
     runs = {}
     for seed in seeds:
