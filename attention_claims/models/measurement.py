@@ -388,15 +388,14 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str, on_layer=None
     return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
 
 
-#: seconds per head and dtype on this suite's 2-core machine, the head's share of its layer's forward pass
-#: included, fitted to the SmolLM2-135M entries of ``reports/bench.json`` (30 x 9 heads, both dtypes: 49.6 s
-#: at N = 512 by gesdd, 589.8 s at N = 2048 by the Gram route; 114.5 s at N = 1024, where this gives 83 s):
-#: gesdd's 0.06 s a matrix on one thread is most of it at N = 512, the float64 forward pass most of it at
-#: N = 2048 (the Gram route alone is 0.45 s a matrix two at a time); scaled as N³
-SECONDS_PER_HEAD = {"gesdd": (512, 0.06), "gram": (2048, 1.0)}
+#: seconds per head and dtype on this suite's 2-core machine, idle, the head's share of its layer's forward
+#: pass included, fitted to the SmolLM2-135M entries of ``reports/bench.json`` (30 x 9 heads, both dtypes,
+#: 2026-11-25: 19.8 s at N = 512 by gesdd, 318.5 s at N = 2048 by the Gram route; 51.4 s at N = 1024, where
+#: this gives 44 s); scaled as N³
+SECONDS_PER_HEAD = {"gesdd": (512, 0.027), "gram": (2048, 0.58)}
 
 #: seconds to load a built-in model in both dtypes and run the passes' other work
-SECONDS_BASE = 15.0
+SECONDS_BASE = 5.0
 
 
 def estimate_seconds(key: str, N: int, dtypes: tuple[str, ...]) -> float:
