@@ -150,6 +150,8 @@ def test_the_tutorial_runs_from_a_wheel_in_its_own_repository(wheel_env, tmp_pat
     false = next(c for c in report["claims"] if c["verdict"] == "false")
     assert false["readings"][0]["certified"] is True
     assert (repo / "reports" / "claims.html").is_file() and (repo / "reports" / "claims.md").is_file()
+    for name in ("claims.html", "claims.md"):  # a user's report speaks of the user's documents only
+        assert "restates 004" not in (repo / "reports" / name).read_text(encoding="utf-8")
     assert _report_state() == before  # this checkout's report untouched
 
     # An altered document stops the run with exit status 4, naming it.
