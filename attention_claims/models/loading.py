@@ -126,27 +126,25 @@ def load_model(key: str, dtype: str = "float32", device: str = "cpu") -> Loaded 
     """
     if install_hint(key) is not None:
         return None
-    spec = get_spec(key)
-    # the folder and fingerprint key the loaded models too: another folder registered under the same key
-    # (or the same folder retrained) is loaded afresh
+    identity = get_spec(key).identity  # another folder under the same key is loaded afresh
     if device == "cpu":
-        return _load_model(key, dtype, str(spec.path), spec.fingerprint)
-    return _on_device(key, dtype, device, str(spec.path), spec.fingerprint)
+        return _load_model(key, dtype, identity)
+    return _on_device(key, dtype, device, identity)
 
 
 @lru_cache(maxsize=4)
-def _on_device(key: str, dtype: str, device: str, path: str, fingerprint: str) -> Loaded:
+def _on_device(key: str, dtype: str, device: str, identity: tuple[str, str]) -> Loaded:
     """A copy of the CPU model :func:`_load_model` moved to ``device`` (the CPU one stays loaded for the
     CPU readings)."""
     import copy
 
-    cpu = _load_model(key, dtype, path, fingerprint)
+    cpu = _load_model(key, dtype, identity)
     return replace(cpu, model=copy.deepcopy(cpu.model).to(device))
 
 
 @lru_cache(maxsize=4)
-def _load_model(key: str, dtype: str, path: str, fingerprint: str) -> Loaded:
-    """The model ``key`` (registered now from ``path``, with ``fingerprint``) in ``dtype`` on the CPU."""
+def _load_model(key: str, dtype: str, identity: tuple[str, str]) -> Loaded:
+    """The model ``key`` (registered now as ``identity``, :attr:`ModelSpec.identity`) in ``dtype`` on the CPU."""
     spec = get_spec(key)
     tf = _transformers()
     src = model_files(key)

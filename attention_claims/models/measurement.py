@@ -583,10 +583,7 @@ def measure(key: str, N: int, text: str | None = None, float64: bool = True,
     text = text_for(key) if text is None else text
     dtypes = ("float32", "float64") if float64 else ("float32",)
     device = device or measurement_device()
-    spec = get_spec(key)
-    # the model's folder and fingerprint too: another folder registered under the same key (or the same
-    # folder retrained) in this process is measured again, as the cache file's name already says
-    memo = (key, N, text, dtypes, device, str(spec.path), spec.fingerprint)
+    memo = (key, N, text, dtypes, device, get_spec(key).identity)  # another folder under the key: measured again
     if memo in _MEMO:
         return _MEMO[memo]
     path = _cache_file(key, N, text, dtypes, device)

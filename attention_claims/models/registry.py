@@ -62,6 +62,13 @@ class ModelSpec:
     max_positions: int | None = None
     fingerprint: str = ""
 
+    @property
+    def identity(self) -> tuple[str, str]:
+        """``(path, fingerprint)``: which model the key names now. Two folders of the same name share a key,
+        and a retrained folder keeps its path; the process's loaded models and measurements are kept by
+        key and identity, as the measurement cache's file names are."""
+        return str(self.path), self.fingerprint
+
 
 MODELS: dict[str, ModelSpec] = {
     "minilm-l6": ModelSpec(

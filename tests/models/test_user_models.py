@@ -216,8 +216,7 @@ def test_a_model_moved_to_a_device_is_a_copy_with_the_same_attention(registered)
 
     key = registered["gpt2"].key
     cpu = loading.load_model(key, "float32")
-    spec = registered["gpt2"]
-    moved = loading._on_device(key, "float32", "cpu", str(spec.path), spec.fingerprint)  # device="cuda"'s path
+    moved = loading._on_device(key, "float32", "cpu", registered["gpt2"].identity)  # device="cuda"'s path
     assert moved.model is not cpu.model and moved.spec == cpu.spec and moved.tokenizer is cpu.tokenizer
     seen = {}
     loading.attention_layers(key, 32, None, "float32", lambda i, a: seen.setdefault(i, a.clone()))
