@@ -71,8 +71,8 @@ def environment(config) -> Environment:
     workers may have used a GPU) where the driver cannot be seen without torch, i.e. off Linux.
     Otherwise (a Linux machine without a GPU driver, where CUDA cannot be available, or a run in one
     process whose checks never imported torch: the maths modules import torch on first use) it
-    reports ``cpu`` without importing torch (1.5 s, in an xdist controller beside its workers'
-    collection), and torch's version from its build-time ``version.py``
+    reports ``cpu`` without importing torch (an import of about 1.5 s, which an xdist controller would
+    spend beside its workers' collection), and torch's version from its build-time ``version.py``
     (:func:`attention_claims._lazy.installed_version`)."""
     torch = loaded("torch")
     controller = config is not None and bool(getattr(config.option, "numprocesses", None))
