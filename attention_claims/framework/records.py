@@ -15,13 +15,13 @@ import ast
 import dataclasses
 import functools
 import math
-import os
 import re
-import stat
+import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import _files
 from ..maths.arrays import DTYPES  # the dtype names a reading may give: those the maths layer resolves
 
 VERDICTS = ("true", "false", "caveat", "unchecked", "undecided")
@@ -399,36 +399,15 @@ def _check_claimed(path, cid, claimed: dict, nonfinite: dict) -> None:
 
 
 def read_capped(path: Path | str, cap: int) -> bytes:
-    """The bytes of the regular file ``path`` (a symlink to one is followed), at most ``cap`` of them.
-
-    The file is opened without blocking (a FIFO does not wait for a writer), checked with
-    ``fstat`` to be a regular file (not ``/dev/zero``, a directory, a socket), and at most
-    ``cap + 1`` bytes are read.
+    """The bytes of the regular file ``path``, at most ``cap`` of them: :func:`attention_claims._files.read_regular`
+    (opened without blocking, ``fstat``-checked, at most ``cap + 1`` bytes read).
 
     Raises:
         OSError: it cannot be opened (missing, a dangling symlink, no permission).
-        ValueError: it is not a regular file, or is larger than ``cap`` bytes (the message says which).
+        ValueError: (:class:`attention_claims._files.UnsafeFileError`) it is not a regular file, or is larger
+            than ``cap`` bytes (the message names the path and says which).
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = ("a directory" if stat.S_ISDIR(mode) else "a character device" if stat.S_ISCHR(mode)
-                    else "a block device" if stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                    else "a socket" if stat.S_ISSOCK(mode) else "of an unknown kind")
-            raise ValueError(f"not a regular file ({kind})")
-        chunks, size = [], 0
-        while size <= cap:
-            chunk = os.read(fd, min(cap + 1 - size, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > cap:
-            raise ValueError(f"larger than {cap} bytes (the limit)")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    return _files.read_regular(path, cap)
 
 
 def _read_file(path: Path | str, cap: int, what: str) -> bytes:
@@ -436,7 +415,7 @@ def _read_file(path: Path | str, cap: int, what: str) -> bytes:
     try:
         return read_capped(path, cap)
     except ValueError as exc:
-        raise ClaimRecordError(path, None, None, f"{what} is {exc}") from None
+        raise ClaimRecordError(path, None, None, f"{what} is {getattr(exc, 'problem', exc)}") from None
     except OSError as exc:
         raise ClaimRecordError(path, None, None, f"{what} cannot be read: {exc.strerror or exc}") from None
 
@@ -499,9 +478,16 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
         if not target.exists():
             raise ClaimRecordError(target, None, None, "source document is missing (listed in SHA256SUMS)")
         actual = hashlib.sha256(_read_file(target, DOCUMENT_MAX_BYTES, "source document")).hexdigest()
+        try:
+            _files.document_inside(sources_dir, name)
+        except _files.SumsError as exc:
+            raise ClaimRecordError(target, None, None, f"source document {exc.problem}") from None
         if actual != digest:
             raise ClaimRecordError(target, None, None,
-                                   f"source document was altered: SHA-256 {actual}, SHA256SUMS says {digest}")
+                                   f"source document was altered: SHA-256 {actual}, SHA256SUMS says {digest} "
+                                   f"(changed on purpose? re-hash it with: cd {shlex.quote(str(sources_dir))} && "
+                                   f"sed -i.bak 's/^{digest} /{actual} /' SHA256SUMS; then every quote of "
+                                   f"it is verified again on the next run)")
     return listed
 
 
@@ -514,19 +500,14 @@ def read_sums(sources_dir: Path) -> dict[str, str]:
             not ``<64 hex>  <relative path>`` (naming the file and the line).
     """
     sums = Path(sources_dir) / "SHA256SUMS"
-    if not sums.exists():
-        return {}
-    listed: dict[str, str] = {}
-    text = _read_file(sums, DOCUMENT_MAX_BYTES, "checksum list").decode("utf-8", "replace")
-    for k, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        digest, _, name = line.partition(" ")
-        name = name.strip().lstrip("*")
-        if not re.fullmatch(r"[0-9a-f]{64}", digest) or document_path_problem(name) is not None:
-            raise ClaimRecordError(sums, None, None, f"line {k} is not '<SHA-256>  <relative path>': {line!r}")
-        listed[name] = digest
-    return listed
+    try:
+        return _files.read_sums(sources_dir, DOCUMENT_MAX_BYTES)
+    except _files.UnsafeFileError as exc:
+        raise ClaimRecordError(sums, None, None, f"checksum list is {exc.problem}") from None
+    except _files.SumsError as exc:
+        raise ClaimRecordError(sums, None, None, exc.problem) from None
+    except OSError as exc:
+        raise ClaimRecordError(sums, None, None, f"checksum list cannot be read: {exc.strerror or exc}") from None
 
 
 def verify_quote(claim: Claim, sources_dir: Path, listed: dict[str, str] | None = None) -> bool:
@@ -561,7 +542,7 @@ def verify_quote(claim: Claim, sources_dir: Path, listed: dict[str, str] | None 
         try:
             raw = read_capped(target, DOCUMENT_MAX_BYTES)
         except (OSError, ValueError) as exc:
-            problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else getattr(exc, "problem", str(exc))
             raise ClaimRecordError(claim.path, claim.id, f"{prefix}.document",
                                    f"source document {target} cannot be read: {problem}") from None
         text = _normalise(raw.decode("utf-8"))

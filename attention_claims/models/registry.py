@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from .. import _files
 from .._cache import cache_dir, cache_root  # noqa: F401 - cache_root is re-exported by attention_claims.models
 
 LENGTHS = (128, 256, 512)
@@ -191,9 +192,8 @@ class TextProvenanceError(ValueError):
 
 @functools.cache
 def _text_sums() -> dict[str, str]:
-    from ..framework.records import read_sums
-
-    return read_sums(TEXTS_DIR)
+    """The built-in passages' ``texts/SHA256SUMS`` (:func:`attention_claims._files.read_sums`; 1 MiB cap)."""
+    return _files.read_sums(TEXTS_DIR, 1 << 20)
 
 
 MAX_USER_TEXT_BYTES = 4 * 2**20

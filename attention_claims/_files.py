@@ -1,0 +1,202 @@
+"""The one home for reading the files a user hands the suite, and for ``SHA256SUMS``.
+
+A low layer: it imports only the standard library, so :mod:`attention_claims.models` and
+:mod:`attention_claims.framework` (and the tools above them) all use it.
+
+- :func:`read_regular` / :func:`open_regular`: a file is read only when it is a regular file, opened
+  with ``O_NONBLOCK`` (a FIFO does not wait for a writer), checked with ``fstat`` (not ``/dev/zero``, a
+  directory, a socket), and read up to a size cap (:class:`UnsafeFileError` names the path and the cap).
+- :func:`parse_sums` / :func:`read_sums`: the format ``sha256sum`` writes (``<64 hex>  <path>``, a ``*``
+  before the path for binary mode), tolerant of a byte-order mark and of CRLF line ends.
+- :func:`sums_with`: the text of ``SHA256SUMS`` with one more line, a missing final newline of the
+  last line added first (so the new line is never glued onto it).
+- :func:`document_inside`: a listed document must be a file inside the sources folder once its
+  symbolic links are followed (``sources/host.md -> /etc/hostname`` is refused).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["UnsafeFileError", "SumsError", "read_regular", "open_regular", "parse_sums", "read_sums",
+           "sums_with", "sums_line_problem", "document_inside", "SUMS_NAME"]
+
+SUMS_NAME = "SHA256SUMS"
+"""The checksum list's file name in a sources folder (and in ``models/texts/``)."""
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+class UnsafeFileError(ValueError):
+    """A file the suite was asked to read is not a regular file, or is larger than the cap.
+
+    ``str()`` is ``"<path>: <problem>"``; :attr:`problem` alone is the part after the path (for
+    callers whose own message already names the file)."""
+
+    def __init__(self, path: Path | str, problem: str):
+        self.path = Path(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+class SumsError(ValueError):
+    """``SHA256SUMS`` is malformed (``str()`` names the file and the line) or lists a document that
+    leads out of its folder."""
+
+    def __init__(self, path: Path | str, problem: str):
+        self.path = Path(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+def _kind(mode: int) -> str:
+    return ("a directory" if stat.S_ISDIR(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "of an unknown kind")
+
+
+def _open_fd(path: Path | str) -> int:
+    """A read-only descriptor of the regular file ``path`` (opened with ``O_NONBLOCK``; its ``fstat`` checked)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnsafeFileError(path, f"not a regular file ({_kind(mode)})")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: Path | str, cap: int) -> bytes:
+    """The bytes of the regular file ``path`` (a symbolic link to one is followed), at most ``cap`` bytes.
+
+    The file is opened without blocking and checked with ``fstat`` before anything is read, and at
+    most ``cap + 1`` bytes are read (a 200 MB file is refused after reading ``cap + 1`` bytes, not
+    all of it).
+
+    Raises:
+        OSError: it cannot be opened (missing, a dangling symbolic link, no permission).
+        UnsafeFileError: (a ``ValueError``) it is not a regular file, or is larger than ``cap`` bytes;
+            the message names ``path`` and, for the size, the cap.
+    """
+    fd = _open_fd(path)
+    try:
+        chunks, size = [], 0
+        while size <= cap:
+            chunk = os.read(fd, min(cap + 1 - size, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > cap:
+            raise UnsafeFileError(path, f"larger than {cap} bytes (the limit)")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def open_regular(path: Path | str) -> BinaryIO:
+    """``path`` opened for binary reading, when it is a regular file (opened with ``O_NONBLOCK``, so a
+    FIFO never blocks; checked with ``fstat``); for files read in parts, such as a weights file's header.
+
+    Raises:
+        OSError: it cannot be opened.
+        UnsafeFileError: it is not a regular file (the message names it and its kind).
+    """
+    return os.fdopen(_open_fd(path), "rb")
+
+
+def parse_sums(text: str, where: Path | str) -> dict[str, str]:
+    """``{relative path: SHA-256}`` of the text of a ``SHA256SUMS`` file (the format of ``sha256sum``:
+    ``<64 lower-case hex>  <path>``, or `` *<path>`` for binary mode; blank lines ignored, a leading
+    byte-order mark and CRLF line ends tolerated). A path must be relative, without ``..``, a
+    backslash or a control character.
+
+    Raises:
+        SumsError: a line is not of that form (naming ``where`` and the line number).
+    """
+    listed: dict[str, str] = {}
+    for k, line in enumerate(text.lstrip("\ufeff").splitlines(), 1):
+        if not line.strip():
+            continue
+        problem = sums_line_problem(line)
+        if problem is not None:
+            raise SumsError(where, f"line {k} is not '<SHA-256>  <relative path>': {line!r}")
+        digest, _, name = line.partition(" ")
+        listed[name.strip().lstrip("*")] = digest
+    return listed
+
+
+def sums_line_problem(line: str) -> str | None:
+    """Why ``line`` is not a ``SHA256SUMS`` line, or ``None`` when it is one."""
+    digest, _, name = line.partition(" ")
+    name = name.strip().lstrip("*")
+    parts = name.split("/")
+    if not _DIGEST.fullmatch(digest):
+        return "not a SHA-256 (64 lower-case hex digits)"
+    if (not name or name.startswith(("/", "~")) or "\\" in name or any(ord(c) < 32 or c == "\x7f" for c in name)
+            or any(p in ("", ".", "..") for p in parts)):
+        return "not a relative path inside the folder"
+    return None
+
+
+def read_sums(folder: Path | str, cap: int) -> dict[str, str]:
+    """The documents ``folder/SHA256SUMS`` lists (:func:`parse_sums`); no such file lists nothing.
+    The documents themselves are not read.
+
+    Raises:
+        UnsafeFileError: the file is not a regular file or is larger than ``cap`` bytes.
+        OSError: it exists but cannot be read.
+        SumsError: it is not UTF-8, or a line is malformed.
+    """
+    sums = Path(folder) / SUMS_NAME
+    if not os.path.lexists(sums):
+        return {}
+    raw = read_regular(sums, cap)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SumsError(sums, f"not UTF-8 ({exc})") from None
+    return parse_sums(text, sums)
+
+
+def sums_with(existing: bytes, name: str, digest: str) -> bytes:
+    """The bytes of a ``SHA256SUMS`` whose text was ``existing``, with the line ``<digest>  <name>``
+    appended: a last line without its newline gets one first, and the new line uses the file's own line
+    end (CRLF when its first line has one).
+
+    Raises:
+        SumsError: ``<digest>  <name>`` is not a valid line (:func:`sums_line_problem`).
+    """
+    line = f"{digest}  {name}"
+    problem = sums_line_problem(line)
+    if problem is not None:
+        raise SumsError(SUMS_NAME, f"cannot list {name!r}: {problem}")
+    first = existing.split(b"\n", 1)
+    eol = b"\r\n" if len(first) == 2 and first[0].endswith(b"\r") else b"\n"
+    head = existing
+    if head and not head.endswith(b"\n"):
+        head += eol
+    return head + line.encode("utf-8") + eol
+
+
+def document_inside(folder: Path | str, name: str) -> Path:
+    """``folder/name`` once its symbolic links are resolved, when that is inside ``folder`` (itself
+    resolved): a document that leads out of the sources folder (``host.md -> /etc/hostname``) is refused.
+
+    Raises:
+        SumsError: the resolved path is outside the folder (the message names both).
+    """
+    base = Path(folder).resolve()
+    target = (Path(folder) / name).resolve()
+    try:
+        target.relative_to(base)
+    except ValueError:
+        raise SumsError(Path(folder) / name, f"leads out of the sources folder {base} (to {target}); "
+                        "copy the document into the folder instead of linking to it") from None
+    return target
