@@ -11,7 +11,8 @@
 - :mod:`.cost` — operation counts, FLOPs and peak memory;
 - :mod:`.expressivity` — which attention patterns a head of dimension d can realise;
 - :mod:`.depth` — rank collapse with depth (Dong et al.);
-- :mod:`.boundaries` — bisection for the parameter at which a property starts to fail.
+- :mod:`.boundaries` — bisection for the parameter at which a property starts to fail;
+- :mod:`.rounding` — rounding-error bounds (Higham's gamma_n) as a ``Tolerance`` with its derivation.
 
 Nothing here imports pytest or the framework: the mathematics stands on its own. Nor does importing
 any of it import torch: each module reaches torch through the stand-in of :mod:`.arrays`
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from .._lazy import lazy_exports
 
-MODULES = ('arrays', 'exact', 'attention', 'rank', 'spectrum', 'sparsity', 'kernels', 'projections', 'cost', 'expressivity', 'depth', 'boundaries')
+MODULES = ('arrays', 'exact', 'attention', 'rank', 'spectrum', 'sparsity', 'kernels', 'projections', 'cost', 'expressivity', 'depth', 'boundaries', 'rounding')
 """The concept modules of this layer, each importable on its own."""
 
 _WHERE = {
@@ -195,6 +196,17 @@ _WHERE = {
     "causal_logit_gap": "attention",
     "row_cosines": "attention",
     "mp_matrix_effective_rank": "spectrum",
+    "UNIT_ROUNDOFF": "rounding",
+    "SMALLEST_SUBNORMAL": "rounding",
+    "dtype_name": "rounding",
+    "unit_roundoff": "rounding",
+    "gamma": "rounding",
+    "Tolerance": "rounding",
+    "representation_tolerance": "rounding",
+    "sum_tolerance": "rounding",
+    "dot_tolerance": "rounding",
+    "matmul_tolerance": "rounding",
+    "within_rounding": "rounding",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

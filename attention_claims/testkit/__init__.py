@@ -14,12 +14,24 @@
   (``Claimed``);
 - Hypothesis settings profiles (:mod:`attention_claims.framework.profiles`): ``profiles.scaled``;
 - figures (:mod:`.figures`): ``plot_sparsity_figure``;
-- batched checks (:mod:`.batched`): ``BATCH``, ``batched_profile_only``, ``gaussian_batch_spec``.
+- batched checks (:mod:`.batched`): ``BATCH``, ``batched_profile_only``, ``gaussian_batch_spec``;
+- rounding bounds (:mod:`attention_claims.maths.rounding`): ``Tolerance``, ``within_rounding``, ``gamma``,
+  ``unit_roundoff``, ``sum_tolerance``, ``dot_tolerance``, ``matmul_tolerance``, ``representation_tolerance``.
 """
 
 from ..framework import profiles
 from ..framework.evidence import CheckLog, Counterexample, refute, refute_deferred
 from ..framework.plugin import Claimed
+from ..maths.rounding import (
+    Tolerance,
+    dot_tolerance,
+    gamma,
+    matmul_tolerance,
+    representation_tolerance,
+    sum_tolerance,
+    unit_roundoff,
+    within_rounding,
+)
 from .batched import BATCH, batched_profile_only, gaussian_batch_spec
 from .figures import plot_sparsity_figure
 from .fixtures import one_torch_thread
@@ -69,4 +81,12 @@ __all__ = [
     "search_seeds",
     "seeded_gaussian_qk",
     "shared_argmax_logits",
+    "Tolerance",
+    "dot_tolerance",
+    "gamma",
+    "matmul_tolerance",
+    "representation_tolerance",
+    "sum_tolerance",
+    "unit_roundoff",
+    "within_rounding",
 ]

@@ -1,0 +1,226 @@
+"""Rounding-error bounds: how far a floating-point result may lie from the exact one by rounding alone.
+
+A check that compares a computed value with an exact or reference one allows rounding and nothing more;
+the allowance is derived here from the standard forward-error bounds, not chosen, and carries its
+derivation so that the evidence states it (the verdict rules: "the threshold, in ulps or relative terms,
+stated next to the comparison").
+
+Model (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., SIAM 2002, §2.2, eq. (2.4)):
+``fl(x op y) = (x op y)(1 + delta)``, ``|delta| <= u``, where ``u`` is the unit roundoff of the format
+(half the spacing of the floats at 1): ``2^-53`` (float64), ``2^-24`` (float32), ``2^-11`` (float16),
+``2^-8`` (bfloat16). With gradual underflow a rounded value may also be off by up to half the smallest
+subnormal, absolutely (§2.1, Theorem 2.2 and the remarks after it).
+
+From it (Higham Lemma 3.1 and §3.1, §3.5), with ``gamma_n = n u / (1 - n u)`` for ``n u < 1``:
+
+- recursive summation of ``n`` terms: ``|s_hat - s| <= gamma_(n-1) sum |x_i|`` (eq. (3.4) and §4.2);
+  any summation order (pairwise, blocked, vectorised) obeys this bound;
+- a dot product of length ``n``: ``|fl(x^T y) - x^T y| <= gamma_n |x|^T |y|`` (eq. (3.5));
+- a matrix product with inner dimension ``n``: ``|fl(AB) - AB| <= gamma_n |A| |B|`` entrywise (eq. (3.13)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: unit roundoff u (half the machine epsilon) of each dtype, as a power of two (Higham Table 2.1;
+#: bfloat16: 8 significant bits, IEEE 754-2008 does not define it; Intel BF16 specification 2018)
+UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
+
+#: the smallest positive subnormal of each dtype
+SMALLEST_SUBNORMAL = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "bfloat16": 2.0**-133}
+
+
+def dtype_name(dtype) -> str:
+    """The name (``"float64"``, ``"float32"``, ``"float16"``, ``"bfloat16"``) of a dtype given as that
+    string, a ``torch.dtype`` or a NumPy dtype.
+
+    Raises:
+        ValueError: for any other dtype, naming it.
+    """
+    name = str(getattr(dtype, "name", None) or dtype).removeprefix("torch.")
+    if name not in UNIT_ROUNDOFF:
+        raise ValueError(f"rounding: unknown dtype {dtype!r} (one of {', '.join(UNIT_ROUNDOFF)})")
+    return name
+
+
+def unit_roundoff(dtype) -> float:
+    """The unit roundoff ``u`` of ``dtype`` (a float: ``2^-53``, ``2^-24``, ``2^-11``, ``2^-8``).
+
+    Source: Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §2.1 and Table 2.1.
+
+    Raises:
+        ValueError: for an unknown dtype (see :func:`dtype_name`).
+    """
+    return UNIT_ROUNDOFF[dtype_name(dtype)]
+
+
+def gamma(n: int, dtype) -> float:
+    """``gamma_n = n u / (1 - n u)`` for the unit roundoff ``u`` of ``dtype``: the relative error bound of
+    ``n`` successive roundings (Higham, 2nd ed., Lemma 3.1). ``gamma_0 = 0``.
+
+    Raises:
+        ValueError: ``n`` not a non-negative integer, or ``n u >= 1`` (the bound does not exist: the
+            operation count is too large for the format, e.g. ``n >= 256`` in bfloat16).
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"rounding: gamma_n needs a non-negative integer n, got {n!r}")
+    u = unit_roundoff(dtype)
+    if n * u >= 1:
+        raise ValueError(f"rounding: gamma_{n} does not exist in {dtype_name(dtype)} (n u = {n * u:g} >= 1)")
+    return n * u / (1 - n * u)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """An absolute bound on a rounding error, with how it was derived.
+
+    Attributes:
+        value: the bound (a non-negative float, in the units of the compared quantity).
+        derivation: one line saying where it comes from (the error bound, the dtype, the operation count
+            and the magnitude it multiplies), stated in the evidence by :meth:`state`.
+
+    Two tolerances add (``a + b``): the bound of a result carrying both errors (triangle inequality).
+
+    Raises:
+        ValueError: on construction, when ``value`` is negative or not finite, or ``derivation`` empty.
+    """
+
+    value: float
+    derivation: str
+
+    def __post_init__(self):
+        v = float(self.value)
+        if not math.isfinite(v) or v < 0:
+            raise ValueError(f"rounding: a tolerance must be finite and >= 0, got {self.value!r} ({self.derivation})")
+        if not self.derivation.strip():
+            raise ValueError("rounding: a tolerance needs its derivation")
+        object.__setattr__(self, "value", v)
+
+    def __add__(self, other: Tolerance) -> Tolerance:
+        if not isinstance(other, Tolerance):
+            return NotImplemented
+        return Tolerance(self.value + other.value, f"{self.derivation} + {other.derivation}")
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __str__(self) -> str:
+        return f"{self.value:.3g} ({self.derivation})"
+
+    def excess(self, error) -> float:
+        """``max |error| / value``: how much of the allowance an error (a number or an array of them)
+        uses; above 1 it is more than rounding. ``inf`` for a NaN error or a non-zero error against a
+        zero bound, 0 for an empty array."""
+        import numpy as np
+
+        err = np.abs(np.asarray(error, dtype=np.float64))
+        if err.size == 0:
+            return 0.0
+        if np.isnan(err).any():
+            return math.inf
+        worst = float(err.max())
+        if worst == 0:
+            return 0.0
+        return worst / self.value if self.value > 0 else math.inf
+
+    def state(self, log) -> None:
+        """Add ``"tolerance: <value> (<derivation>)"`` to the evidence (``log`` a ``CheckLog``, or anything
+        with a ``note(text)`` method)."""
+        log.note(f"tolerance: {self}")
+
+
+def _magnitude(magnitude) -> float:
+    m = float(magnitude)
+    if not math.isfinite(m) or m < 0:
+        raise ValueError(f"rounding: the magnitude a bound multiplies must be finite and >= 0, got {magnitude!r}")
+    return m
+
+
+def representation_tolerance(dtype, magnitude=1.0, count: int = 1) -> Tolerance:
+    """The bound on the total error of rounding ``count`` exact values, of absolute sum ``magnitude``, to
+    ``dtype`` (round to nearest, with gradual underflow): ``u * magnitude + count * s / 2``, ``s`` the
+    smallest subnormal. Source: Higham, 2nd ed., §2.1, Theorem 2.2 (relative error ``<= u`` in the normal
+    range; absolute error ``<= s / 2`` below it).
+
+    Raises:
+        ValueError: an unknown dtype, a negative or non-finite magnitude, or ``count < 0``.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ValueError(f"rounding: count must be a non-negative integer, got {count!r}")
+    name, m = dtype_name(dtype), _magnitude(magnitude)
+    value = UNIT_ROUNDOFF[name] * m + count * SMALLEST_SUBNORMAL[name] / 2
+    return Tolerance(value, f"rounding {count} value(s) of total size {m:.3g} to {name}: u*{m:.3g} "
+                            f"+ {count}*subnormal/2, u = 2^{round(math.log2(UNIT_ROUNDOFF[name]))} "
+                            "(Higham Thm 2.2)")
+
+
+def sum_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
+    """The bound ``gamma_(n-1) * magnitude`` on the error of summing ``n`` terms in ``dtype``, where
+    ``magnitude`` is the sum of their absolute values (Higham, 2nd ed., eq. (3.4), §4.2; any order).
+
+    Raises:
+        ValueError: ``n < 1``, ``(n-1) u >= 1``, an unknown dtype, or a bad magnitude.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"rounding: a sum needs n >= 1 terms, got {n!r}")
+    m = _magnitude(magnitude)
+    return Tolerance(gamma(n - 1, dtype) * m,
+                     f"gamma_{n - 1}*{m:.3g} for a sum of {n} terms in {dtype_name(dtype)} (Higham eq. 3.4)")
+
+
+def dot_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
+    """The bound ``gamma_n * magnitude`` on the error of a length-``n`` dot product in ``dtype``, where
+    ``magnitude = |x|^T |y|`` (Higham, 2nd ed., eq. (3.5)).
+
+    Raises:
+        ValueError: ``n < 1``, ``n u >= 1``, an unknown dtype, or a bad magnitude.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"rounding: a dot product needs length n >= 1, got {n!r}")
+    m = _magnitude(magnitude)
+    return Tolerance(gamma(n, dtype) * m,
+                     f"gamma_{n}*{m:.3g} for a length-{n} dot product in {dtype_name(dtype)} (Higham eq. 3.5)")
+
+
+def matmul_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
+    """The bound ``gamma_n * magnitude`` on the error of one entry of a matrix product with inner
+    dimension ``n`` in ``dtype``, where ``magnitude`` bounds the entries of ``|A| |B|`` (pass
+    ``(|A| @ |B|).max()`` for a bound on every entry). Source: Higham, 2nd ed., §3.5, eq. (3.13).
+
+    Raises:
+        ValueError: ``n < 1``, ``n u >= 1``, an unknown dtype, or a bad magnitude.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"rounding: a matrix product needs inner dimension n >= 1, got {n!r}")
+    m = _magnitude(magnitude)
+    return Tolerance(gamma(n, dtype) * m, f"gamma_{n}*{m:.3g} for a matrix product with inner dimension {n} "
+                                          f"in {dtype_name(dtype)} (Higham eq. 3.13)")
+
+
+def within_rounding(computed, reference, tolerance: Tolerance, log=None) -> bool:
+    """Whether every ``|computed - reference|`` is at most ``tolerance.value``; with ``log`` (a
+    ``CheckLog``) the tolerance and the share of it used are stated in the evidence.
+
+    ``computed`` and ``reference`` are numbers or arrays of one shape (broadcast as NumPy does), in the
+    same units as the tolerance. A NaN anywhere is never within rounding.
+
+    Raises:
+        TypeError: ``tolerance`` is not a :class:`Tolerance` (a bare literal has no derivation).
+        ValueError: the shapes do not broadcast.
+    """
+    import numpy as np
+
+    if not isinstance(tolerance, Tolerance):
+        raise TypeError(f"rounding: within_rounding needs a Tolerance with its derivation, got {tolerance!r}")
+    a, b = np.asarray(computed, dtype=np.float64), np.asarray(reference, dtype=np.float64)
+    try:
+        err = a - b
+    except ValueError as e:
+        raise ValueError(f"rounding: computed {a.shape} and reference {b.shape} do not broadcast") from e
+    used = tolerance.excess(err)
+    if log is not None:
+        tolerance.state(log)
+        log.track("error / rounding tolerance", used)
+    return used <= 1.0

@@ -1,0 +1,143 @@
+"""attention_claims.maths.rounding: Higham's gamma_n bounds as a Tolerance with its derivation."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attention_claims.maths.rounding import (
+    Tolerance,
+    dot_tolerance,
+    dtype_name,
+    gamma,
+    matmul_tolerance,
+    representation_tolerance,
+    sum_tolerance,
+    unit_roundoff,
+    within_rounding,
+)
+
+
+class _Log:
+    def __init__(self):
+        self.notes, self.tracked = [], {}
+
+    def note(self, text):
+        self.notes.append(text)
+
+    def track(self, name, value):
+        self.tracked[name] = value
+
+
+def test_unit_roundoff_of_every_dtype_and_spelling():
+    assert [unit_roundoff(d) for d in ("float64", "float32", "float16", "bfloat16")] == [2**-53, 2**-24, 2**-11, 2**-8]
+    assert unit_roundoff(torch.bfloat16) == 2**-8 and unit_roundoff(np.dtype("float32")) == 2**-24
+    # u is half of the spacing at 1 that torch reports
+    for d in (torch.float64, torch.float32, torch.float16, torch.bfloat16):
+        assert unit_roundoff(d) == torch.finfo(d).eps / 2
+    assert dtype_name(torch.float16) == "float16"
+    with pytest.raises(ValueError, match="unknown dtype 'int8'"):
+        unit_roundoff("int8")
+
+
+def test_gamma_is_lemma_3_1_and_refuses_where_it_does_not_exist():
+    assert gamma(0, "float32") == 0
+    assert gamma(3, "float16") == 3 * 2**-11 / (1 - 3 * 2**-11)
+    assert gamma(255, "bfloat16") == pytest.approx(255 / 256 / (1 / 256))
+    with pytest.raises(ValueError, match="gamma_256 does not exist in bfloat16"):
+        gamma(256, "bfloat16")
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="non-negative integer"):
+            gamma(bad, "float32")
+
+
+def test_tolerance_validates_adds_and_is_stated():
+    with pytest.raises(ValueError, match=">= 0"):
+        Tolerance(-1.0, "x")
+    with pytest.raises(ValueError, match=">= 0"):
+        Tolerance(math.nan, "x")
+    with pytest.raises(ValueError, match="derivation"):
+        Tolerance(1.0, " ")
+    t = Tolerance(1.0, "a") + Tolerance(0.5, "b")
+    assert float(t) == 1.5 and t.derivation == "a + b"
+    log = _Log()
+    t.state(log)
+    assert log.notes == ["tolerance: 1.5 (a + b)"]
+    assert t.excess([0.75, -1.5]) == 1.0 and t.excess([]) == 0.0 and t.excess([math.nan]) == math.inf
+    assert Tolerance(0.0, "exact").excess(1e-300) == math.inf and Tolerance(0.0, "exact").excess(0.0) == 0.0
+
+
+def test_within_rounding_needs_a_derived_tolerance_and_states_it():
+    with pytest.raises(TypeError, match="needs a Tolerance"):
+        within_rounding(1.0, 1.0, 1e-6)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        within_rounding(np.zeros(2), np.zeros(3), Tolerance(1.0, "x"))
+    log = _Log()
+    t = sum_tolerance(4, "float32", 2.0)
+    assert within_rounding(1.0 + t.value, 1.0, t, log)
+    assert not within_rounding(1.0 + 2.01 * t.value, 1.0, t)
+    assert not within_rounding(math.nan, 1.0, t)
+    assert log.notes[0].startswith("tolerance: ") and "gamma_3" in log.notes[0] and "Higham" in log.notes[0]
+    assert log.tracked["error / rounding tolerance"] == pytest.approx(1.0)
+
+
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=300), st.sampled_from(["float32", "float16", "bfloat16"]))
+def test_sum_bound_holds_for_any_order_torch_uses(xs, dtype):
+    # terms already representable in the dtype; the exact sum by rationals; the computed by torch in dtype
+    t = torch.tensor(xs, dtype=getattr(torch, dtype))
+    if not torch.isfinite(t).all():
+        return
+    exact = sum(Fraction(v) for v in t.double().tolist())
+    n = len(xs)
+    if (n - 1) * unit_roundoff(dtype) >= 1:
+        return
+    got = t.sum(dtype=getattr(torch, dtype)).double().item()
+    tol = sum_tolerance(n, dtype, float(t.double().abs().sum()))
+    if math.isfinite(got):
+        assert abs(Fraction(got) - exact) <= Fraction(tol.value) * (1 + Fraction(1, 10**9)), (got, float(exact), tol)
+
+
+@given(st.integers(1, 64), st.integers(0, 2**32 - 1))
+def test_matmul_and_dot_bounds_hold_in_float32(n, seed):
+    rng = np.random.default_rng(seed)
+    A, B = rng.standard_normal((5, n)).astype(np.float32), rng.standard_normal((n, 3)).astype(np.float32)
+    got = (torch.from_numpy(A) @ torch.from_numpy(B)).double().numpy()
+    exact = A.astype(np.float64) @ B.astype(np.float64)  # products of float32s exact in float64; sums to 2^-53
+    mag = np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64)
+    tol = matmul_tolerance(n, "float32", float(mag.max())) + Tolerance(n * 2**-53 * float(mag.max()), "float64 reference")
+    assert within_rounding(got, exact, tol)
+    d = dot_tolerance(n, "float32", float(mag[0, 0]))
+    assert abs(got[0, 0] - exact[0, 0]) <= d.value + n * 2**-53 * float(mag[0, 0])
+
+
+def test_representation_bound_covers_underflow():
+    x = np.array([1 / 3, 1e-9], dtype=np.float64)  # 1e-9 is below float16's smallest subnormal/2: rounds to 0
+    r = torch.tensor(x).to(torch.float16).double().numpy()
+    assert r[1] == 0
+    assert within_rounding(r.sum(), x.sum(), representation_tolerance("float16", float(x.sum()), count=2))
+    # without the underflow term, the relative bound alone would not cover a value that rounded to 0
+    assert abs(r[1] - x[1]) > unit_roundoff("float16") * x[1]
+    with pytest.raises(ValueError, match="count"):
+        representation_tolerance("float16", 1.0, count=-1)
+    with pytest.raises(ValueError, match="magnitude"):
+        representation_tolerance("float16", -1.0)
+
+
+def test_derived_bound_catches_what_the_literal_tolerance_let_through():
+    # lemma-11-33-row-stochastic in bfloat16 allowed (N + 2) eps = 514 * 2^-7 = 4.02 at N = 512: a row of
+    # zeros (off by 1) and a row summing to 2 passed. The derived bound (each stored entry is the float32
+    # softmax rounded once to bfloat16, and the float32 softmax is within gamma_(N+3)(float32) of 1) is
+    # about half an ulp of bfloat16 and rejects both.
+    N, eps = 512, float(torch.finfo(torch.bfloat16).eps)
+    literal = (N + 2) * eps
+    derived = representation_tolerance("bfloat16", 1.0, count=N) + sum_tolerance(N + 4, "float32", 1.0)
+    for wrong in (0.0, 2.0):
+        assert abs(wrong - 1) <= literal
+        assert not within_rounding(wrong, 1.0, derived)
+    assert derived.value < 0.51 * eps
