@@ -11,6 +11,7 @@ unclassified.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -81,14 +82,62 @@ class AnnotatedDocument:
 
 _TERMINAL = set("。！？；!?")
 _CLOSERS = set("”’）)」』\"'】]*=")
+_LATIN_BEFORE = set("])}>`'\"0123456789" + MASK)
+"""What may precede a full stop that pysbd is asked about: a bracket, a quote, a digit or a formula (a
+full stop after an ASCII letter always cuts; one after a Chinese character never does)."""
+_LATIN_STOP = re.compile(r"\.[ \n]+[A-Z\ue000]")
+"""A full stop that pysbd is asked about is followed by white space and an English sentence's start (a
+capital letter or a formula), not a list number (``1. 低秩``) or a Chinese sentence."""
 _HEADING = re.compile(r"(#{1,6})\s+")
 _LIST = re.compile(r"(\s*)([-*+]|\d+[.)])\s+")
 _HR = re.compile(r"\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _TABLE_SEP = re.compile(r"\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
+@functools.cache
+def _segmenter():
+    """pysbd's English segmenter (rule-based, offline; Sadvilkar and Neumann, "PySBD: Pragmatic Sentence
+    Boundary Disambiguation", NLP-OSS 2020), imported on first use."""
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False, char_span=True)
+
+
+def _latin_stops(masked: str, start: int, end: int) -> set[int]:
+    """The positions in ``[start, end)`` of the full stops at which pysbd ends an English sentence,
+    among those the letter rule of :func:`_sentence_cuts` does not already decide (a full stop after a
+    citation ``[Tsa19].``, a formula ``$C$.``, a digit or a bracket, followed by white space).
+
+    pysbd reads the text with each formula (masked as U+E000) shown as the letter ``x``, so a formula
+    is one word to it and never cut. Empty (pysbd is not asked) when there is no such full stop: the
+    Chinese documents, and English text whose stops all follow a letter, are cut as before.
+    """
+    candidates = [i for i in range(start + 1, end - 1) if masked[i] == "." and _LATIN_STOP.match(masked, i)
+                  and masked[i - 1] in _LATIN_BEFORE]
+    if not candidates:
+        return set()
+    part = masked[start:end].replace(MASK, "x")
+    stops = set()
+    for seg in _segmenter().segment(part):
+        b = seg.end
+        while b > seg.start and part[b - 1].isspace():
+            b -= 1
+        while b > seg.start and part[b - 1] in _CLOSERS:
+            b -= 1
+        if b > seg.start and part[b - 1] == ".":
+            stops.add(start + b - 1)
+    return stops & set(candidates)
+
+
 def _sentence_cuts(masked: str, start: int, end: int, display_ends: set[int]) -> list[tuple[int, int]]:
-    """Sentence ranges of ``[start, end)``, trimmed of whitespace, none empty."""
+    """Sentence ranges of ``[start, end)``, trimmed of whitespace, none empty.
+
+    Cut after ``。！？；!?`` (and the closing quotes or brackets that follow), after a full stop that
+    follows an ASCII letter and precedes white space, after a full stop that pysbd ends an English
+    sentence with (:func:`_latin_stops`: ``[Tsa19]. Note``, ``$C$. Subsequently``), and after a display
+    formula that ends a sentence; never inside a formula (``masked``: formulas as U+E000).
+    """
+    latin = _latin_stops(masked, start, end)
     cuts: list[tuple[int, int]] = []
     s = start
     i = start
@@ -100,8 +149,8 @@ def _sentence_cuts(masked: str, start: int, end: int, display_ends: set[int]) ->
             while j < end and masked[j] in _CLOSERS:
                 j += 1
             cut_at = j
-        elif c == "." and i + 1 < end and masked[i + 1] in " \n" and i > start and masked[i - 1].isalpha() \
-                and masked[i - 1].isascii():
+        elif c == "." and i + 1 < end and masked[i + 1] in " \n" and i > start and (
+                (masked[i - 1].isalpha() and masked[i - 1].isascii()) or i in latin):
             cut_at = i + 1
         elif i + 1 in display_ends:
             j = i + 1
