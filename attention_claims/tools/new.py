@@ -1,139 +1,389 @@
 """``attention-claims new ID --document FILE --quote "..."``: start a claim.
 
-Writes ``<claims folder>/<document stem>/<ID>.toml``, a record with the verbatim quote (checked against
-the document), ``expected = "true"`` and one as-stated reading whose statement says to write it, and
-``<checks folder>/test_<ID>.py``, a check of that reading that fails with a message naming what to write,
-so a new claim is never decided before it is thought through. The document must be under the sources
-folder; when it is not yet listed in ``SHA256SUMS`` its SHA-256 is added, and when it is listed with
-another hash the command stops (the document changed). Existing files are never overwritten.
+``attention-claims new ID --document F --quote Q [--expected V] [--statement S] [--title T] [--section S]
+[--reading NAME[:as-stated|:KIND]]...`` writes ``<claims folder>/<document without suffix>/NNN-<ID>.toml``
+(``NNN`` the next free number in that folder, as ``claims/README.md`` prescribes: the number orders the
+claims as in the document), a record with the verbatim quote (checked against the document), the
+expected verdict (default ``true``) and its readings (default: one, ``as-stated``), and
+``<checks folder>/test_<ID>.py``, one check per reading that fails with a message naming what to write,
+so a new claim is never decided before it is thought through. The check names its record by a path
+relative to the project (no path of this machine) and the API by its module, ``attention_claims.testkit``.
 
-Exit status: 0 written; 4 a usage error (bad id, an id already in use, a document outside the sources
-folder or missing, a quote not in it, a hash that differs, a file that exists), with one line naming it.
+The document must be a regular UTF-8 file inside the sources folder (a symbolic link that leads out
+of it is refused); when it is not yet listed in ``SHA256SUMS`` its SHA-256 is added (a last line
+without its newline gets one first), and when it is listed with another hash the command stops (the
+document changed).
+
+All or nothing: every field is validated before anything is written (an id that is not kebab-case,
+a blank title, quote, statement or section, or one holding a control or bidirectional-override character,
+a reading name that is not one, two as-stated readings, a folder that is a file, a path that exists, even
+as a dangling symbolic link); the files are written to temporaries in their folders and then moved into
+place together, never through a symbolic link, and on any failure every file and folder written so far is
+removed. Existing files are never overwritten (``SHA256SUMS`` is replaced by a copy with one more line).
+
+Exit status: 0 written; 4 a usage error (any of the above, an id already in use, a document outside the
+sources folder, missing or not UTF-8, a quote not in it, a hash that differs), with one line naming it.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import hashlib
+import os
+import re
 import sys
+import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
+from .. import _files
 from ..framework import config as claims_config
 from ..framework.records import (
     DOCUMENT_MAX_BYTES,
     KEBAB,
+    READING_KINDS,
+    READING_NAME,
     ClaimRecordError,
     document_path_problem,
     load_claim_file,
-    read_capped,
-    read_sums,
 )
 
 USAGE_ERROR = 4
+EXPECTED = ("true", "false", "caveat")
+"""The verdicts ``--expected`` takes (an ``unchecked`` claim has no checks: write its record by hand)."""
+AS_STATED = "as-stated"
 
-RECORD = '''id = "{id}"
+RECORD_HEAD = '''id = "{id}"
 title = {title}
-statement = "TODO: the claim in one or two English sentences."
-expected = "true"  # what you expect the verdict to be: true, false, caveat (or unchecked, with a reason)
+statement = {statement}
+expected = {expected}  # the verdict you expect: true, false or caveat (docs/verdicts.md)
 
 [source]
 document = {document}
 section = {section}
 quote = {quote}
-
-[[readings]]
-name = "as-stated"
-as_stated = true
-statement = "TODO: the precise proposition the quote means, as a competent reader of the document reads it."
 '''
 
-CHECK = '''"""The check of claim {id} ({record})."""
+READING = '''
+[[readings]]
+name = {name}
+{as_stated}statement = "TODO: the precise proposition {what}."
+'''
+
+CHECK_HEAD = '''"""The checks of claim {id} ({record}), one per reading.
+
+The API is the module attention_claims.testkit (python -m pydoc attention_claims.testkit): refute() reports
+a counterexample, certified when recomputed exactly; claim_log.example() records what was drawn.
+"""
 
 import pytest
-
-
-@pytest.mark.claim("{id}", reading="as-stated")
-def test_{name}(claim_log):
-    pytest.fail("write the check for claim {id}: assert the reading 'as-stated' of {record} "
-                "(attention_claims.testkit.refute for a certified counterexample; docs/testkit.md)")
 '''
+
+CHECK = '''
+
+@pytest.mark.claim("{id}", reading={reading})
+def test_{name}(claim_log):
+    pytest.fail("write the check for claim {id}: assert its reading {reading_text} of {record} "
+                "(attention_claims.testkit.refute for a certified counterexample)")
+'''
+
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Bidirectional formatting characters (Unicode UAX #9, "Explicit Directional Formatting"): text holding
+one can render in another order than it reads (a title "… verdict: false" shown on a true claim)."""
 
 
 class NewClaimError(Exception):
     """A usage error of ``new``, naming the file or option."""
 
 
+@dataclass(frozen=True)
+class ReadingSpec:
+    """One ``--reading NAME[:as-stated|:KIND]``."""
+
+    name: str
+    as_stated: bool
+    kind: str | None = None
+
+
 def _toml_string(text: str) -> str:
     """``text`` as a TOML basic string (escapes backslash, quote and control characters)."""
     out = text.replace("\\", "\\\\").replace('"', '\\"')
-    out = "".join(ch if ord(ch) >= 32 or ch == "\t" else f"\\u{ord(ch):04x}" for ch in out)
+    out = "".join(ch if ord(ch) >= 32 and ord(ch) != 127 or ch == "\t" else f"\\u{ord(ch):04x}" for ch in out)
     return f'"{out}"'
 
 
-def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, sources_dir: Path,
-                checks_dir: Path, title: str | None = None, section: str | None = None) -> tuple[Path, Path]:
-    """Write the record and the check skeleton of a new claim; returns their paths.
+def text_problem(text: str, *, lines: bool) -> str | None:
+    """Why ``text`` cannot be a record's text field, or ``None``: blank, or holding a control character
+    (Unicode category Cc; a tab, and a line break when ``lines``, excepted) or a bidirectional formatting
+    character (:data:`_BIDI`)."""
+    if not text.strip():
+        return "is blank"
+    allowed = "\t\n" if lines else "\t"
+    for ch in text:
+        if (unicodedata.category(ch) == "Cc" and ch not in allowed) or ch in _BIDI:
+            return f"holds the control character U+{ord(ch):04X} ({unicodedata.name(ch, 'unnamed')})"
+    return None
+
+
+def parse_readings(values: list[str]) -> list[ReadingSpec]:
+    """The readings of ``--reading NAME[:as-stated]`` / ``--reading NAME:KIND`` options (default: one,
+    ``as-stated``, as stated). A reading other than the as-stated one needs its ``kind`` (one of
+    :data:`attention_claims.framework.records.READING_KINDS`: what makes it differ when it fails,
+    docs/verdicts.md, "Materiality"), e.g. ``--reading float32:numerical``.
 
     Raises:
-        NewClaimError: see the module's exit status 4 (the message names the file or option).
+        NewClaimError: a name is not a reading name (lower-case letters and digits joined by single
+            ``-``, ``_`` or ``.``), a suffix other than ``:as-stated`` or a kind, a reading other than the
+            as-stated one without a kind, a name given twice, or two as-stated readings.
     """
-    if not KEBAB.match(claim_id):
-        raise NewClaimError(f"id {claim_id!r}: must be kebab-case (lower-case letters, digits, single hyphens)")
+    if not values:
+        return [ReadingSpec(AS_STATED, True)]
+    out: list[ReadingSpec] = []
+    for value in values:
+        name, sep, flag = value.partition(":")
+        if sep and flag != AS_STATED and flag not in READING_KINDS:
+            raise NewClaimError(f"--reading {value!r}: the suffix is ':as-stated' or a kind "
+                                f"(:{', :'.join(READING_KINDS)})")
+        if not READING_NAME.fullmatch(name):
+            raise NewClaimError(f"--reading {value!r}: {name!r} is not a reading name (lower-case letters and "
+                                "digits joined by single '-', '_' or '.', e.g. float32)")
+        if any(r.name == name for r in out):
+            raise NewClaimError(f"--reading {value!r}: reading {name!r} given twice")
+        as_stated = flag == AS_STATED or (not sep and name == AS_STATED)
+        if not as_stated and not sep:
+            raise NewClaimError(f"--reading {value!r}: a reading other than the as-stated one needs its kind, "
+                                f"what makes it differ when it fails: {value}:numerical (a dtype or a device), "
+                                f"{value}:scope (a range, ties, finite n) or {value}:empirical (a trained model)")
+        out.append(ReadingSpec(name, as_stated, None if as_stated else flag))
+    if sum(r.as_stated for r in out) > 1:
+        raise NewClaimError("--reading: at most one reading is as stated (NAME:as-stated, or the one named "
+                            f"{AS_STATED!r}): {', '.join(r.name for r in out if r.as_stated)}")
+    return out
+
+
+def _folder_problem(folder: Path, option: str) -> None:
+    """Refuse a folder path that exists but is not a folder (a file, a dangling symbolic link)."""
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise NewClaimError(f"{option} {folder}: not a folder (a file or a dangling symbolic link is there)")
+
+
+def next_number(folder: Path) -> int:
+    """The next free record number in ``folder``: one more than the largest ``NNN`` of its
+    ``NNN-<id>.toml`` files, 1 in an empty or missing folder."""
+    numbers = [int(m.group(1)) for p in (folder.iterdir() if folder.is_dir() else ())
+               if (m := re.fullmatch(r"(\d{3,})-.+\.toml", p.name))]
+    return max(numbers, default=0) + 1
+
+
+def _relative(path: Path, root: Path) -> str:
+    """``path`` relative to the project ``root`` (POSIX), for what the files say and the command prints."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+
+
+def _resolve_document(document: str, sources_dir: Path) -> tuple[str, Path, bytes, str]:
+    """``(name relative to the sources folder, its resolved path, its bytes, its text)``.
+
+    Raises:
+        NewClaimError: outside the sources folder (also through a symbolic link), missing, not a
+            regular file, too large, or not UTF-8.
+    """
     doc_path = Path(document)
-    if doc_path.is_absolute() or doc_path.exists():
+    if doc_path.is_absolute() or (os.path.lexists(doc_path) and not os.path.lexists(sources_dir / document)):
         try:
-            document = doc_path.resolve().relative_to(sources_dir.resolve()).as_posix()
+            document = Path(os.path.abspath(doc_path)).relative_to(Path(os.path.abspath(sources_dir))).as_posix()
         except ValueError:
             raise NewClaimError(f"--document {document}: not under the sources folder {sources_dir}") from None
     problem = document_path_problem(document)
     if problem is not None:
         raise NewClaimError(f"--document {document!r}: {problem} ({sources_dir})")
     target = sources_dir / document
-    if not target.is_file():
+    if not os.path.lexists(target):
         raise NewClaimError(f"--document {document}: no such file {target}")
     try:
-        raw = read_capped(target, DOCUMENT_MAX_BYTES)
-    except ValueError as exc:  # not a regular file, or too large
+        resolved = _files.document_inside(sources_dir, document)
+        raw = _files.read_regular(target, DOCUMENT_MAX_BYTES)
+    except (_files.SumsError, _files.UnsafeFileError) as exc:
         raise NewClaimError(f"--document {document}: {exc}") from None
-    text = raw.decode("utf-8")
-    if " ".join(quote.split()) not in " ".join(text.split()):
-        raise NewClaimError(f"--quote: does not occur verbatim (up to whitespace) in {target}")
-    existing = {}
+    except OSError as exc:
+        raise NewClaimError(f"--document {document}: {target} cannot be read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NewClaimError(f"--document {document}: {target} is not UTF-8 text ({exc})") from None
+    return document, resolved, raw, text
+
+
+def _existing_ids(claims_dir: Path) -> dict[str, Path]:
+    existing: dict[str, Path] = {}
     if claims_dir.is_dir():
         for path in sorted(claims_dir.rglob("*.toml")):
             try:
                 existing[load_claim_file(path).id] = path
             except ClaimRecordError:
                 continue  # a malformed record is reported by pytest, naming its file
+    return existing
+
+
+def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, sources_dir: Path,
+                checks_dir: Path, title: str | None = None, section: str | None = None,
+                statement: str | None = None, expected: str = "true", readings: list[str] | None = None,
+                root: Path | None = None) -> tuple[Path, Path]:
+    """Write the record and the check skeleton of a new claim, all or nothing; returns their paths.
+
+    ``readings``: ``NAME`` or ``NAME:as-stated`` strings (:func:`parse_readings`). ``root``: the project
+    folder the written files name paths relative to (default: the claims folder's parent).
+
+    Raises:
+        NewClaimError: see the module's exit status 4 (the message names the file or option); nothing
+            is left written.
+        OSError: a write failed (nothing is left written either).
+    """
+    root = root if root is not None else claims_dir.parent
+    if not KEBAB.fullmatch(claim_id):
+        raise NewClaimError(f"id {claim_id!r}: must be kebab-case (lower-case letters, digits, single hyphens)")
+    fields = {"--quote": (quote, True), "--title": (title, False), "--section": (section, False),
+              "--statement": (statement, True)}
+    for option, (value, lines) in fields.items():
+        problem = None if value is None else text_problem(value, lines=lines)
+        if problem is not None:
+            raise NewClaimError(f"{option} {value!r}: {problem}")
+    if expected not in EXPECTED:
+        raise NewClaimError(f"--expected {expected!r}: one of {', '.join(EXPECTED)}")
+    specs = parse_readings(list(readings or []))
+    for folder, option in ((claims_dir, "--claims-dir"), (checks_dir, "--checks-dir"), (sources_dir, "--claims-sources")):
+        _folder_problem(folder, option)
+    if not sources_dir.is_dir():
+        raise NewClaimError(f"--claims-sources {sources_dir}: no such folder (put the document there first)")
+    document, _resolved, raw, text = _resolve_document(document, sources_dir)
+    if " ".join(quote.split()) not in " ".join(text.split()):
+        raise NewClaimError(f"--quote: does not occur verbatim (up to whitespace) in {sources_dir / document}")
+    existing = _existing_ids(claims_dir)
     if claim_id in existing:
         raise NewClaimError(f"id {claim_id!r} is already used by {existing[claim_id]}")
-    record = claims_dir / Path(document).stem / f"{claim_id}.toml"
+    record_dir = claims_dir / Path(document).with_suffix("")
+    for folder in [*reversed(record_dir.relative_to(claims_dir).parents), record_dir.relative_to(claims_dir)]:
+        _folder_problem(claims_dir / folder, "--claims-dir")
+        if str(folder) != "." and os.path.islink(claims_dir / folder):
+            raise NewClaimError(f"{claims_dir / folder}: a symbolic link; a record is not written through it")
+    record = record_dir / f"{next_number(record_dir):03d}-{claim_id}.toml"
     check = checks_dir / f"test_{claim_id.replace('-', '_')}.py"
     for path in (record, check):
-        if path.exists():
-            raise NewClaimError(f"{path} exists; not overwritten")
-    sums = sources_dir / "SHA256SUMS"
+        if os.path.lexists(path):
+            raise NewClaimError(f"{path} exists (or a symbolic link is there); not overwritten")
+    sums = sources_dir / _files.SUMS_NAME
     digest = hashlib.sha256(raw).hexdigest()
     try:
-        listed = read_sums(sources_dir)
-    except ClaimRecordError as exc:
+        listed = _files.read_sums(sources_dir, DOCUMENT_MAX_BYTES)
+        old_sums = _files.read_regular(sums, DOCUMENT_MAX_BYTES) if os.path.lexists(sums) else b""
+    except (_files.SumsError, _files.UnsafeFileError) as exc:
         raise NewClaimError(str(exc)) from None
     if document in listed and listed[document] != digest:
-        raise NewClaimError(f"{target}: SHA-256 {digest}, {sums} says {listed[document]} (the document changed; "
-                            "update SHA256SUMS on purpose if it did)")
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(RECORD.format(id=claim_id, title=_toml_string(title or f"TODO: a short title of {claim_id}"),
-                                    document=_toml_string(document),
-                                    section=_toml_string(section or "TODO: where in the document"),
-                                    quote=_toml_string(quote)), encoding="utf-8")
-    checks_dir.mkdir(parents=True, exist_ok=True)
-    check.write_text(CHECK.format(id=claim_id, record=record.as_posix(), name=claim_id.replace("-", "_")),
-                     encoding="utf-8")
-    load_claim_file(record)  # what it wrote is a valid record (a bug of this command otherwise)
+        raise NewClaimError(f"{sources_dir / document}: SHA-256 {digest}, {sums} says {listed[document]} (the "
+                            "document changed; update SHA256SUMS on purpose if it did)")
+    writes: list[tuple[Path, bytes, bool]] = []  # (path, bytes, replaces an existing file)
     if document not in listed:
-        with open(sums, "a", encoding="utf-8") as f:
-            f.write(f"{digest}  {document}\n")
+        if os.path.islink(sums):
+            raise NewClaimError(f"{sums}: a symbolic link; not written through (make it a file, or add the line "
+                                f"'{digest}  {document}' yourself)")
+        writes.append((sums, _files.sums_with(old_sums, document, digest), os.path.lexists(sums)))
+    record_rel = _relative(record, root)
+    body = RECORD_HEAD.format(
+        id=claim_id, title=_toml_string(title or f"TODO: a short title of {claim_id}"),
+        statement=_toml_string(statement or "TODO: the claim in one or two English sentences."),
+        expected=_toml_string(expected), document=_toml_string(document),
+        section=_toml_string(section or "TODO: where in the document"), quote=_toml_string(quote))
+    for r in specs:
+        what = ("the quote means, as a competent reader of the document reads it" if r.as_stated
+                else "of this reading: the condition it adds (a dtype, a range, a model)")
+        extra = "as_stated = true\n" if r.as_stated else f"kind = {_toml_string(r.kind or '')}\n"
+        body += READING.format(name=_toml_string(r.name), as_stated=extra, what=what)
+    code = CHECK_HEAD.format(id=claim_id, record=record_rel)
+    for r in specs:
+        code += CHECK.format(id=claim_id, reading=f'"{r.name}"', reading_text=f"'{r.name}'",
+                             record=record_rel, name=f"{claim_id}_{r.name}".replace("-", "_").replace(".", "_"))
+    writes += [(record, body.encode("utf-8"), False), (check, code.encode("utf-8"), False)]
+    _write_together(writes, record)
     return record, check
+
+
+def _made_dirs(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; returns those it created, deepest last."""
+    missing = []
+    p = folder
+    while not os.path.lexists(p):
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        os.mkdir(d)
+    return list(reversed(missing))
+
+
+def _write_together(writes: list[tuple[Path, bytes, bool]], record: Path) -> None:
+    """Write every ``(path, bytes, replace)`` through a temporary in its folder, then move them into place
+    together: a new file is hard-linked to its name (which fails if anything, even a dangling symbolic link,
+    is there), a replaced one is ``os.replace``-d (last, so that a failure before it changes nothing). On any
+    failure every file placed and every folder created is removed, and the error is raised again.
+    ``record`` is validated (:func:`load_claim_file`) from its temporary before anything is placed.
+
+    Raises:
+        NewClaimError: the record written does not load (a bug of this command).
+        OSError: a write failed.
+    """
+    made: list[Path] = []
+    temps: dict[Path, Path] = {}
+    placed: list[Path] = []
+    try:
+        for path, _data, _replace in writes:
+            made += _made_dirs(path.parent)
+        for path, data, _replace in writes:
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+            temps[path] = tmp
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        try:
+            load_claim_file(temps[record])
+        except ClaimRecordError as exc:
+            raise NewClaimError(f"the record it would write does not load (a bug of `new`): {exc}") from None
+        for path, _data, replace in sorted(writes, key=lambda w: w[2]):  # new files first, the replacement last
+            if replace:
+                os.replace(temps.pop(path), path)
+            else:
+                _place_new(temps[path], path)
+            placed.append(path)
+    except BaseException:
+        for path in placed:
+            if not any(p == path and rep for p, _d, rep in writes):
+                path.unlink(missing_ok=True)
+        for tmp in temps.values():
+            tmp.unlink(missing_ok=True)
+        for d in reversed(made):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+        raise
+    for tmp in temps.values():
+        tmp.unlink(missing_ok=True)
+
+
+def _place_new(tmp: Path, path: Path) -> None:
+    """Give the temporary ``tmp`` the name ``path``, failing if anything is there (a dangling symbolic link
+    included): ``os.link``, or where the file system has no hard links an exclusive create of ``path``."""
+    try:
+        os.link(tmp, path, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            if exc.errno == errno.EEXIST:
+                raise NewClaimError(f"{path} appeared while writing; not overwritten") from None
+            raise
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        with os.fdopen(fd, "wb") as f:
+            f.write(tmp.read_bytes())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,6 +391,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("id", help="the claim's id, kebab-case (named literally by its checks' markers)")
     parser.add_argument("--document", required=True, help="the document under the sources folder that states it")
     parser.add_argument("--quote", required=True, help="the claim's own words, verbatim from the document")
+    parser.add_argument("--expected", default="true", choices=EXPECTED,
+                        help="the verdict you expect (default: true); a run fails until the verdict agrees")
+    parser.add_argument("--statement", default=None, help="the claim in one or two English sentences")
+    parser.add_argument("--reading", action="append", default=[], metavar="NAME[:as-stated|:KIND]",
+                        help="a reading of the claim, with a check skeleton of its own (repeatable; default: one "
+                             "reading 'as-stated'); ':as-stated' marks the one that means what the words say, any "
+                             "other needs its kind: numerical, scope or empirical (e.g. float32:numerical)")
     parser.add_argument("--title", default=None, help="a short English title")
     parser.add_argument("--section", default=None, help="where in the document")
     parser.add_argument("--claims-dir", type=Path, default=None, help="default: the project's claims_dir")
@@ -153,11 +410,14 @@ def main(argv: list[str] | None = None) -> int:
                                     claims_dir=args.claims_dir or paths.claims_dir,
                                     sources_dir=args.claims_sources or paths.sources_dir,
                                     checks_dir=args.checks_dir or paths.root / "checks",
-                                    title=args.title, section=args.section)
-    except (NewClaimError, OSError, UnicodeDecodeError) as exc:
-        print(f"attention-claims new: {exc}", file=sys.stderr)
+                                    title=args.title, section=args.section, statement=args.statement,
+                                    expected=args.expected, readings=args.reading, root=paths.root)
+    except (NewClaimError, OSError) as exc:
+        message = " ".join(str(exc).split()) if isinstance(exc, NewClaimError) else f"cannot write: {exc}"
+        print(f"attention-claims new: {message}", file=sys.stderr)
         return USAGE_ERROR
-    print(f"wrote {record} and {check}: fill in the TODOs, then run `pytest --claims-select {args.id}`")
+    print(f"wrote {_relative(record, paths.root)} and {_relative(check, paths.root)}: fill in the TODOs, then run "
+          f"`pytest --claims-select {args.id}`")
     return 0
 
 
