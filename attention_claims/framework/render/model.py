@@ -81,7 +81,7 @@ def document_url(doc: str) -> str | None:
     give none."""
     url = (DOCUMENTS.get(doc) or {}).get("url")
     if url:
-        return url if re.match(r"^https?://[^\s<>\"']+$", url) else None
+        return url if re.fullmatch(r"https?://[^\s<>\"']+", url) else None
     if doc.startswith("arXiv:"):
         ident = doc.split(":", 1)[1]
         return "https://arxiv.org/abs/" + ident if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9./-]*", ident) else None
