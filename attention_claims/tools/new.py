@@ -351,7 +351,8 @@ def _write_together(writes: list[tuple[Path, bytes, bool]], record: Path) -> Non
             raise NewClaimError(f"the record it would write does not load (a bug of `new`): {exc}") from None
         for path, _data, replace in sorted(writes, key=lambda w: w[2]):  # new files first, the replacement last
             if replace:
-                os.replace(temps.pop(path), path)
+                os.replace(temps[path], path)
+                del temps[path]
             else:
                 _place_new(temps[path], path)
             placed.append(path)

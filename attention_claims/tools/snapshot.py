@@ -23,7 +23,8 @@ from ..framework import config as claims_config
 
 
 class SnapshotError(ValueError):
-    """The report cannot be compared (missing, not JSON, or not a complete run)."""
+    """The report cannot be compared (missing, not JSON, or not a complete run), or the snapshot is
+    missing or malformed."""
 
 
 def outcomes(report: dict) -> dict[str, dict]:
@@ -58,6 +59,26 @@ def load_report(path: Path, *, allow_partial: bool = False) -> dict:
     if not run.get("complete") or run.get("partial"):
         raise SnapshotError(f"{path}: not a complete run ({run}); run the whole suite first")
     return report
+
+
+def load_snapshot(path: Path) -> dict[str, dict]:
+    """The committed snapshot at ``path`` (:func:`outcomes` of a complete run, as ``--update`` writes it).
+
+    Raises:
+        SnapshotError: there is none yet (the message says that ``--update`` starts one), or it is not
+            readable JSON of that form.
+    """
+    if not path.exists():
+        raise SnapshotError(f"no snapshot at {path} yet: after a complete run, "
+                            f"`attention-claims snapshot --update` writes one (commit it)")
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SnapshotError(f"{path}: cannot read the snapshot ({exc})") from None
+    if not isinstance(old, dict) or not all(isinstance(v, dict) and "verdict" in v and isinstance(v.get("readings"), dict)
+                                            for v in old.values()):
+        raise SnapshotError(f"{path}: not a snapshot (a JSON object of claim id -> verdict and readings)")
+    return old
 
 
 def decided_ids(report: dict) -> set[str] | None:
@@ -127,7 +148,11 @@ def main(argv: list[str] | None = None) -> int:
         args.snapshot.write_text(json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
         print(f"snapshot: wrote {len(new)} claims to {args.snapshot}")
         return 0
-    old = json.loads(args.snapshot.read_text(encoding="utf-8"))
+    try:
+        old = load_snapshot(args.snapshot)
+    except SnapshotError as exc:
+        print(f"snapshot: {exc}", file=sys.stderr)
+        return 2
     if subset is not None:
         old = {cid: v for cid, v in old.items() if cid in subset}
         new = {cid: v for cid, v in new.items() if cid in subset}

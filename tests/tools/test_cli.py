@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import pkgutil
 import shutil
 import subprocess
@@ -65,13 +66,16 @@ def project(tmp_path, monkeypatch):
 
 def test_new_writes_a_record_and_a_check_that_fails_until_written(project, capsys):
     assert main(["new", "rows-sum-to-one", "--document", "note.md", "--quote", "Every row of A sums to one."]) == 0
-    record = project / "claims" / "note" / "rows-sum-to-one.toml"
+    record = project / "claims" / "note" / "001-rows-sum-to-one.toml"
     check = project / "checks" / "test_rows_sum_to_one.py"
     assert record.is_file() and check.is_file()
     digest = hashlib.sha256(DOC.encode()).hexdigest()
     assert (project / "sources" / "SHA256SUMS").read_text(encoding="utf-8") == f"{digest}  note.md\n"
     (claim,) = load_catalog(project / "claims", project / "sources")
     assert claim.id == "rows-sum-to-one" and claim.source.document == "note.md"
+    written = check.read_text(encoding="utf-8") + record.read_text(encoding="utf-8")
+    assert str(project) not in written and "docs/" not in check.read_text(encoding="utf-8")  # nothing of this machine
+    assert "claims/note/001-rows-sum-to-one.toml" in written and "attention_claims.testkit" in written
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "checks"], cwd=project,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 1
@@ -97,3 +101,65 @@ def test_new_never_overwrites_nor_reuses_an_id_nor_accepts_an_altered_document(p
     (project / "sources" / "note.md").write_text(DOC + "An edit.\n", encoding="utf-8")
     assert main(["new", "other", "--document", "note.md", "--quote", "An edit."]) == 4
     assert "the document changed" in capsys.readouterr().err
+
+
+def test_new_numbers_records_in_document_order(project, capsys):
+    (project / "claims" / "note").mkdir(parents=True)
+    assert main(["new", "rows-sum-to-one", "--document", "note.md", "--quote", "Every row of A sums to one."]) == 0
+    assert main(["new", "rank-at-most-d", "--document", "sources/note.md", "--quote", "The rank is at most d."]) == 0
+    assert sorted(p.name for p in (project / "claims" / "note").iterdir()) == [
+        "001-rows-sum-to-one.toml", "002-rank-at-most-d.toml"]
+    out = capsys.readouterr().out
+    assert "wrote claims/note/002-rank-at-most-d.toml and checks/test_rank_at_most_d.py" in out
+
+
+def test_new_with_expected_statement_and_readings(project, capsys):
+    assert main(["new", "rank-at-most-d", "--document", "note.md", "--quote", "The rank is at most d.",
+                 "--expected", "caveat", "--statement", "rank A <= d for every Q, K.", "--title", "Rank at most d",
+                 "--section", "A note", "--reading", "exact:as-stated", "--reading", "float32:numerical",
+                 "--reading", "small-n:scope"]) == 0
+    (claim,) = load_catalog(project / "claims", project / "sources")
+    assert (claim.expected, claim.statement, claim.title) == ("caveat", "rank A <= d for every Q, K.", "Rank at most d")
+    assert [(r.name, r.as_stated, r.kind) for r in claim.readings] == [
+        ("exact", True, None), ("float32", False, "numerical"), ("small-n", False, "scope")]
+    check = (project / "checks" / "test_rank_at_most_d.py").read_text(encoding="utf-8")
+    for name in ("exact", "float32", "small-n"):
+        assert f'@pytest.mark.claim("rank-at-most-d", reading="{name}")' in check
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "checks"], cwd=project,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and result.stdout.count("write the check for claim rank-at-most-d") >= 3
+
+
+@pytest.mark.parametrize("readings, message", [
+    (["float32"], "needs its kind"),
+    (["a:as-stated", "b:as-stated"], "at most one reading is as stated"),
+    (["Float32:numerical"], "not a reading name"),
+    (["x:numerical", "x:scope"], "given twice"),
+    (["x:wrong"], "the suffix is"),
+])
+def test_new_refuses_bad_readings_and_writes_nothing(project, capsys, readings, message):
+    args = ["rank", "--document", "note.md", "--quote", "The rank is at most d."]
+    for r in readings:
+        args += ["--reading", r]
+    assert main(["new", *args]) == 4
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml", "sources"]
+    assert sorted(p.name for p in (project / "sources").iterdir()) == ["note.md"]
+
+
+def test_new_refuses_a_document_that_is_not_utf8(project, capsys):
+    (project / "sources" / "latin1.md").write_bytes("Caf\xe9 au lait.".encode("latin-1"))
+    assert main(["new", "x", "--document", "latin1.md", "--quote", "au lait"]) == 4
+    assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_snapshot_without_a_snapshot_says_how_to_start_one(project, capsys):
+    report = project / "claims.json"
+    report.write_text(json.dumps({"run": {"complete": True}, "claims": [
+        {"id": "a", "verdict": "true", "readings": []}]}), encoding="utf-8")
+    assert main(["snapshot", str(report), "--snapshot", str(project / "none.json")]) == 2
+    err = capsys.readouterr().err
+    assert "no snapshot" in err and "--update" in err and "Traceback" not in err and err.count("\n") == 1
+    assert main(["snapshot", str(report), "--snapshot", str(project / "none.json"), "--update"]) == 0
+    assert main(["snapshot", str(report), "--snapshot", str(project / "none.json")]) == 0
