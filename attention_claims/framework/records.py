@@ -27,10 +27,12 @@ from ..maths.arrays import DTYPES  # the dtype names a reading may give: those t
 VERDICTS = ("true", "false", "caveat", "unchecked", "undecided")
 EXPECTABLE = ("true", "false", "caveat", "unchecked")
 DEVICES = ("cpu", "cuda")
-KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-READING_NAME = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
-ARXIV = re.compile(r"^arXiv:\d{4}\.\d{4,5}$")
-SEED = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
+# Anchored with \A and \Z (not ^ and $, which also match before a final newline) and used with fullmatch, so
+# "note-rows-sum-to-one\n" is no id (issue 33.6), whichever of match and fullmatch a caller uses.
+KEBAB = re.compile(r"\A[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+READING_NAME = re.compile(r"\A[a-z0-9]+(?:[-_.][a-z0-9]+)*\Z")
+ARXIV = re.compile(r"\AarXiv:\d{4}\.\d{4,5}\Z")
+SEED = re.compile(r"\A\d{3}_[0-9a-f]{16}\.txt\Z")
 """The names of this repository's five seed documents (``NNN_<16 hex>.txt``); any other name is as good."""
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -190,6 +192,39 @@ def _check_types(path, cid, table: dict, spec: dict, prefix: str) -> None:
             )
         if want is str and not value.strip():
             raise ClaimRecordError(path, cid, fname, "must not be empty")
+        if want is str:
+            _check_text(path, cid, fname, value)
+
+
+# Bidirectional marks, embeddings, overrides and isolates (Unicode Standard Annex #9, "Explicit
+# Directional Formatting Characters" and "Implicit Directional Formatting Characters"): they make a
+# title read in another order than it is stored ("Rows sum to one" then "verdict: false" on a true claim).
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def control_character(text: str) -> tuple[int, str] | None:
+    """The first character of ``text`` that no record text may hold, as ``(offset, "U+XXXX NAME")``, or
+    None: a C0 or C1 control character (Unicode category Cc) other than tab, line feed and carriage
+    return, or one of :data:`BIDI_CONTROLS`."""
+    import unicodedata
+
+    for k, ch in enumerate(text):
+        if (unicodedata.category(ch) == "Cc" and ch not in "\t\n\r") or ch in BIDI_CONTROLS:
+            return k, f"U+{ord(ch):04X} {unicodedata.name(ch, 'control character')}"
+    return None
+
+
+def _check_text(path, cid, fname: str, value: str) -> None:
+    """Refuse a text field holding a :func:`control_character` (issue 33.2).
+
+    Raises:
+        ClaimRecordError: naming the file, the claim, the field and the character with its offset.
+    """
+    found = control_character(value)
+    if found is not None:
+        raise ClaimRecordError(path, cid, fname, f"holds the control character {found[1]} at offset {found[0]} "
+                                                 "(bidirectional overrides and control characters are refused: "
+                                                 "they make the text read otherwise than it is stored)")
 
 
 def _check_table(path, cid, table, array: str, i: int, fields: dict, required: tuple) -> None:
@@ -209,7 +244,7 @@ def _check_table(path, cid, table, array: str, i: int, fields: dict, required: t
 
 def is_local_document(document: str) -> bool:
     """Whether ``source.document`` names a file of the sources folder (anything but an arXiv id)."""
-    return not ARXIV.match(document)
+    return not ARXIV.fullmatch(document)
 
 
 def document_path_problem(document: str) -> str | None:
@@ -224,7 +259,7 @@ def document_path_problem(document: str) -> str | None:
 
 
 def _check_document(path, cid, document: str, fname: str) -> None:
-    if ARXIV.match(document):
+    if ARXIV.fullmatch(document):
         return
     problem = document_path_problem(document)
     if problem is not None:
@@ -247,12 +282,12 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
             number without its reason in ``[claimed_nonfinite]``.
     """
     raw_id = data.get("id")
-    cid = raw_id if isinstance(raw_id, str) else None
+    cid = raw_id if isinstance(raw_id, str) and KEBAB.fullmatch(raw_id) else None  # else unreadable: not shown
     _check_types(path, cid, data, CLAIM_FIELDS, "")
     for key in CLAIM_REQUIRED:
         if key not in data:
             raise ClaimRecordError(path, cid, key, "missing required field")
-    if not KEBAB.match(data["id"]):
+    if not KEBAB.fullmatch(data["id"]):
         raise ClaimRecordError(path, cid, "id", "must be kebab-case (lowercase words joined by '-')")
     if data["expected"] not in EXPECTABLE:
         raise ClaimRecordError(
@@ -279,7 +314,7 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
     for i, r in enumerate(readings_raw):
         prefix = f"readings[{i}]."
         _check_table(path, cid, r, "readings", i, READING_FIELDS, READING_REQUIRED)
-        if not READING_NAME.match(r["name"]):
+        if not READING_NAME.fullmatch(r["name"]):
             raise ClaimRecordError(path, cid, prefix + "name", f"{r['name']!r} is not a lowercase identifier")
         if r["name"] in seen:
             raise ClaimRecordError(path, cid, prefix + "name", f"duplicate reading name {r['name']!r}")
@@ -326,6 +361,8 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
     topics = data.get("topics", [])
     if not all(isinstance(t, str) and t.strip() for t in topics):
         raise ClaimRecordError(path, cid, "topics", "must be a list of non-empty strings (e.g. [\"rank\", \"kernels\"])")
+    for i, t in enumerate(topics):
+        _check_text(path, cid, f"topics[{i}]", t)
     return Claim(
         topics=tuple(t.strip() for t in topics),
         id=data["id"],
@@ -464,8 +501,8 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
 
     Raises:
         ClaimRecordError: the folder is missing, a line is malformed, a listed document is missing,
-            not a regular file or larger than :data:`DOCUMENT_MAX_BYTES`, or its SHA-256 differs from
-            the one recorded (the document was altered).
+            not a regular file or larger than :data:`DOCUMENT_MAX_BYTES`, its SHA-256 differs from
+            the one recorded (the document was altered), or it is not UTF-8 text.
     """
     import hashlib
 
@@ -477,7 +514,8 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
         target = sources_dir / name
         if not target.exists():
             raise ClaimRecordError(target, None, None, "source document is missing (listed in SHA256SUMS)")
-        actual = hashlib.sha256(_read_file(target, DOCUMENT_MAX_BYTES, "source document")).hexdigest()
+        raw = _read_file(target, DOCUMENT_MAX_BYTES, "source document")
+        actual = hashlib.sha256(raw).hexdigest()
         try:
             _files.document_inside(sources_dir, name)
         except _files.SumsError as exc:
@@ -488,7 +526,26 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
                                    f"(changed on purpose? re-hash it with: cd {shlex.quote(str(sources_dir))} && "
                                    f"sed -i.bak 's/^{digest} /{actual} /' SHA256SUMS; then every quote of "
                                    f"it is verified again on the next run)")
+        _decode_document(raw, target)
     return listed
+
+
+def _decode_document(raw: bytes, path: Path, claim: Claim | None = None, field_name: str | None = None) -> str:
+    """The text of source document ``path`` (its bytes ``raw``), which must be UTF-8 (issue 33.7).
+
+    Raises:
+        ClaimRecordError: naming the document (and the claim and field that cite it, when given) and the
+            first byte that is not UTF-8.
+    """
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = f"source document {path}" if claim is not None else "source document"
+        problem = (f"{where} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                   "convert it (iconv -t UTF-8) and record its new SHA-256 in SHA256SUMS")
+        if claim is not None:
+            raise ClaimRecordError(claim.path, claim.id, field_name, problem) from None
+        raise ClaimRecordError(path, None, None, problem) from None
 
 
 def read_sums(sources_dir: Path) -> dict[str, str]:
@@ -545,7 +602,7 @@ def verify_quote(claim: Claim, sources_dir: Path, listed: dict[str, str] | None 
             problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else getattr(exc, "problem", str(exc))
             raise ClaimRecordError(claim.path, claim.id, f"{prefix}.document",
                                    f"source document {target} cannot be read: {problem}") from None
-        text = _normalise(raw.decode("utf-8"))
+        text = _normalise(_decode_document(raw, target, claim, f"{prefix}.document"))
         if _normalise(place.quote) not in text:
             raise ClaimRecordError(claim.path, claim.id, f"{prefix}.quote", f"quote does not occur verbatim in {doc}")
         checked = True
@@ -608,7 +665,8 @@ def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
                 raise ClaimRecordError(path, None, f"{doc}.{key}", f"unknown field (known: {', '.join(MANIFEST_FIELDS)})")
             if not isinstance(value, str):
                 raise ClaimRecordError(path, None, f"{doc}.{key}", "must be a string")
-        if "url" in entry and not re.match(r"^https?://[^\s<>\"']+$", entry["url"]):
+            _check_text(path, None, f"{doc}.{key}", value)
+        if "url" in entry and not re.fullmatch(r"https?://[^\s<>\"']+", entry["url"]):
             raise ClaimRecordError(path, None, f"{doc}.url", "must be an http(s) URL")
         out[doc] = dict(entry)
     return out
