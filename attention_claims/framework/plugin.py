@@ -138,7 +138,7 @@ class State:
     active: bool = False
     errors: list[str] = field(default_factory=list)
     report: Report | None = None  # the report of this run, once built
-    planted: dict = field(default_factory=dict)  # kind -> [passed, ...] of trust_planted tests
+    planted: dict = field(default_factory=dict)  # kind -> [(claim or None, passed), ...] of trust_planted tests
     planted_counts: dict | None = None  # this run's planted counts (trust.planted_counts), once computed
     base: dict = field(default_factory=dict)  # claim id -> ClaimEntry: last decisions of the report found at start
     base_generated: str | None = None  # the 'generated' time of that report
@@ -147,6 +147,10 @@ class State:
     report_written: bool = False  # the final report reached the report folder
     selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
     project_root: Path | None = None  # the ini file's folder (the git commit of the report's runs)
+    running: dict[str, None] = field(default_factory=dict)  # node ids started and not finished (logstart/logfinish)
+    unfinished: dict[str, str] = field(default_factory=dict)  # node id -> what happened, for a check that did not
+    # finish and whose claim is not known (a crash before its first report); what the end of the run cannot map
+    # to a claim stays here, and in errors
 
 
 STATE_KEY = pytest.StashKey[State]()
@@ -242,8 +246,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "trust_planted(kind): a planted-variant test of the suite itself, kind 'falsehood' or 'truth'; "
-        "its outcome feeds the report's trust section (kill rate, pass rate)",
+        "trust_planted(kind, claim=ID): a planted-variant test of this project's checks, kind 'falsehood', "
+        "'truth' or 'reason' (the claim has nothing to plant); its outcome feeds the report's trust section "
+        "(kill rate, pass rate, by claim)",
     )
     if config.getoption("hypothesis_profile", None) is None:
         from hypothesis import settings
@@ -260,7 +265,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from .report import ReportFolderError, check_report_folder
 
         try:
-            check_report_folder(report_dir)
+            check_report_folder(report_dir, sources_dir=sources, claims_dir=records)
         except ReportFolderError as exc:
             raise pytest.UsageError(f"attention-claims: {exc}") from None
     try:
@@ -630,6 +635,8 @@ class _ClaimsHooks:
         trust = item.get_closest_marker("trust_planted")
         if trust is not None and trust.args:
             rep.user_properties.append((PREFIX + "trust", str(trust.args[0])))
+            if trust.kwargs.get("claim"):
+                rep.user_properties.append((PREFIX + "trust_claim", str(trust.kwargs["claim"])))
         targets = _claim_markers(item)
         if not targets:
             return
@@ -805,12 +812,59 @@ class ClaimsController(_ClaimsHooks):
         if out.get(PREFIX + "partial"):
             self.state.partial = True
 
+    # -- checks that did not finish ---------------------------------------------------
+    def pytest_runtest_logstart(self, nodeid: str, location) -> None:
+        self.state.running[nodeid] = None
+
+    def pytest_runtest_logfinish(self, nodeid: str, location) -> None:
+        self.state.running.pop(nodeid, None)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched) -> None:
+        """An xdist worker died while it ran ``crashitem`` (killed, out of memory, a segfault): the check
+        did not finish, so its readings are ``error`` and its claims' verdicts ``error`` (never skipped)."""
+        what = str(report.longrepr or f"the worker crashed while running {crashitem!r}")
+        self._did_not_finish(crashitem, f"{what} (the worker process died: killed, out of memory or a segfault)")
+
+    def pytest_internalerror(self, excrepr, excinfo) -> None:
+        """pytest reported an internal error (in this process, or an xdist worker's): every check that had
+        started and not finished did not finish."""
+        lines = [ln for ln in str(excrepr).strip().splitlines() if ln.strip()]
+        last = lines[-1].strip() if lines else "no message"
+        for nodeid in list(self.state.running):
+            self._did_not_finish(nodeid, f"pytest reported an internal error while it ran: {last}")
+
+    def _did_not_finish(self, nodeid: str, what: str) -> None:
+        """Record that check ``nodeid`` did not finish (``what`` happened): each ``(claim, reading)`` it decides
+        gets the outcome ``error``; a check not known yet to decide any is resolved at the end of the run
+        (:meth:`_resolve_unfinished`)."""
+        self.state.running.pop(nodeid, None)
+        hits = [r for r in self.state.results.values() if r.nodeid == nodeid]
+        hits += [self.state.results.setdefault((n, c, rd), CheckResult(n, c, rd))
+                 for c, rd, n in sorted(self.state.collected) if n == nodeid]
+        hits = list({id(r): r for r in hits}.values())
+        if not hits:
+            self.state.unfinished[nodeid] = what
+        for res in hits:
+            res.outcome, res.error = "error", what
+        if hits and not self.state.active:
+            self._start_deciding()
+
+    def _resolve_unfinished(self) -> None:
+        """Checks that did not finish before any report named their claim: mapped through what the workers
+        collected, now that every worker has sent it; a test that no claim marker is known to name is a run
+        error naming it (the run is not complete: it may have been a check)."""
+        pending, self.state.unfinished = self.state.unfinished, {}
+        for nodeid, what in pending.items():
+            self._did_not_finish(nodeid, what)
+        self.state.errors.extend(f"{nodeid} did not finish: {what}" for nodeid, what in self.state.unfinished.items())
+
     # -- results -----------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = _props(report)
         kind = props.get(PREFIX + "trust")
         if kind is not None and (report.when == "call" or (report.when == "setup" and report.failed)):
-            self.state.planted.setdefault(kind, []).append(bool(report.passed))
+            self.state.planted.setdefault(kind, []).append((props.get(PREFIX + "trust_claim"), bool(report.passed)))
         targets = json.loads(props.get(PREFIX + "targets", "[]"))
         if targets and not self.state.active:
             # Under xdist the controller collects nothing itself: the first result of a claim check
@@ -827,6 +881,8 @@ class ClaimsController(_ClaimsHooks):
             return  # --collect-only decides nothing and writes nothing
         if state.planted and state.report_dir is not None:
             self._record_planted()
+        if state.unfinished:
+            self._resolve_unfinished()
         broken = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
         if not (state.active or state.results or broken):
             return
@@ -877,8 +933,12 @@ class ClaimsController(_ClaimsHooks):
         self.state.planted_counts = counts
         if self.state.partial or self.config.getoption("keyword", "") or self.config.getoption("markexpr", ""):
             return
-        self.state.report_dir.mkdir(parents=True, exist_ok=True)
-        (self.state.report_dir / PLANTED_FILE).write_text(json.dumps(counts, indent=1) + "\n", encoding="utf-8")
+        from .report_folder import ReportFolder, ReportFolderError
+
+        try:  # through the report folder: a planted.json the suite did not write is never replaced
+            ReportFolder(self.state.report_dir).write({PLANTED_FILE: json.dumps(counts, indent=1) + "\n"})
+        except (OSError, ReportFolderError) as exc:
+            self._notice(f"{PLANTED_FILE} was not written: {exc}")
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
         """With ``-v``: one line per claim decided by this run (its verdict and reason)."""
@@ -932,6 +992,10 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
             if len(text) + len(tail) > width:  # the counterexample is cut, the profile kept
                 text = text[: max(width - len(tail) - 1, 0)] + "…"
             lines.append((text + tail, False))
+    unfinished = [(c.id, e) for c in fresh for e in c.errors]
+    if unfinished:  # each check that did not finish, and what happened: a bug of the suite or of the check
+        lines.append((f"checks that did not finish ({len(unfinished)}): the claims are 'error', not decided:", True))
+        lines += [(f"  {cid}: {e}", True) for cid, e in unfinished]
     bad = [c for c in fresh if not c.agrees or c.errors]
     if bad:
         lines.append((f"attention-claims: {len(bad)} verdict(s) disagree with 'expected' or errored: "

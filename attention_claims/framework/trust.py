@@ -1,13 +1,18 @@
-"""The report's trust section (issue 5): how much the verdicts can be trusted.
+"""The report's trust section (issue 5): how much the verdicts can be trusted, as measured in *this*
+project (its report folder), never in another one.
 
-- planted falsehoods caught / planted, planted truths held / planted: counted by the
-  plugin from the tests marked ``@pytest.mark.trust_planted(kind)``
-  (``tests/test_planted.py``); the last complete count is kept in ``reports/planted.json``
-  so a run that does not include those tests still shows the latest figures, dated;
-- seeds compared and verdict flips: ``reports/stability.json``, written by
+- planted falsehoods caught / planted, planted truths held / planted, and the claims with nothing to
+  plant: counted by the plugin from the tests marked ``@pytest.mark.trust_planted(kind, claim=ID)``
+  (kind ``falsehood``, ``truth`` or ``reason``; the suite's own are in
+  ``tests/framework/test_planted.py``), by claim; the last complete count is kept in
+  ``<report dir>/planted.json`` so a run that does not include those tests still shows the latest
+  figures, dated;
+- seeds compared and verdict flips: ``<report dir>/stability.json``, written by
   ``python -m attention_claims.tools.stability``;
-- the last mutation-testing run: ``reports/mutation.json``, written with
-  ``reports/mutation.md`` (see README, "Mutation testing").
+- the last mutation-testing run: ``<report dir>/mutation.json``, written with ``mutation.md``.
+
+A project that has none of these (a user's own, say) is told so, without pointing to the suite's own
+files or documents.
 """
 
 from __future__ import annotations
@@ -28,17 +33,50 @@ def _read(path: Path) -> dict | None:
         return None
 
 
-def planted_counts(outcomes: dict[str, list[bool]]) -> dict:
-    """``{"falsehood": [caught...], "truth": [held...]}`` -> the counts and rates."""
-    f, t = outcomes.get("falsehood", []), outcomes.get("truth", [])
+def planted_counts(outcomes: dict[str, list]) -> dict:
+    """The counts and rates of one run's planted tests.
+
+    Args:
+        outcomes: kind (``"falsehood"``, ``"truth"``, ``"reason"``) -> one entry per planted test that
+            ran: ``(claim id or None, passed)``, or a bare ``passed`` bool (an unnamed claim). A falsehood
+            passes when it was caught as ``false`` with a certified counterexample, a truth when it came
+            out ``true``, a reason when the claim it names has nothing to plant for the stated reason.
+
+    Returns:
+        ``{"date", "falsehoods", "caught", "kill_rate", "truths", "held", "truth_pass_rate",
+        "claims_planted", "claims_caught", "claims_with_reason", "by_claim"}``: the rates are ``None``
+        when nothing of that kind ran; ``by_claim`` maps each named claim to ``{"falsehoods",
+        "caught", "truths", "held", "reason"}`` (``reason``: whether a listed reason for it held).
+    """
+    def pairs(kind):
+        return [e if isinstance(e, (tuple, list)) else (None, e) for e in outcomes.get(kind, [])]
+
+    f, t, r = pairs("falsehood"), pairs("truth"), pairs("reason")
+    by_claim: dict[str, dict] = {}
+    for entries, total, good in ((f, "falsehoods", "caught"), (t, "truths", "held")):
+        for cid, ok in entries:
+            if cid:
+                row = by_claim.setdefault(cid, {"falsehoods": 0, "caught": 0, "truths": 0, "held": 0, "reason": False})
+                row[total] += 1
+                row[good] += bool(ok)
+    for cid, ok in r:
+        if cid:
+            row = by_claim.setdefault(cid, {"falsehoods": 0, "caught": 0, "truths": 0, "held": 0, "reason": False})
+            row["reason"] = row["reason"] or bool(ok)
+    caught = sum(bool(ok) for _, ok in f)
+    held = sum(bool(ok) for _, ok in t)
     return {
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "falsehoods": len(f),
-        "caught": sum(f),
-        "kill_rate": (sum(f) / len(f)) if f else None,
+        "caught": caught,
+        "kill_rate": (caught / len(f)) if f else None,
         "truths": len(t),
-        "held": sum(t),
-        "truth_pass_rate": (sum(t) / len(t)) if t else None,
+        "held": held,
+        "truth_pass_rate": (held / len(t)) if t else None,
+        "claims_planted": sum(1 for row in by_claim.values() if row["falsehoods"]),
+        "claims_caught": sum(1 for row in by_claim.values() if row["falsehoods"] and row["caught"] == row["falsehoods"]),
+        "claims_with_reason": sum(1 for row in by_claim.values() if row["reason"] and not row["falsehoods"]),
+        "by_claim": dict(sorted(by_claim.items())),
     }
 
 
@@ -85,9 +123,19 @@ def trust_lines(trust: dict | None) -> list[str]:
         line = f"Planted falsehoods caught: {caught}/{total} (kill rate {_pct(rate)})"
         if p.get("truths"):
             line += f"; planted truths held: {p.get('held', '?')}/{p['truths']} ({_pct(p.get('truth_pass_rate'))})"
+        by_claim = p.get("by_claim") if isinstance(p.get("by_claim"), dict) else None
+        if by_claim is not None:
+            line += (f"; over {p.get('claims_planted', '?')} claims, every planted falsehood caught in "
+                     f"{p.get('claims_caught', '?')}")
+            if p.get("claims_with_reason"):
+                line += f"; {p['claims_with_reason']} claims with nothing to plant, each with its stated reason"
+            escaped = [f"{cid} ({row.get('caught', '?')}/{row.get('falsehoods', '?')})" for cid, row in by_claim.items()
+                       if isinstance(row, dict) and row.get("falsehoods") and row.get("caught") != row.get("falsehoods")]
+            if escaped:
+                line += f"; a planted falsehood escaped in {', '.join(escaped)}"
         lines.append(line + f" [{src}].")
     else:
-        lines.append("Planted variants: not run yet (run `pytest tests/test_planted.py`).")
+        lines.append("Planted variants: not run yet in this project.")
     s = trust.get("stability")
     if s:
         paths = s.get("paths") or ["checks"]
@@ -97,7 +145,7 @@ def trust_lines(trust: dict | None) -> list[str]:
                      + (f", commit {str(s['commit'])[:7]}" if s.get("commit") else "") + "); verdict flips: "
                      f"{len(flips)}" + (f" ({', '.join(f['claim'] for f in flips)})" if flips else "") + ".")
     else:
-        lines.append("Stability: not run yet (run `python -m attention_claims.tools.stability`).")
+        lines.append("Stability: not run yet in this project (`python -m attention_claims.tools.stability` runs it).")
     m = trust.get("mutation")
     if m:
         score = m.get("score")
@@ -123,5 +171,5 @@ def trust_lines(trust: dict | None) -> list[str]:
                      "(rerun `mutmut run`).")
         lines.append(line)
     else:
-        lines.append("Mutation testing: not run yet (see README, 'Mutation testing').")
+        lines.append("Mutation testing: not run yet in this project.")
     return lines

@@ -9,7 +9,7 @@ import pytest
 
 from attention_claims.framework.trust import planted_counts, trust_lines
 from attention_claims.tools.stability import compare
-from conftest import record_toml
+from conftest import record_toml, small_project_checks, small_project_records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,6 +26,69 @@ def test_trust_lines_report_kill_rate():
     lines = trust_lines({"planted": dict(counts, from_this_run=True), "stability": None, "mutation": None})
     assert "40/41" in lines[0] and "97.6 %" in lines[0]
     assert "not run yet" in lines[1] and "not run yet" in lines[2]
+
+
+def test_planted_counts_by_claim_and_the_claims_with_a_reason():
+    """The power by claim (issue 35): every falsehood and truth counted under its claim, the claims with nothing
+    to plant counted apart, an escaped falsehood named in the trust line."""
+    counts = planted_counts({"falsehood": [("a", True), ("a", True), ("b", False), ("b", True)],
+                             "truth": [("a", True), ("b", True)], "reason": [("c", True), ("d", False)]})
+    assert (counts["falsehoods"], counts["caught"], counts["truths"], counts["held"]) == (4, 3, 2, 2)
+    assert counts["by_claim"]["a"] == {"falsehoods": 2, "caught": 2, "truths": 1, "held": 1, "reason": False}
+    assert counts["by_claim"]["b"]["caught"] == 1 and counts["by_claim"]["c"]["reason"] is True
+    assert (counts["claims_planted"], counts["claims_caught"], counts["claims_with_reason"]) == (2, 1, 1)
+    line = trust_lines({"planted": dict(counts, from_this_run=True), "stability": None, "mutation": None})[0]
+    assert line == ("Planted falsehoods caught: 3/4 (kill rate 75.0 %); planted truths held: 2/2 (100.0 %); over 2 "
+                    "claims, every planted falsehood caught in 1; 1 claims with nothing to plant, each with its stated "
+                    "reason; a planted falsehood escaped in b (1/2) [this run].")
+    assert planted_counts({"falsehood": [True, False]})["by_claim"] == {}  # unnamed entries: counted, not by claim
+
+
+def test_a_project_that_measured_nothing_is_told_so_without_the_suites_paths():
+    """Issue 34, item 4: a user's project has no planted variants, stability or mutation run; its trust lines say
+    so and name none of the suite's own files or documents."""
+    lines = trust_lines({"planted": None, "stability": None, "mutation": None})
+    assert lines == ["Planted variants: not run yet in this project.",
+                     "Stability: not run yet in this project (`python -m attention_claims.tools.stability` runs it).",
+                     "Mutation testing: not run yet in this project."]
+
+
+def test_a_users_report_speaks_of_the_user_only(planted):
+    """Issue 34, item 4, end to end: a tiny user project's claims.md and claims.html show the trust lines of this
+    project only, and no summary or caption names the suite's documents, its tests or their relations."""
+    run = planted(small_project_records(), small_project_checks())
+    assert run.result.ret == 0, run.result.stdout.str()[-2000:]
+    md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
+    page = (run.report_dir / "claims.html").read_text(encoding="utf-8")
+    assert "Planted variants: not run yet in this project." in md
+    assert "Mutation testing: not run yet in this project." in md
+    for text in (md, page):
+        for suite_only in ("test_planted", "tests/", "README", "repost", "mutation.md", "restates"):
+            assert suite_only not in text, suite_only
+
+
+def test_planted_tests_of_a_project_are_counted_by_claim(planted):
+    """A project's own tests marked ``trust_planted(kind, claim=ID)`` give its planted.json, by claim."""
+    src = '''
+import pytest
+
+@pytest.mark.trust_planted("falsehood", claim="alpha-claim")
+def test_caught():
+    pass
+
+@pytest.mark.trust_planted("falsehood", claim="alpha-claim")
+def test_escaped():
+    assert False
+
+@pytest.mark.trust_planted("reason", claim="beta-claim")
+def test_reason():
+    pass
+'''
+    run = planted(small_project_records(), {**small_project_checks(), "test_power.py": src})
+    counts = json.loads((run.report_dir / "planted.json").read_text(encoding="utf-8"))
+    assert counts["by_claim"]["alpha-claim"]["falsehoods"] == 2 and counts["by_claim"]["alpha-claim"]["caught"] == 1
+    assert counts["claims_with_reason"] == 1
+    assert "a planted falsehood escaped in alpha-claim (1/2)" in (run.report_dir / "claims.md").read_text(encoding="utf-8")
 
 
 def test_the_stability_line_names_the_commit_it_ran_at():
