@@ -485,8 +485,38 @@ def test_lemma_11_43_arithmetic(claim_log, claimed):
                    certificate="exact rational arithmetic (fractions.Fraction)")
 
 
+def _is_bert_base(spec: models.ModelSpec) -> bool:
+    """Whether a model given with ``--claims-model`` is BERT-base's architecture (Devlin et al. 2019, §3:
+    ``model_type`` bert, 12 layers of 12 heads, hidden 768): the model 引理 11.43 names."""
+    return spec.model_type == "bert" and (spec.layers, spec.heads, spec.hidden) == (12, 12, 768)
+
+
+NO_BERT_BASE = ("BERT-base's weights are not on this machine (none ships on PyPI, and the suite downloads nothing): "
+                "give them with --claims-model PATH (e.g. a bert-base-uncased folder) to decide the as-stated reading")
+
+
+def _bert_base_params() -> list:
+    """One ``pytest.param(key)`` per ``--claims-model`` model that is BERT-base, reading ``on-bert-base-at-n-512``;
+    without one, a single skipped case, so that the claim is ``undecided`` (its words name BERT-base)."""
+    mark = pytest.mark.claim("lemma-11-43-bert-base-effective-rank", reading="on-bert-base-at-n-512")
+    keys = [k for k in models.USER_MODELS if _is_bert_base(models.get_spec(k))]
+    return ([pytest.param(k, marks=mark, id=k) for k in keys]
+            or [pytest.param(None, marks=[mark, pytest.mark.skip(reason=NO_BERT_BASE)], id="no-bert-base")])
+
+
+@pytest.mark.parametrize("key", _bert_base_params())
+def test_lemma_11_43_on_bert_base(key, claim_log, claimed):
+    _mean_effective_rank_near(key, int(claimed.eval("N", exact=True)), claim_log, claimed)
+
+
 @pytest.mark.parametrize(("key", "N"), _params("lemma-11-43-bert-base-effective-rank", "", lengths=(512,), placeholder=True))
 def test_lemma_11_43_mean_effective_rank(key, N, claim_log, claimed):
+    _mean_effective_rank_near(key, N, claim_log, claimed)
+
+
+def _mean_effective_rank_near(key: str, N: int, claim_log, claimed) -> None:
+    """The mean effective rank of model ``key`` at ``N`` (tau 0.9 or 0.95) is within the record's tolerance of
+    its ``mean_eff_rank``; refutes otherwise (certified when the float64 pass agrees)."""
     meas = _measure(key, N)
     target, tol = float(claimed.eval("mean_eff_rank")), float(claimed.eval("tolerance"))
     for r in meas.get("eff_rank_90").ravel():
