@@ -44,8 +44,33 @@ def environment() -> jinja2.Environment:
 
 
 def load_sources(directory: str | Path) -> dict[str, str]:
-    """``{file name: text}`` of the ``*.txt`` documents in ``directory`` (e.g. ``sources/``)."""
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(directory).glob("*.txt"))}
+    """``{name: text}`` of every document that ``directory/SHA256SUMS`` lists (``directory`` is a sources
+    folder such as ``sources/``; names are paths relative to it, ``note.md``, ``papers/draft.tex``), in
+    any format (``.txt``, ``.md``, ``.tex``, ``.html``: each is shown as its text, with Markdown and
+    TeX formulas rendered). A file the list does not name is not read; no list, no documents.
+
+    Each document is read as :func:`attention_claims.framework.records.verify_sources` reads it (a
+    regular file of at most :data:`~attention_claims.framework.records.DOCUMENT_MAX_BYTES`, inside the
+    folder, UTF-8).
+
+    Raises:
+        ClaimRecordError: a listed document cannot be read, is too large or is not UTF-8 (naming it).
+    """
+    from ..records import DOCUMENT_MAX_BYTES, ClaimRecordError, read_capped, read_sums
+
+    folder = Path(directory)
+    out: dict[str, str] = {}
+    for name in sorted(read_sums(folder)):
+        path = folder / name
+        try:
+            raw = read_capped(path, DOCUMENT_MAX_BYTES)
+            out[name] = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ClaimRecordError(path, None, None, f"source document is not UTF-8 text (offset {exc.start})") from None
+        except (OSError, ValueError) as exc:
+            problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ClaimRecordError(path, None, None, f"source document cannot be read: {problem}") from None
+    return out
 
 
 def _figure_file(fig: Mapping, report_dir: Path | None) -> Path | None:
@@ -107,6 +132,7 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
                        claim.get("reason") or "", claim["source"].get("section") or ""]).lower()
     return {
         "c": claim, "order": order, "docs": docs, "docs_short": [model.document_short(d) for d in docs],
+        "docs_slug": [model.document_slug(d) for d in docs],
         "topics": model.claim_topics(claim), "kinds": model.claim_reading_kinds(claim),
         "places": places, "readings": readings, "cx": cx, "cx_reading": reading,
         "one_line": model.one_line_counterexample(claim), "reason": model.reason_text(claim),
@@ -143,26 +169,30 @@ def _card(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], str], r
 _MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…"}
 
 
-def _sentence_html(doc: AnnotatedDocument, s, short: str, state: dict, titles: Mapping[str, tuple[str, str]]) -> str:
+def _sentence_html(doc: AnnotatedDocument, s, slug: str, state: dict, titles: Mapping[str, tuple[str, str]]) -> str:
+    """One sentence as a ``<span>`` whose id is ``<slug>-s<index>`` (``slug``: :func:`.model.document_slug`);
+    every name in it (claim ids, verdicts, titles, the not-a-claim kind) escaped for an attribute."""
     body = render_inline(doc.text[s.start:s.end], state)
+    sid = f"{slug}-s{s.index}"
     if s.index < 0:
         return f'<span class="s">{body}</span>'
     if s.claims:
         tip = "; ".join(f"{titles[c][0]}: {titles[c][1]}" for c in s.claims if c in titles)
-        marks = "".join(f'<a class="mk v-{titles[c][0]}" href="#c-{c}" title="{escape(titles[c][0])}: '
+        marks = "".join(f'<a class="mk v-{escape(titles[c][0])}" href="#c-{escape(c)}" title="{escape(titles[c][0])}: '
                         f'{escape(titles[c][1])}">{_MARKS.get(titles[c][0], "•")}</a>' for c in s.claims if c in titles)
-        return (f'<span class="s v-{s.verdict}" id="{short}-s{s.index}" data-claims="{" ".join(s.claims)}" '
+        return (f'<span class="s v-{escape(s.verdict)}" id="{escape(sid)}" data-claims="{escape(" ".join(s.claims))}" '
                 f'title="{escape(tip)}">{body}</span><sup class="mks">{marks}</sup>')
     if s.kind:
-        return f'<span class="s nc" id="{short}-s{s.index}" title="not a claim: {escape(s.kind)}">{body}</span>'
-    return f'<span class="s" id="{short}-s{s.index}">{body}</span>'
+        return f'<span class="s nc" id="{escape(sid)}" title="not a claim: {escape(s.kind)}">{body}</span>'
+    return f'<span class="s" id="{escape(sid)}">{body}</span>'
 
 
-def block_html(doc: AnnotatedDocument, block, short: str, titles: Mapping[str, tuple[str, str]]) -> Markup:
-    """HTML of one block of an annotated document, its sentences wrapped in ``<span class="s ...">``."""
+def block_html(doc: AnnotatedDocument, block, slug: str, titles: Mapping[str, tuple[str, str]]) -> Markup:
+    """HTML of one block of an annotated document, its sentences wrapped in ``<span class="s ...">`` with
+    ids ``<slug>-s<n>`` (``slug``: the document's :func:`.model.document_slug`)."""
     def part(sentences) -> str:
         state = {"strong": False, "mark": False}
-        return " ".join(_sentence_html(doc, s, short, state, titles) for s in sentences)
+        return " ".join(_sentence_html(doc, s, slug, state, titles) for s in sentences)
 
     k = block.kind
     if k == "hr":
@@ -223,7 +253,7 @@ def _document_html(doc: AnnotatedDocument, macro, titles: Mapping[str, tuple[str
     """``macro(doc, ...)`` (a document's annotated view), kept in memory keyed by the annotation's key
     (:func:`_annotated`) and the verdict and title of each claim it marks, and on disk (:mod:`.diskcache`);
     uncached for a document annotated elsewhere."""
-    args = (doc, model.document_short, model.document_label, model.document_url)
+    args = (doc, model.document_short, model.document_label, model.document_url, model.document_slug)
     if getattr(doc, "cache_key", None) is None:
         return macro(*args)
     ids = sorted({c for s in doc.sentences for c in s.claims})
@@ -264,7 +294,7 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
     for d in docs:
         for s in d.sentences:
             for cid in s.claims:
-                sentence_of.setdefault((d.name, cid), f"{model.document_short(d.name)}-s{s.index}")
+                sentence_of.setdefault((d.name, cid), f"{model.document_slug(d.name)}-s{s.index}")
     claims = report.get("claims", [])
     titles = {c["id"]: (c["verdict"], c.get("title") or c["id"]) for c in claims}
     ordered = sorted(enumerate(claims), key=lambda e: (model.SEVERITY.get(e[1]["verdict"], 9),
@@ -280,11 +310,12 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         "report": report, "env": report.get("environment", {}), "run": report.get("run", {}),
         "banner": model.run_banner(report.get("run", {})),
         "claims": ordered, "total": total, "n_claims": len(claims), "chart": chart,
-        "section_order": model.SECTION_ORDER, "all_docs": [(d, model.document_short(d), model.document_label(d))
+        "section_order": model.SECTION_ORDER, "all_docs": [(d, model.document_slug(d), model.document_label(d))
                                                           for d in all_docs],
         "topics": list(dict.fromkeys([*model.TOPICS, *(t for c in claims for t in model.claim_topics(c))])),
         "kinds": model.READING_KINDS, "documents": docs,
         "doc_label": model.document_label, "doc_short": model.document_short, "doc_url": model.document_url,
+        "doc_slug": model.document_slug,
         "trust": trust_lines(report.get("trust")), "katex_css": Markup(assets.katex_css()),
         "katex_js": Markup(assets.katex_js()), "katex_version": assets.katex_version(),
         "css": Markup(assets.static_text("report.css")), "js": Markup(assets.static_text("report.js")),

@@ -13,7 +13,7 @@ from typing import Any
 __all__ = [
     "plot_files", "figure_path", "FIGURES_DIR",
     "VERDICT_ORDER", "SECTION_ORDER", "DOCUMENTS", "use_documents", "TOPICS", "READING_KINDS",
-    "document_key", "document_label", "document_url", "claim_topics", "reading_kind", "claim_reading_kinds",
+    "document_key", "document_label", "document_slug", "document_short", "document_url", "claim_topics", "reading_kind", "claim_reading_kinds",
     "one_line_counterexample", "reason_text", "evidence_text", "documents_of", "primary_counterexample",
     "worst_verdict", "run_banner", "decided_text", "claim_failure_profile", "failure_profile_text",
 ]
@@ -64,6 +64,24 @@ def document_label(doc: str) -> str:
     (``"003 — textbook §11.3, ..."``), else the document's name or arXiv id."""
     title = (DOCUMENTS.get(doc) or {}).get("title")
     return f"{document_short(doc)} — {title}" if title else doc
+
+
+def document_slug(doc: str) -> str:
+    """The name of ``doc`` as it appears in element ids and URL fragments (``#doc-<slug>``,
+    ``<slug>-s<n>``): ``"003"`` for a seed document (``003_a0ad15dda516ed1d.txt``), else the name in
+    lowercase ASCII letters, digits and ``-``, followed by ``-`` and the first 8 hex digits of the name's
+    SHA-256 whenever that is not the name itself (``"Note.md"`` -> ``"note-md-<hash>"``), so two names
+    never share a slug and nothing of a name reaches HTML, CSS or JavaScript unescaped. A slug that could
+    be read as a claim's element id (``c``, ``c-...``) or a view's (``view-...``) also carries the hash."""
+    seed = re.fullmatch(r"(\d{3})_[0-9a-f]{16}\.txt", doc)
+    if seed:
+        return seed.group(1)
+    slug = re.sub(r"[^a-z0-9]+", "-", doc.lower()).strip("-") or "document"
+    if slug != doc or slug == "c" or slug.startswith(("c-", "view-")) or re.fullmatch(r"\d{3}", slug):
+        import hashlib
+
+        slug += "-" + hashlib.sha256(doc.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return slug
 
 
 def document_short(doc: str) -> str:

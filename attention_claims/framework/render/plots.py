@@ -111,7 +111,8 @@ def verdict_counts_svg(by_document: Mapping[str, Mapping[str, int]], labels: Map
                 if val >= 2:
                     ax.text(lo + val / 2, yy, f"{int(val)}", ha="center", va="center", color="white", fontsize=8)
             left += vals
-        ax.set_yticks(y, [(labels or {}).get(r, r) for r in rows])
+        # row names are document names, data: mathtext off, so a "$" in a name is a dollar sign (issue 33.2)
+        ax.set_yticks(y, [(labels or {}).get(r, r) for r in rows], parse_math=False)
         ax.set_xlabel("claims")
         ax.legend(ncol=len(order), loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False, fontsize=8)
         ax.spines["left"].set_visible(False)
@@ -145,7 +146,7 @@ def layer_head_heatmap_svg(measures: Mapping[str, np.ndarray | Sequence[Sequence
             ax.set_xticks(range(0, H, max(1, H // 6)))
             ax.set_yticks(range(0, L, max(1, L // 8)))
             fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-        fig.suptitle(f"{model}, N = {N}: per layer and head", fontsize=10)
+        fig.suptitle(f"{model}, N = {N}: per layer and head", fontsize=10, parse_math=False)  # a model's name is data
         return _svg(fig)
 
 

@@ -55,22 +55,27 @@
     claims.forEach(function (c) { list.appendChild(c); });
   }
 
+  // Views and sentences are found by getElementById, never by a CSS selector built from the URL: an id is
+  // a document's slug (model.document_slug), and a fragment is whatever the reader typed.
   function show(view) {
     $$(".view").forEach(function (s) { s.hidden = s.id !== "view-" + view; });
     $$(".tab").forEach(function (a) { a.classList.toggle("active", a.dataset.view === view); });
-    typeset($("#view-" + view));
+    var el = document.getElementById("view-" + view);
+    if (el) typeset(el);
   }
 
   function route() {
-    var h = decodeURIComponent(location.hash.slice(1));
-    var m = /^(\d{3})-s\d+$/.exec(h);
-    if (m && $("#view-doc-" + m[1])) {
-      show("doc-" + m[1]);
-      var s = document.getElementById(h);
-      if (s) { s.scrollIntoView({block: "center"}); s.classList.add("flash"); }
+    var h;
+    try { h = decodeURIComponent(location.hash.slice(1)); } catch (e) { h = location.hash.slice(1); }
+    var target = h ? document.getElementById(h) : null;
+    var docview = target && target.classList.contains("s") && target.closest(".docview");
+    if (docview && docview.id.indexOf("view-") === 0) {  // a sentence of an annotated document
+      show(docview.id.slice(5));
+      target.scrollIntoView({block: "center"}); target.classList.add("flash");
       return;
     }
-    if (/^doc-/.test(h) && $("#view-" + h)) { show(h); window.scrollTo(0, 0); return; }
+    var view = h && document.getElementById("view-" + h);
+    if (/^doc-/.test(h) && view && view.classList.contains("docview")) { show(h); window.scrollTo(0, 0); return; }
     show("claims");
     if (/^c-/.test(h)) {
       var c = document.getElementById(h);
