@@ -8,6 +8,7 @@ import functools
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -341,12 +342,15 @@ def _config_of(path: Path):
         raise ModelPathError(f"{path}: no such file or folder")
     if path.is_dir():
         cfg_file = path / "config.json"
-        if not cfg_file.is_file():
+        if not os.path.lexists(cfg_file):
             raise ModelPathError(f"{path}: not a Hugging Face model folder (no config.json)")
+        for extra in ("tokenizer_config.json", "generation_config.json"):  # transformers reads these whole too
+            if os.path.lexists(path / extra):
+                _read_config_bytes(path / extra)
         try:
-            raw = json.loads(cfg_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ModelPathError(f"{cfg_file}: not readable JSON ({exc})") from None
+            raw = json.loads(_read_config_bytes(cfg_file).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise ModelPathError(f"{cfg_file}: not readable JSON ({_short(exc, 200)})") from None
         if not isinstance(raw, dict):
             raise ModelPathError(f"{cfg_file}: not a model config (a JSON {type(raw).__name__}, not an object)")
         model_type = str(raw.get("model_type", "<none>"))
@@ -357,8 +361,10 @@ def _config_of(path: Path):
         if not weights:
             raise ModelPathError(f"{path}: no *.safetensors weights (save with save_pretrained(..., "
                                  f"safe_serialization=True))")
+        shapes: dict[str, list[int]] = {}
         for w in weights:
-            check_safetensors(w)
+            shapes.update(check_safetensors(w))
+        _check_against_weights(cfg_file, raw, shapes, weights)
         if not any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")):
             raise ModelPathError(f"{path}: no tokenizer files (tokenizer.json / tokenizer_config.json)")
         from transformers import AutoConfig
@@ -368,13 +374,14 @@ def _config_of(path: Path):
         except Exception as exc:  # noqa: BLE001 - any failure of a user's config is a usage error
             raise ModelPathError(f"{cfg_file}: transformers cannot read this config "
                                  f"({type(exc).__name__}: {_short(exc)})") from None
+        _PARAMETERS[path] = sum(math.prod(shape) for shape in shapes.values())
         return cfg, [cfg_file, *weights]
     if path.suffix != ".gguf":
         raise ModelPathError(f"{path}: neither a model folder (config.json + safetensors) nor a .gguf file")
     try:
-        with path.open("rb") as f:
+        with _files.open_regular(path) as f:
             magic = f.read(4)
-    except OSError as exc:
+    except (OSError, _files.UnsafeFileError) as exc:
         raise ModelPathError(f"{path}: cannot read the file ({exc})") from None
     if magic != b"GGUF":
         raise ModelPathError(f"{path}: not a GGUF file (the first 4 bytes are {magic!r}, not b'GGUF')")
@@ -463,19 +470,22 @@ MAX_SAFETENSORS_HEADER = 100 * 2**20
 """The largest safetensors JSON header read (100 MiB, as the safetensors library allows)."""
 
 
-def check_safetensors(path: Path) -> None:
+def check_safetensors(path: Path) -> dict[str, list[int]]:
     """Check a ``.safetensors`` file without reading its tensors: the 8-byte header length, the
     JSON header, and every tensor's byte range (``data_offsets``) inside the file and of the size
-    its dtype and shape need.
+    its dtype and shape need. The file must be a regular one (opened without blocking,
+    :func:`attention_claims._files.open_regular`: a FIFO or a device is refused at once).
+    Returns ``{tensor name: shape}`` of its tensors.
 
     Raises:
-        ModelPathError: the file is unreadable, truncated or corrupt (the message names it and says what is wrong).
+        ModelPathError: the file is unreadable, not a regular file, truncated or corrupt (the message
+            names it and says what is wrong).
     """
     import struct
 
     try:
-        size = path.stat().st_size
-        with path.open("rb") as f:
+        with _files.open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
             head = f.read(8)
             if len(head) < 8:
                 raise ModelPathError(f"{path}: truncated safetensors file ({size} bytes, not even the 8-byte header length)")
@@ -484,6 +494,8 @@ def check_safetensors(path: Path) -> None:
                 raise ModelPathError(f"{path}: truncated or corrupt safetensors file (header of {n} bytes announced, "
                                      f"file has {size} bytes)")
             header = json.loads(f.read(n).decode("utf-8"))
+    except _files.UnsafeFileError as exc:
+        raise ModelPathError(f"{path}: {exc.problem}; a weights file must be a regular file") from None
     except OSError as exc:
         raise ModelPathError(f"{path}: cannot read the file ({exc})") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -492,14 +504,16 @@ def check_safetensors(path: Path) -> None:
         raise ModelPathError(f"{path}: corrupt safetensors file (its header is not a JSON object)")
     data = size - 8 - n
     end = 0
+    shapes: dict[str, list[int]] = {}
     for name, t in header.items():
         if name == "__metadata__":
             continue
         try:
             lo, hi = (int(v) for v in t["data_offsets"])
-            count = 1
-            for d in t["shape"]:
-                count *= int(d)
+            shape = [int(d) for d in t["shape"]]
+            if any(d < 0 for d in shape):
+                raise ValueError("negative dimension")
+            count = math.prod(shape)
             width = _DTYPE_BYTES.get(t["dtype"])
         except (TypeError, KeyError, ValueError):
             raise ModelPathError(f"{path}: corrupt safetensors file (tensor {name!r} has no valid dtype, shape "
@@ -508,9 +522,125 @@ def check_safetensors(path: Path) -> None:
             raise ModelPathError(f"{path}: corrupt safetensors file (tensor {name!r}: data_offsets [{lo}, {hi}] "
                                  f"do not fit its dtype {t['dtype']} and shape {t['shape']})")
         end = max(end, hi)
+        shapes[name] = shape
     if end > data:
         raise ModelPathError(f"{path}: truncated safetensors file ({size} bytes; its header places tensor data up to "
                              f"byte {8 + n + end}, {8 + n + end - size} bytes are missing)")
+    return shapes
+
+
+CONFIG_MAX_BYTES = 4 << 20
+"""The largest model configuration file read (``config.json``, ``tokenizer_config.json``,
+``generation_config.json``: 4 MiB; a real one is a few KiB, a tokenizer config with its chat template tens of KiB)."""
+
+_PARAMETERS: dict[Path, int] = {}
+"""Parameters of each model folder checked by :func:`_config_of`, counted from its weights' headers."""
+
+_LAYER = re.compile(r"(?:^|\.)(?:layers|layer|h)\.(\d+)\.")
+"""A per-layer tensor's name and its layer index: ``model.layers.3.`` (Llama), ``encoder.layer.3.`` (BERT),
+``h.3.`` (GPT-2)."""
+
+_EMBEDDINGS = ("embed_tokens.weight", "wte.weight", "word_embeddings.weight")
+"""The token embedding of each supported family (Llama, GPT-2, BERT): ``(vocabulary, hidden size)``."""
+
+
+def _read_config_bytes(path: Path) -> bytes:
+    """A model configuration file's bytes (:func:`attention_claims._files.read_regular`, :data:`CONFIG_MAX_BYTES`).
+
+    Raises:
+        ModelPathError: not a regular file, larger than the cap, or unreadable (naming the file).
+    """
+    try:
+        return _files.read_regular(path, CONFIG_MAX_BYTES)
+    except _files.UnsafeFileError as exc:
+        raise ModelPathError(f"{path}: {exc.problem}; a model's configuration file must be a regular file of at "
+                             f"most {CONFIG_MAX_BYTES} bytes") from None
+    except OSError as exc:
+        raise ModelPathError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+
+
+def _raw_size(raw: dict, name: str) -> tuple[str, int] | None:
+    for k in _SIZE_KEYS[name]:
+        if isinstance(raw.get(k), int) and not isinstance(raw.get(k), bool):
+            return k, raw[k]
+    return None
+
+
+def _check_against_weights(cfg_file: Path, raw: dict, shapes: dict[str, list[int]], weights: list[Path]) -> None:
+    """The sizes a ``config.json`` states (already positive integers, :func:`_check_raw_sizes`) against the
+    tensor shapes in its weights' headers, before transformers builds anything from them: the number of
+    layers (the distinct layer indices of the tensor names, :data:`_LAYER`), the hidden size (the token
+    embedding's width, :data:`_EMBEDDINGS`) and, where the attention projections show them, the heads
+    (a Llama ``q_proj`` has ``heads * head_dim`` rows, ``k_proj`` ``kv_heads * head_dim``).
+
+    Raises:
+        ModelPathError: a size disagrees with the weights, or the weights hold no per-layer tensor (naming
+            ``cfg_file``, the field, both values and the weights files).
+    """
+    names = ", ".join(w.name for w in weights)
+    indices = {int(m.group(1)) for t in shapes if (m := _LAYER.search(t))}
+    layers = _raw_size(raw, "layers")
+    if not indices:
+        raise ModelPathError(f"{cfg_file}: the weights ({names}) hold no per-layer tensor (layers.<i>., layer.<i>. or "
+                             f"h.<i>.); the layers of {layers[0] if layers else 'num_hidden_layers'} cannot be found")
+    if layers is not None and layers[1] != len(indices):
+        raise ModelPathError(f"{cfg_file}: {layers[0]} = {layers[1]}, but the weights ({names}) hold {len(indices)} "
+                             f"layers")
+    hidden = _raw_size(raw, "hidden size")
+    emb = [(t, s) for t, s in shapes.items() if t.endswith(_EMBEDDINGS) and len(s) == 2]
+    if hidden is not None and emb and emb[0][1][1] != hidden[1]:
+        raise ModelPathError(f"{cfg_file}: {hidden[0]} = {hidden[1]}, but the token embedding {emb[0][0]} of the "
+                             f"weights has width {emb[0][1][1]}")
+    heads = _raw_size(raw, "heads")
+    if heads is None or hidden is None:
+        return
+    explicit = _raw_size(raw, "head dimension")
+    head_dim = explicit[1] if explicit else hidden[1] // heads[1]
+    kv = _raw_size(raw, "key/value heads")
+    for suffix, (key, count) in (("self_attn.q_proj.weight", heads), ("self_attn.k_proj.weight", kv or heads)):
+        proj = next(((t, s) for t, s in shapes.items() if t.endswith(suffix) and len(s) == 2), None)
+        if proj is not None and proj[1][0] != count * head_dim:
+            raise ModelPathError(f"{cfg_file}: {key} = {count} heads of dimension {head_dim} need {count * head_dim} "
+                                 f"rows in {proj[0]}, the weights have {proj[1][0]}")
+
+
+def _parameters_of(cfg, layers: int, hidden: int) -> int:
+    """Parameters of a model whose weights' headers were not counted (a GGUF file): ``12 L d² + V d``, a
+    transformer's usual count (Kaplan et al. 2020, "Scaling Laws for Neural Language Models", §2.1)."""
+    vocab = getattr(cfg, "vocab_size", 0) or 0
+    return 12 * layers * hidden * hidden + int(vocab) * hidden
+
+
+def measurement_peak_bytes(params: int, heads: int, N: int) -> int:
+    """Peak memory (bytes) of measuring a model of ``params`` parameters and ``heads`` heads at length ``N``,
+    the bound of :mod:`attention_claims.models.measurement`'s docstring with its largest terms: both copies of
+    the weights (float32 and float64, ``12 P``), one float64 layer's ``(H, N, N)`` attention with its float64
+    and LAPACK copies (``H N² (8 + 8 + 8)``) and the pass's logits and softmax (``2 H N² 8``)."""
+    return 12 * params + heads * N * N * (8 + 8 + 8) + 2 * heads * N * N * 8
+
+
+def available_memory() -> int:
+    """Bytes of memory this machine can give a new allocation without swapping (``psutil``'s ``available``)."""
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def _check_memory(spec: ModelSpec, params: int) -> None:
+    """Refuse a model whose measurement at the longest length it is measured at (:data:`LENGTHS`, up to its
+    context) would need more memory than the machine has free (:func:`measurement_peak_bytes`).
+
+    Raises:
+        ModelPathError: naming the model, its parameters and heads, the need and what is free.
+    """
+    lengths = [n for n in LENGTHS if spec.max_positions is None or n <= spec.max_positions] or [min(LENGTHS)]
+    N = max(lengths)
+    need = measurement_peak_bytes(params, spec.heads, N)
+    free = available_memory()
+    if need > free:
+        raise ModelPathError(f"{spec.path}: measuring it at N = {N} needs about {need / 2**30:.1f} GiB "
+                             f"({params} parameters, num_attention_heads = {spec.heads}; "
+                             f"attention_claims.models.measurement), this machine has {free / 2**30:.1f} GiB free")
 
 
 def _check_gguf(path: Path) -> None:
@@ -574,6 +704,7 @@ def register_model(path: str | os.PathLike) -> ModelSpec:
         max_positions=int(max_pos) if max_pos else None,
         fingerprint=_fingerprint(files),
     )
+    _check_memory(spec, _PARAMETERS.get(path) or _parameters_of(cfg, layers, hidden))
     USER_MODELS[key] = spec
     return spec
 
@@ -595,11 +726,11 @@ def register_text(path: str | os.PathLike) -> str:
     global USER_TEXT
     path = Path(path).expanduser().resolve()
     try:
-        with path.open("rb") as f:
+        with _files.open_regular(path) as f:
             raw = f.read(MAX_USER_TEXT_BYTES)
             complete = not f.read(1)
         text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=complete)
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, _files.UnsafeFileError) as exc:
         raise ModelPathError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
     if "\x00" in text:
         raise ModelPathError(f"{path}: not a text file (it contains NUL bytes)")
