@@ -213,7 +213,7 @@ def _reading_entry(reading, results, profile, report_dir=None,
                    ran_on: RanOn | None = None) -> tuple[ReadingEntry, ReadingOutcome, list[str]]:
     checks = sorted((r for r in results if r.reading == reading.name), key=lambda r: r.nodeid)
     errors = [f"{r.nodeid}: {r.error}" for r in checks if r.outcome == "error"]
-    outcome = reading_outcome([r.outcome for r in checks if r.outcome != "error"])
+    outcome = reading_outcome([r.outcome for r in checks])  # a check that did not finish: "error"
     cxs = [r for r in checks if r.outcome == "counterexample"]
     cx = None
     if cxs:
@@ -232,7 +232,7 @@ def _reading_entry(reading, results, profile, report_dir=None,
         evidence=_evidence(checks), counterexample=cx, certified=certified, figures=_figures(checks, report_dir),
         kind=reading.kind if outcome == "failed" and not reading.as_stated else None, plots=_plots(checks),
         ran_on=reading_ran_on(ran_on, reading) if ran_on is not None and outcome != "skipped" else None,
-        failure_profile=profile)
+        failure_profile=profile, errors=errors)
     return entry, ReadingOutcome(outcome, certified), errors
 
 
@@ -500,7 +500,9 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
         selected = _in_scope(state, c)
         pending = _pending(state, c.id, results) if interrupted else 0
         previous = state.base.get(c.id)
-        if previous is not None and (in_progress or not selected or pending or not _covered(state, c)):
+        # a check of the claim that did not finish in this run is shown, never hidden behind a last decision
+        errored = selected and not in_progress and any(r.outcome == "error" for r in results)
+        if previous is not None and not errored and (in_progress or not selected or pending or not _covered(state, c)):
             claims.append(carried(c, previous, selected=selected))
             kept = True
             continue
@@ -513,9 +515,12 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
     errors = list(state.errors)
     if in_progress:
         errors.append("the run has not finished (in progress, killed or crashed)")
-    run = Run(complete=not interrupted and not partial, partial=partial, interrupted=interrupted,
+    # checks that did not finish: those of the claims decided now, and those no claim could be found for
+    unfinished = sum(len(c.errors) for c in claims if c.id in fresh) + len(getattr(state, "unfinished", ()))
+    run = Run(complete=not interrupted and not partial and not unfinished and not errors, partial=partial,
+              interrupted=interrupted,
               exitstatus=None if in_progress else exitstatus, errors=errors, in_progress=in_progress,
-              updated=state.base_generated if kept else None)
+              updated=state.base_generated if kept else None, unfinished=unfinished)
     trust = Trust(**build_trust(state.report_dir, state.planted_counts))
     cited = {d for c in claims for d in [c.source.document, *(p.document for p in c.also_in)]}
     manifest = load_manifest(state.sources_dir) if getattr(state, "sources_dir", None) else {}

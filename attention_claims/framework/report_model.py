@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA = 1
-VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided")
+VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided", "error")
 REPORT_FORMATS = ("json", "md", "html")
 """The report files, by format: ``claims.json`` (for tools), ``claims.md`` with its ``figures/`` (for
 GitHub) and ``claims.html`` (for a browser)."""
@@ -75,10 +75,13 @@ class Run:
 
     ``complete``: it decided every claim and finished; ``partial``: it decided a subset
     (``--claims-select``, ``-k``, explicit paths) and the other claims keep their last decision;
-    ``interrupted``: it stopped early (Ctrl-C, a collection error, an internal error);
+    ``interrupted``: it stopped early (Ctrl-C, a collection error, an internal error); a run in which
+    a check did not finish (a claim whose verdict is ``error``) is not ``complete`` either;
     ``in_progress``: the file was written when the run started and the run has not finished
     (or was killed); ``exitstatus`` is pytest's, ``None`` while in progress; ``updated``: the
-    ``generated`` time of the earlier report whose decisions this partial run kept, if any.
+    ``generated`` time of the earlier report whose decisions this partial run kept, if any;
+    ``unfinished``: how many checks of the claims it decided did not finish (each named in its
+    claim's ``errors``; the claim's verdict is ``error``).
     """
 
     complete: bool
@@ -88,6 +91,7 @@ class Run:
     errors: list[str] = field(default_factory=list)
     in_progress: bool = False
     updated: str | None = None
+    unfinished: int = 0
 
 
 @dataclass
@@ -156,13 +160,19 @@ def failure_profile_from_json(data: dict | None) -> dict | None:
 
 @dataclass
 class ReadingEntry:
-    """One reading of a claim and what its checks found in the run that decided the claim."""
+    """One reading of a claim and what its checks found in the run that decided the claim.
+
+    ``errors`` names each check of the reading that did not finish and what happened (it raised
+    something other than a counterexample, its worker crashed, pytest reported an internal error);
+    the outcome is then ``error``. In a merged report it also names the runs where the reading errored
+    while another run ran it (``attention-claims merge``), so that a crash is never replaced by silence.
+    """
 
     name: str
     as_stated: bool
     statement: str
     condition: dict[str, str]
-    outcome: str  # held | failed | skipped
+    outcome: str  # held | failed | skipped | error (a check did not finish: see ``errors``)
     checks: list[str]
     examples: int
     evidence: str
@@ -173,6 +183,7 @@ class ReadingEntry:
     plots: list[Plot] = field(default_factory=list)
     ran_on: RanOn | None = None  # the run this outcome came from; None for a reading that did not run
     failure_profile: dict | None = None  # PROFILE_KEYS, on a failed reading whose check measured one
+    errors: list[str] = field(default_factory=list)  # each check that did not finish: "<check>: <what happened>"
 
     @classmethod
     def from_json(cls, data: dict) -> ReadingEntry:
@@ -192,7 +203,8 @@ class ReadingEntry:
                    plots=[Plot(kind=p["kind"], data=p["data"], check=p.get("check", ""))
                           for p in data.get("plots", [])],
                    ran_on=RanOn.from_json(data.get("ran_on")),
-                   failure_profile=failure_profile_from_json(data.get("failure_profile")))
+                   failure_profile=failure_profile_from_json(data.get("failure_profile")),
+                   errors=[str(e) for e in data.get("errors") or []])
 
 
 @dataclass

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .records import Claim
 
-HELD, FAILED, SKIPPED = "held", "failed", "skipped"
+HELD, FAILED, SKIPPED, ERROR = "held", "failed", "skipped", "error"
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,9 @@ class ReadingOutcome:
     """What the checks of one reading produced in this run.
 
     ``outcome`` is ``held`` (every check that ran passed, at least one ran), ``failed``
-    (some check produced a counterexample) or ``skipped`` (no check ran).
+    (some check produced a counterexample), ``skipped`` (no check ran) or ``error`` (some check did
+    not finish: it raised something other than a counterexample, its worker crashed, or pytest
+    reported an internal error while it ran).
     ``certified`` is true when some counterexample was confirmed by a high-precision or
     exact recomputation.
     """
@@ -28,7 +30,14 @@ class ReadingOutcome:
 
 
 def reading_outcome(check_outcomes: list[str]) -> str:
-    """Fold per-check outcomes (``passed``/``counterexample``/``skipped``) into a reading outcome."""
+    """Fold per-check outcomes (``passed``/``counterexample``/``skipped``/``error``) into a reading outcome.
+
+    A check that did not finish (``error``) makes the reading ``error`` whatever its other checks
+    found: what the unfinished check would have found is unknown, so the reading is never ``held``
+    nor ``skipped`` (``docs/verdicts.md``, the ``error`` verdict).
+    """
+    if "error" in check_outcomes:
+        return ERROR
     if "counterexample" in check_outcomes:
         return FAILED
     if "passed" in check_outcomes:
@@ -44,7 +53,9 @@ def compute_verdict(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> tuple[
     ``undecided`` (it is reported as a defect of the check). ``caveat`` when the
     as-stated reading held (or there is none) and another reading failed. ``true`` when
     every reading that ran held. ``undecided`` when the as-stated reading was skipped,
-    or when no reading ran at all.
+    or when no reading ran at all. ``error`` when some reading (one decided on user models too) has
+    the outcome ``error`` (a check of it did not finish): never a verdict about the claim, whatever
+    the other readings found.
 
     A reading with ``user_model = "separate"`` (decided on the models given with
     ``--claims-model``) never enters these rules; when it failed, the reason says so.
@@ -57,6 +68,11 @@ def compute_verdict(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> tuple[
     return verdict, reason
 
 
+def _readings(names: list[str]) -> str:
+    """``reading 'a'`` or ``readings 'a', 'b'``."""
+    return ("reading " if len(names) == 1 else "readings ") + ", ".join(f"'{n}'" for n in names)
+
+
 def _counted(claim: Claim) -> list:
     return [r for r in claim.readings if r.counts]
 
@@ -64,6 +80,9 @@ def _counted(claim: Claim) -> list:
 def _verdict(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> tuple[str, str]:
     if claim.expected == "unchecked" and not claim.readings:
         return "unchecked", claim.unchecked_reason or "computation cannot judge it"
+    errored = [r.name for r in claim.readings if outcomes.get(r.name, ReadingOutcome(SKIPPED)).outcome == ERROR]
+    if errored:
+        return "error", f"a check of {_readings(errored)} did not finish (see errors)"
     stated = claim.as_stated
     if stated is not None:
         o = outcomes.get(stated.name, ReadingOutcome(SKIPPED))
@@ -93,11 +112,13 @@ def agrees_with_expected(claim: Claim, outcomes: dict[str, ReadingOutcome]) -> b
     When readings were skipped, it agrees if *some* outcome of the skipped readings
     (held, or failed with a certified counterexample) would have produced ``expected``
     (DESIGN.md: a CPU-only run that finds ``true`` agrees with an expected ``caveat``
-    that only a CUDA reading shows). Readings decided on user models (``user_model``) are not
-    tried: they are not part of what ``expected`` says, and a run without ``--claims-model``
-    skips them.
+    that only a CUDA reading shows). An ``error`` verdict never agrees (no record expects one).
+    Readings decided on user models (``user_model``) are not tried: they are not part of what
+    ``expected`` says, and a run without ``--claims-model`` skips them.
     """
     verdict, _ = compute_verdict(claim, outcomes)
+    if verdict == "error":
+        return False
     if verdict == claim.expected:
         return True
     skipped = [
@@ -149,8 +170,9 @@ def decide(claim: Claim, outcomes: dict[str, ReadingOutcome], *, errors: int = 0
       and does not agree (a report left in that state must not pass for a finished one);
     - in an interrupted run, a claim with ``pending`` checks that never reported is ``undecided``
       and does not agree (``unchecked`` claims have no checks and stay ``unchecked``);
-    - a claim with ``errors`` (a check raised something other than a counterexample: a bug of the
-      suite) is ``undecided`` and does not agree;
+    - a claim with ``errors`` (a check did not finish: it raised something other than a
+      counterexample, its worker crashed, pytest reported an internal error while it ran; a bug of
+      the suite or of the user's check) is ``error`` and does not agree, interrupted or not;
     - otherwise :func:`compute_verdict` on the outcomes, and :func:`agrees_with_expected`.
     """
     if not selected:
@@ -160,9 +182,12 @@ def decide(claim: Claim, outcomes: dict[str, ReadingOutcome], *, errors: int = 0
         return Decision(verdict, reason, True)
     if in_progress:
         return Decision("undecided", IN_PROGRESS, False)
+    if errors:
+        verdict, reason = compute_verdict(claim, outcomes)
+        if verdict != "error":
+            reason = f"{errors} check(s) did not finish (see errors)"
+        return Decision("error", reason, False)
     if interrupted and pending:
         return Decision("undecided", f"the run was interrupted before {pending} of its checks ran", False)
-    if errors:
-        return Decision("undecided", f"a check errored ({errors}); see errors", False)
     verdict, reason = compute_verdict(claim, outcomes)
     return Decision(verdict, reason, agrees_with_expected(claim, outcomes))

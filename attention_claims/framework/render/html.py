@@ -166,7 +166,7 @@ def _card(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], str], r
                                  disk=lambda key, compute: diskcache.cached("card", key, compute))[1])
 
 
-_MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…"}
+_MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…", "error": "‼"}
 
 
 def _sentence_html(doc: AnnotatedDocument, s, slug: str, state: dict, titles: Mapping[str, tuple[str, str]]) -> str:

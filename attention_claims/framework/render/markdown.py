@@ -28,7 +28,8 @@ from .texmd import find_math
 __all__ = ["render_markdown", "md_text", "md_cell", "md_plain", "md_escape", "md_code", "safe_url", "Md"]
 
 TEMPLATES = Path(__file__).parent / "templates"
-SECTION_TITLES = {"false": "False", "caveat": "True with a caveat", "undecided": "Undecided on this machine",
+SECTION_TITLES = {"false": "False", "error": "Error: a check did not finish", "caveat": "True with a caveat",
+                  "undecided": "Undecided on this machine",
                   "true": "True", "unchecked": "Unchecked (computation cannot judge them)"}
 
 

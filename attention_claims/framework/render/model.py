@@ -18,10 +18,10 @@ __all__ = [
     "worst_verdict", "run_banner", "decided_text", "claim_failure_profile", "failure_profile_text",
 ]
 
-VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided")
+VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided", "error")
 # The order a reader wants: what is wrong first.
-SECTION_ORDER = ("false", "caveat", "undecided", "true", "unchecked")
-SEVERITY = {"false": 0, "caveat": 1, "undecided": 2, "true": 3, "unchecked": 4}
+SECTION_ORDER = ("false", "error", "caveat", "undecided", "true", "unchecked")
+SEVERITY = {"false": 0, "error": 0.5, "caveat": 1, "undecided": 2, "true": 3, "unchecked": 4}
 
 DOCUMENTS: dict[str, dict[str, str]] = {}
 """The provenance of the documents of the report being rendered (its ``documents``: title, author,
@@ -240,7 +240,7 @@ def evidence_text(reading: dict) -> str:
 
 
 def worst_verdict(verdicts: list[str]) -> str | None:
-    """The verdict a reader must see first among ``verdicts`` (false > caveat > undecided > true > unchecked)."""
+    """The verdict a reader must see first among ``verdicts`` (false > error > caveat > undecided > true > unchecked)."""
     return min(verdicts, key=lambda v: SEVERITY.get(v, 9)) if verdicts else None
 
 
@@ -255,6 +255,9 @@ def run_banner(run: dict) -> str:
     """What the run behind the report was, in one sentence; ``""`` for a complete run."""
     if run.get("complete"):
         return ""
+    if run.get("unfinished"):
+        return (f"This run is not complete: {run['unfinished']} check(s) did not finish (a crash, an exception other "
+                "than a counterexample, an internal error); their claims are 'error', not decided.")
     if run.get("in_progress") or (run.get("exitstatus") is None and run.get("interrupted")):
         return ("This run has not finished (in progress, killed or crashed): each claim shows its last decision, "
                 "dated, and a claim never decided before is undecided.")
