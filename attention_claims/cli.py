@@ -17,7 +17,7 @@ __all__ = ["COMMANDS", "main"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "new": ("new", "write a claim record (quote verified, document hashed) and a check skeleton that fails until written"),
-    "catalog": ("catalog", "claims per document and expected verdict; --update README.md rewrites its table"),
+    "catalog": ("catalog", "claims per document and expected verdict; --update docs/catalog.md rewrites its table"),
     "sentences": ("sentences", "the sentences of the documents no record or classification accounts for (--todo: stubs)"),
     "snapshot": ("snapshot", "compare a report's verdicts, reading outcomes and certified flags with the snapshot"),
     "merge": ("merge", "fold reports from several machines or shards into one (claims.json, .md, .html)"),

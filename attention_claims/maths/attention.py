@@ -83,6 +83,8 @@ FEATURE_MAPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "elu+1": _elu_plus_one,  # Katharopoulos et al. 2020, eq. (7)
     "exp": lambda x: torch.exp(x),
 }
+"""The elementwise feature maps of linear attention by name, each a function of a tensor: ``identity``,
+``relu``, ``elu+1`` (Katharopoulos et al. 2020, eq. (7)) and ``exp``; :func:`feature_map` looks one up."""
 
 
 def feature_map(name: str) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -124,6 +126,7 @@ def linear_attention(Q, K, *, phi: str = "elu+1", causal: bool = False, normaliz
 
 
 MASK_KINDS = ("bidirectional", "causal", "anticausal", "prefix", "banded", "banded-causal")
+"""The attention masks :func:`attention_mask` builds, by name."""
 
 
 def attention_mask(kind: str, N: int, *, prefix: int = 0, window: int = 1, device=None) -> torch.Tensor:

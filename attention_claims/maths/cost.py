@@ -16,6 +16,7 @@ import numpy as np
 from .arrays import AttentionInputError, as_array, positive_int, torch
 
 COUNT_METHODS = ("standard", "linformer", "doc-linformer", "linear")
+"""The attention variants whose multiplications :func:`matmul_count` counts, by name."""
 
 
 def _mm(m: int, n: int, p: int) -> int:
@@ -99,6 +100,7 @@ def normalised_linear_op_count(N: int, d: int, m: int | None = None) -> int:
 
 
 PARAMETER_METHODS = ("standard", "linear", "linformer")
+"""The attention variants whose parameters :func:`attention_parameter_count` counts, by name."""
 
 
 def attention_parameter_count(method: str, d_model: int, *, N: int | None = None, k: int | None = None) -> int:

@@ -28,12 +28,13 @@ from flint import arb, arb_mat, ctx, fmpq, fmpq_mat, fmpz_mat
 
 from .arrays import AttentionInputError, as_array
 
-#: smallest positive subnormal of each dtype, as a power of two exponent
 SMALLEST_SUBNORMAL_LOG2 = {"float64": -1074, "float32": -149, "bfloat16": -133, "float16": -24}
+"""The smallest positive subnormal of each dtype, as the exponent of a power of two (IEEE 754-2008; bfloat16:
+8 significant bits and float32's exponent range)."""
 
 
-#: machine epsilon (spacing of floats at 1) of each dtype, log2
 EPS_LOG2 = {"float64": -52, "float32": -23, "bfloat16": -7, "float16": -10}
+"""The machine epsilon of each dtype (the spacing of floats at 1), as the exponent of a power of two."""
 
 
 class CertificationError(RuntimeError):

@@ -24,12 +24,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-#: unit roundoff u (half the machine epsilon) of each dtype, as a power of two (Higham Table 2.1;
-#: bfloat16: 8 significant bits, IEEE 754-2008 does not define it; Intel BF16 specification 2018)
 UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
+"""The unit roundoff u (half the machine epsilon) of each dtype, a power of two (Higham Table 2.1; bfloat16:
+8 significant bits, IEEE 754-2008 does not define it; Intel BF16 specification 2018)."""
 
-#: the smallest positive subnormal of each dtype
 SMALLEST_SUBNORMAL = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "bfloat16": 2.0**-133}
+"""The smallest positive subnormal of each dtype."""
 
 
 def dtype_name(dtype) -> str:

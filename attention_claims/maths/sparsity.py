@@ -37,6 +37,7 @@ def sparsity_measure(x) -> float:
 
 
 DPS = 40  # decimal digits for references
+"""The decimal digits (mpmath ``dps``) at which the sparsity references are computed."""
 
 
 def _at_dps(fn):
@@ -204,6 +205,8 @@ F_TORCH: dict[str, Callable] = {
     "relu2": lambda x: torch.relu(x) ** 2,
     "identity": lambda x: x,
 }
+"""The functions f of the sparsity measure S(f(k·q)) of kexue.fm/archives/9889 by name, on tensors: ``exp``,
+``relu2`` (relu squared) and ``identity``."""
 
 
 #: Half-width, in standard deviations of the Gaussian factor, of the window each reference integral is
@@ -706,12 +709,15 @@ def certified_softmax_max_below(x, bound: float, *, prec: int = 128, chunk: int 
 
 
 RELU2_BETAS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
+"""The values of beta of the relu² curves in the sparsity figure of kexue.fm/archives/9889 (:func:`sparsity_curves`)."""
 
 
 IDENTITY_BETAS = (0.0, 0.5, 1.0, 2.0, 4.0)
+"""The values of beta of the identity curves in the sparsity figure of kexue.fm/archives/9889 (:func:`sparsity_curves`)."""
 
 
 GAMMAS = tuple(float(g) for g in np.linspace(0.02, 5.0, 100))
+"""The grid of gamma (100 points from 0.02 to 5) along each curve of that figure."""
 
 
 _FORMS = {"relu2": s_relu2, "identity": s_identity}
@@ -721,6 +727,7 @@ _F = {"relu2": lambda x: np.maximum(x, 0.0) ** 2, "identity": lambda x: x}
 
 
 SAMPLE_GAMMAS = (0.5, 1.0, 2.0, 4.0)
+"""The values of gamma at which the figure's sampled attention vectors are drawn beside the curves (:func:`sampled_sparsity`)."""
 
 
 def sampled_sparsity(kind: str, beta: float, gamma: float, *, n: int, d: int = 4,

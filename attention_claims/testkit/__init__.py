@@ -1,4 +1,4 @@
-"""The public test kit (``docs/testkit.md`` lists every name with its contract): what the checks in
+"""The public test kit (the documentation site's generated reference shows every name with its contract): what the checks in
 ``checks/`` use, re-exported from one place (the way
 ``hypothesis.strategies`` re-exports its ``_internal`` modules):
 

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from ..framework import profiles
 from .strategies import log_uniform
 
-#: instances per Hypothesis example in a batched check
 BATCH = 128
+"""Instances per Hypothesis example in a batched check."""
 
 #: the profile under which the batched checks replace their per-example twins
 BATCHED_PROFILE = "deep"

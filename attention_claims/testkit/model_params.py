@@ -19,7 +19,7 @@ USER_READING = "on-user-model"
 """The reading every check of a trained-model claim decides on a ``--claims-model`` model
 (``user_model = "separate"`` in the records: reported, never counted in the verdict)."""
 
-NO_USER_MODEL = "no --claims-model given: this reading runs only on your own models (README, 'Your own model')"
+NO_USER_MODEL = "no --claims-model given: this reading runs only on your own models (docs/models.md, 'Your own model')"
 
 
 def _user_keys(user: Callable[[models.ModelSpec], bool]) -> list[str]:

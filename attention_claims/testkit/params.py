@@ -15,6 +15,7 @@ from ..framework.records import Claim, load_claim_file
 from ..maths.arrays import cuda_available
 
 NO_CUDA = "CUDA not available on this machine (torch.cuda.is_available() is False)"
+"""The skip reason of a CUDA reading on a machine without a GPU (the report lists such readings as skipped)."""
 
 
 @functools.cache

@@ -1,9 +1,9 @@
 """The catalog in numbers: claims per source document and per expected verdict.
 
-``python -m attention_claims.tools.catalog --update README.md`` rewrites the block between the markers
-``<!-- catalog:begin -->`` and ``<!-- catalog:end -->``; ``tests/test_readme.py`` fails
-when the README's block differs from what the records give, so the counts are generated,
-never typed.
+``attention-claims catalog --update docs/catalog.md`` (or ``python -m attention_claims.tools.catalog``)
+rewrites the block between the markers ``<!-- catalog:begin -->`` and ``<!-- catalog:end -->`` of the
+documentation site's catalog page; ``tests/test_readme.py`` fails when that block differs from what the
+records give, so the counts are generated, never typed.
 """
 
 from __future__ import annotations
@@ -48,15 +48,16 @@ def summary_table(records_dir: Path | None = None, sources_dir: Path | None = No
 
 
 def render_block(records_dir: Path | None = None, sources_dir: Path | None = None) -> str:
-    """The README block, markers included."""
+    """The catalog block of ``docs/catalog.md``, markers included."""
     return f"{BEGIN}\n{summary_table(records_dir, sources_dir)}\n{END}"
 
 
 def update(readme: Path, records_dir: Path | None = None) -> bool:
-    """Rewrite the block in ``readme``; return whether it changed.
+    """Rewrite the catalog block in the Markdown file ``readme`` (the suite's is ``docs/catalog.md``);
+    return whether it changed.
 
     Raises:
-        ValueError: the README has no ``catalog:begin``/``catalog:end`` markers.
+        ValueError: the file has no ``catalog:begin``/``catalog:end`` markers.
     """
     text = readme.read_text(encoding="utf-8")
     if BEGIN not in text or END not in text:
@@ -70,10 +71,15 @@ def update(readme: Path, records_dir: Path | None = None) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--update", type=Path, help="README to rewrite in place")
+    ap.add_argument("--update", type=Path, metavar="MARKDOWN",
+                    help="the Markdown file whose catalog block to rewrite in place (the suite's: docs/catalog.md)")
     args = ap.parse_args(argv)
     if args.update:
-        changed = update(args.update)
+        try:
+            changed = update(args.update)
+        except (OSError, ValueError) as exc:  # a missing or unreadable file, or no catalog block: a usage error
+            print(f"attention-claims catalog: {exc}", file=sys.stderr)
+            return 4
         print(f"{args.update}: {'updated' if changed else 'already up to date'}")
     else:
         print(summary_table())

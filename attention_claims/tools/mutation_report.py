@@ -1,6 +1,6 @@
 """Summarise a mutmut run into ``reports/mutation.md`` and ``reports/mutation.json``.
 
-Usage (from the repository root; see README, "Mutation testing")::
+Usage (from the repository root; see docs/trust.md, "Mutation testing")::
 
     pip install mutmut==3.8.1 && mutmut run && python -m attention_claims.tools.mutation_report
 

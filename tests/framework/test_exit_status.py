@@ -1,4 +1,4 @@
-"""pytest's exit status under the plugin, as README "Exit status" documents it: 0 every verdict agrees
+"""pytest's exit status under the plugin, as docs/running.md "Exit status" documents it: 0 every verdict agrees
 with ``expected`` (false claims included), 1 a verdict disagrees or a check errored, 2 interrupted,
 4 usage error (bad record, bad marker, unknown claim id, missing or altered source document),
 5 nothing collected."""

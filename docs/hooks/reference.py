@@ -1,0 +1,99 @@
+"""MkDocs hook: the generated parts of the documentation site, filled in at build time so they cannot drift.
+
+- ``<!-- reference: PACKAGE -->`` (``attention_claims.testkit``, ``attention_claims.maths``) becomes one
+  mkdocstrings block per name of ``PACKAGE.__all__``, grouped by the module that defines it, in the
+  order of ``__all__``; mkdocstrings renders each from its signature and docstring.
+- ``<!-- cli-help -->`` becomes ``attention-claims --help`` and each subcommand's ``--help``, as the
+  installed command prints them.
+
+``tests/test_docs_site.py`` builds the site and checks the result against ``__all__``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import os
+import re
+
+MARKER = re.compile(r"^<!-- reference: ([\w.]+) -->$", re.M)
+CLI_MARKER = "<!-- cli-help -->"
+
+
+def defining_modules(package: str) -> dict[str, list[str]]:
+    """Module path -> the names of ``package.__all__`` it defines, in the order of ``__all__``.
+
+    A package with a lazy re-export (``_WHERE``, :func:`attention_claims._lazy.lazy_exports`) says where
+    each name lives; otherwise griffe follows the package's imports statically. A name that is itself a
+    module (``testkit.profiles``) is grouped under its parent package.
+
+    Raises:
+        KeyError: a name of ``__all__`` that the package does not define (griffe finds no such member).
+    """
+    pkg = importlib.import_module(package)
+    where = getattr(pkg, "_WHERE", None)
+    tree = None
+    if where is None:
+        import griffe
+
+        tree = griffe.load(package, resolve_aliases=True, resolve_external=False)
+    groups: dict[str, list[str]] = {}
+    for name in pkg.__all__:
+        if where is not None:
+            module = f"{package}.{where[name]}"
+        else:
+            member = tree[name]
+            path = member.target_path if member.is_alias else member.path
+            module = path.rsplit(".", 1)[0]
+        groups.setdefault(module, []).append(name)
+    order = [f"{package}.{m}" for m in getattr(pkg, "MODULES", ())]  # the package's own order of its concepts
+    return dict(sorted(groups.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+
+
+def directive(module: str, name: str) -> str:
+    """The mkdocstrings block of ``module.name``."""
+    return f"::: {module}.{name}\n"
+
+
+def reference_markdown(package: str) -> str:
+    """The generated reference of ``package``: a section per defining module, a block per public name."""
+    out = []
+    for module, names in defining_modules(package).items():
+        doc = (importlib.import_module(module).__doc__ or "").strip().split("\n\n", 1)[0]
+        out.append(f"## `{module}`\n\n{' '.join(doc.split())}\n")
+        out.extend(directive(module, name) for name in names)
+    return "\n".join(out)
+
+
+def cli_markdown() -> str:
+    """``attention-claims --help`` and every subcommand's ``--help``, each in a fenced block."""
+    from attention_claims import cli
+
+    def captured(argv: list[str]) -> str:
+        buf = io.StringIO()
+        saved = os.environ.get("COLUMNS")
+        os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal's width: the same page on every machine
+        try:
+            with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):
+                cli.main(argv)
+        finally:
+            if saved is None:
+                del os.environ["COLUMNS"]
+            else:
+                os.environ["COLUMNS"] = saved
+        return buf.getvalue().rstrip()
+
+    parts = ["```text\n$ attention-claims --help\n" + captured(["--help"]) + "\n```\n"]
+    for name in cli.COMMANDS:
+        parts.append(f"### `attention-claims {name}`\n\n```text\n$ attention-claims {name} --help\n"
+                     + captured([name, "--help"]) + "\n```\n")
+    return "\n".join(parts)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
+    """Fill the page's markers (MkDocs calls this for every page before it renders the Markdown)."""
+    markdown = MARKER.sub(lambda m: reference_markdown(m.group(1)), markdown)
+    if CLI_MARKER in markdown:
+        markdown = markdown.replace(CLI_MARKER, cli_markdown())
+    return markdown

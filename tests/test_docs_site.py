@@ -1,0 +1,160 @@
+"""The documentation site (issue 34): every public name of ``attention_claims.testkit`` and
+``attention_claims.maths`` has a docstring, the generated reference lists each of them and nothing that
+does not exist, no page writes a signature of one by hand, and the site builds with warnings as errors.
+
+The build needs MkDocs (the ``dev`` extra); without it those tests skip, except under
+``ATTENTION_CLAIMS_REQUIRE_TOOLS=1`` (set by ``.ci/run``), where a missing tool fails.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PACKAGES = {"attention_claims.testkit": "reference/testkit", "attention_claims.maths": "reference/maths"}
+
+
+def _hook():
+    """``docs/hooks/reference.py``, the MkDocs hook that generates the reference pages."""
+    spec = importlib.util.spec_from_file_location("docs_reference_hook", DOCS / "hooks" / "reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _require(module: str):
+    """Import ``module`` or skip saying why (fail under ATTENTION_CLAIMS_REQUIRE_TOOLS=1)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        why = f"{module} is not installed (pip install -c constraints.txt -e '.[dev]')"
+        if os.environ.get("ATTENTION_CLAIMS_REQUIRE_TOOLS") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+def undocumented(package: str, search_paths: list[str] | None = None) -> list[str]:
+    """The names of ``package.__all__`` whose object has no docstring, as griffe reads it statically
+    (an attribute's docstring is the string literal after its assignment)."""
+    import griffe
+
+    hook = _hook()
+    top = package.split(".", 1)[0]
+    tree = griffe.load(top, search_paths=search_paths or [str(ROOT)], resolve_aliases=True,
+                       resolve_external=False)
+    missing = []
+    for module, names in hook.defining_modules(package).items():
+        for name in names:
+            path = f"{module}.{name}".split(".", 1)[1]
+            obj = tree[path]
+            doc = obj.docstring.value.strip() if obj.docstring else ""
+            if not doc:
+                missing.append(f"{package}.{name} ({module})")
+    return missing
+
+
+def unresolvable(ids: set[str]) -> list[str]:
+    """The dotted paths among ``ids`` that do not name an importable object (longest importable module,
+    then attributes)."""
+    bad = []
+    for dotted in sorted(ids):
+        parts = dotted.split(".")
+        obj = None
+        for k in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:k]))
+            except ImportError:
+                continue
+            rest = parts[k:]
+            break
+        try:
+            for attr in rest:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            obj = None
+        if obj is None:
+            bad.append(dotted)
+    return bad
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_every_public_name_has_a_docstring(package):
+    _require("griffe")
+    assert undocumented(package) == [], "public names without a docstring (the reference would show them bare)"
+
+
+def test_an_undocumented_public_name_is_caught(tmp_path, monkeypatch):
+    _require("griffe")
+    pkg = tmp_path / "plantedkit"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text('"""A planted package."""\nfrom .mod import bare, told\n__all__ = ["bare", "told"]\n',
+                                     encoding="utf-8")
+    (pkg / "mod.py").write_text('"""Its module."""\ndef bare(x):\n    return x\n\n\ndef told(x):\n    """Documented."""\n',
+                                encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert undocumented("plantedkit", search_paths=[str(tmp_path)]) == ["plantedkit.bare (plantedkit.mod)"]
+
+
+def test_a_listed_name_that_does_not_exist_is_caught():
+    assert unresolvable({"attention_claims.maths.rank.numerical_rank", "attention_claims.testkit",
+                         "attention_claims.maths.rank.no_such_name", "attention_claims.no_such_module.x"}) == [
+        "attention_claims.maths.rank.no_such_name", "attention_claims.no_such_module.x"]
+
+
+def test_no_page_writes_a_signature_of_a_public_name_by_hand():
+    """The signatures are the generated reference's: a hand-written ``name(args)`` drifts (issue 34: the
+    guide gave ``exact_softmax_rank(Q, K, ...)`` for a function of ``(M_int, mask=None)``)."""
+    import attention_claims.maths as maths
+    import attention_claims.testkit as testkit
+
+    names = set(maths.__all__) | set(testkit.__all__)
+    found = []
+    for page in [DOCS / "testkit.md", DOCS / "index.md", *sorted((DOCS / "reference").glob("*.md"))]:
+        for name in re.findall(r"`@?(\w+)\(", page.read_text(encoding="utf-8")):
+            if name in names:
+                found.append(f"{page.relative_to(ROOT)}: {name}(")
+    assert found == []
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site, built once with ``mkdocs build --strict`` (warnings are errors)."""
+    _require("mkdocs")
+    _require("mkdocstrings")
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return out
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_the_reference_lists_every_public_name_and_nothing_else(site, package):
+    hook = _hook()
+    html = (site / PACKAGES[package] / "index.html").read_text(encoding="utf-8")
+    ids = set(re.findall(r'id="(attention_claims\.[\w.]+)"', html))
+    expected = {f"{module}.{name}" for module, names in hook.defining_modules(package).items() for name in names}
+    pkg = importlib.import_module(package)
+    assert len(expected) == len(pkg.__all__)
+    assert sorted(expected - ids) == [], "public names the reference does not show"
+    assert unresolvable(ids) == [], "the reference lists names that do not exist"
+    # each entry shows its signature: a function's heading carries its parameters
+    assert 'class="doc doc-heading"' in html and "doc-signature" in html
+
+
+def test_the_command_line_page_shows_every_subcommand(site):
+    from attention_claims.cli import COMMANDS
+
+    html = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    missing = [name for name in COMMANDS if f"$ attention-claims {name} --help" not in html]
+    assert missing == [] and "usage: attention-claims new" in html
