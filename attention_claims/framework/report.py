@@ -9,7 +9,6 @@ never disagree. The verdict rules are all in :mod:`attention_claims.framework.ve
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import importlib.metadata
 import json
@@ -18,14 +17,13 @@ import platform
 import re
 import shlex
 import sys
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from .._cache import write_atomic
 from .._lazy import installed_version, loaded
 from . import profiles
 from .records import SOURCES_DIR, load_manifest
+from .report_folder import LOCK_TIMEOUT, REPORT_LOCK, ReportFolder, ReportFolderError  # noqa: F401 (public here)
 from .report_model import (
     REPORT_FORMATS,
     ClaimEntry,
@@ -308,109 +306,33 @@ def _covered(state, claim) -> bool:
     return all(r.name in have for r in claim.readings)
 
 
-REPORT_LOCK = ".claims.lock"
-"""The lock file in the report folder that serialises the runs writing it (:func:`report_lock`)."""
-
-LOCK_TIMEOUT = 600.0
-"""Seconds a run waits for another run to finish writing the same report folder."""
-
-
-class ReportFolderError(Exception):
-    """The report folder cannot be written (read-only, full, or held by another run too long). The
-    plugin turns it into one message and exit status 4 (:data:`pytest.ExitCode.USAGE_ERROR`)."""
-
-
-def check_report_folder(report_dir: Path) -> None:
-    """Make sure the report folder exists and can be written, by creating it and its lock file
-    (:data:`REPORT_LOCK`): run at configure time, so an unwritable folder stops the run before any
-    check runs, with one message (``root`` passes ``os.access`` on a read-only folder, so the test is
-    a real write).
+def check_report_folder(report_dir: Path, *, sources_dir: Path | None = None, claims_dir: Path | None = None) -> None:
+    """:meth:`ReportFolder.check <attention_claims.framework.report_folder.ReportFolder.check>` of
+    ``report_dir`` in a session whose sources and claims folders are ``sources_dir`` and ``claims_dir``:
+    run at configure time, so a refused or unwritable folder stops the run before any check runs.
 
     Raises:
-        ReportFolderError: the folder or its lock file cannot be created (names the folder and why).
+        ReportFolderError: the folder is refused (a home, sources or claims folder; a file there the
+            suite did not write) or cannot be created (names the folder and why).
     """
-    try:
-        report_dir.mkdir(parents=True, exist_ok=True)
-        with open(report_dir / REPORT_LOCK, "a"):
-            pass
-    except OSError as exc:
-        raise ReportFolderError(f"the report folder {report_dir} cannot be written ({exc.strerror or exc}); "
-                                "name another with --claims-report-dir, or run with --claims-no-report") from None
+    ReportFolder(report_dir, sources_dir=sources_dir, claims_dir=claims_dir).check()
 
 
-@contextlib.contextmanager
-def report_lock(report_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
-    """Hold the report folder's lock (``filelock``, an exclusive lock on :data:`REPORT_LOCK`) while a
-    run reads the last report, merges its own decisions into it and writes the three files, so that
-    two runs at once serialise their read-merge-write and neither loses the other's verdicts.
+def report_lock(report_dir: Path, timeout: float = LOCK_TIMEOUT):
+    """:meth:`ReportFolder.lock <attention_claims.framework.report_folder.ReportFolder.lock>` of
+    ``report_dir``: held while a run reads the last report, merges its decisions and writes.
 
     Raises:
         ReportFolderError: the lock file cannot be created, or another run held it for ``timeout`` s.
     """
-    from filelock import FileLock, Timeout
-
-    try:
-        report_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(report_dir / REPORT_LOCK))
-        lock.acquire(timeout=timeout)
-    except Timeout:
-        raise ReportFolderError(f"another run has held {report_dir / REPORT_LOCK} for {timeout:.0f} s; "
-                                "the report was not written") from None
-    except OSError as exc:
-        raise ReportFolderError(f"the report folder {report_dir} cannot be written ({exc.strerror or exc})") from None
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-_TEMPORARY = re.compile(r"^\..+\.(\d+)\.tmp$")
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: alive
-        return True
-    return True
+    return ReportFolder(report_dir).lock(timeout)
 
 
 def remove_stale_temporaries(report_dir: Path) -> list[Path]:
-    """Remove the temporary files (``.<name>.<pid>.tmp``, :func:`attention_claims._cache.write_atomic`)
-    that a killed run left in ``report_dir`` and its ``figures/`` folder: those whose process no longer
-    runs. Only regular files of that exact pattern are touched. Returns the files removed."""
-    removed = []
-    for folder in (report_dir, report_dir / "figures"):
-        try:
-            entries = list(folder.iterdir())
-        except OSError:
-            continue
-        for p in entries:
-            m = _TEMPORARY.match(p.name)
-            if m is None or _alive(int(m.group(1))) or p.is_symlink() or not p.is_file():
-                continue
-            try:
-                p.unlink()
-                removed.append(p)
-            except OSError:
-                pass
-    return removed
-
-
-def _set_aside(path: Path) -> Path:
-    """Rename ``path`` to ``<name>.corrupt-<UTC date and time>`` (a free name) and return the new path."""
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
-    k = 1
-    while target.exists():
-        k += 1
-        target = path.with_name(f"{path.name}.corrupt-{stamp}-{k}")
-    os.replace(path, target)
-    return target
+    """:meth:`ReportFolder.remove_stale_temporaries
+    <attention_claims.framework.report_folder.ReportFolder.remove_stale_temporaries>` of ``report_dir``:
+    the temporaries of the writer's own files that a killed run left. Returns the files removed."""
+    return ReportFolder(report_dir).remove_stale_temporaries()
 
 
 def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], str | None, str | None]:
@@ -452,7 +374,7 @@ def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], 
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         try:
-            kept = _set_aside(path)
+            kept = ReportFolder(report_dir).set_aside("claims.json")
         except OSError as move:
             return {}, None, (f"the earlier report {path} cannot be read ({why}) nor set aside ({move.strerror}); "
                               "this run starts from no earlier report")
@@ -552,73 +474,55 @@ def write_report_data(data: dict, report_dir: Path, *, sources_dir: Path = SOURC
     from .render import load_sources, render_html, render_markdown
     from .sentences import classification_maps, load_all
 
-    files: dict[Path, str] = {}
+    folder = ReportFolder(report_dir, sources_dir=sources_dir)
+    files: dict[str, str] = {}
     if "json" in formats:
-        files[report_dir / "claims.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        files["claims.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if "md" in formats:
-        files[report_dir / "claims.md"] = render_markdown(data)
+        files["claims.md"] = render_markdown(data)
     if "html" in formats:
         sources = load_sources(sources_dir) if Path(sources_dir).is_dir() else {}
         kinds, claim_excerpts = {}, {}
         for doc, entries in load_all(Path(sources_dir) / "sentences").items():
             kinds[doc], claim_excerpts[doc] = classification_maps(entries)
-        files[report_dir / "claims.html"] = render_html(data, sources=sources, classification=kinds,
-                                                        claim_excerpts=claim_excerpts, report_dir=report_dir)
+        files["claims.html"] = render_html(data, sources=sources, classification=kinds,
+                                           claim_excerpts=claim_excerpts, report_dir=report_dir)
     if "md" in formats:
-        write_plot_files(data, report_dir)
-    _write_together(files)
+        from .render.model import FIGURES_DIR
+
+        files.update(plot_svgs(data))
+        folder.write(files, replace_prefix=f"{FIGURES_DIR}/", replace_suffix=".svg")
+    else:
+        folder.write(files)
 
 
-def _write_together(files: dict[Path, str]) -> None:
-    """Write every file of ``files`` through a temporary file beside it, then move them all into place
-    (``os.replace``): a write that fails (a full disk) leaves every earlier file as it was and no
-    temporary file behind, so the three reports never disagree because one of them failed.
+def plot_svgs(data: dict) -> dict[str, str]:
+    """Every plot of the report (``data``, the ``claims.json`` dict) as SVG text, by the path
+    :func:`~attention_claims.framework.render.model.plot_files` gives it (``figures/<claim id>-<k>.svg``,
+    relative to the report folder), in claim order, for ``claims.md`` to link."""
+    from .render.model import plot_files
+    from .render.plots import render_plot, standalone_svg
 
-    Raises:
-        OSError: a file cannot be written (the temporary files are removed).
-    """
-    temporaries: list[tuple[Path, Path]] = []
-    try:
-        for path, text in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            temporaries.append((tmp, path))
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
-    except BaseException:
-        for tmp, _ in temporaries:
-            tmp.unlink(missing_ok=True)
-        raise
-    for tmp, path in temporaries:
-        os.replace(tmp, path)
+    return {rel: standalone_svg(render_plot(spec))
+            for claim in data.get("claims", []) for _name, spec, rel in plot_files(claim)}
 
 
 def write_plot_files(data: dict, report_dir: Path) -> list[Path]:
-    """Write every plot of the report (``data``, the ``claims.json`` dict) as an SVG file at the path
-    :func:`~attention_claims.framework.render.model.plot_files` gives it (``figures/<claim id>-<k>.svg``
-    under ``report_dir``), atomically, for ``claims.md`` to link; remove the other ``*.svg`` files of
-    that folder (plots of an earlier report: the folder's SVG files are the writer's alone).
+    """Write every plot of the report (:func:`plot_svgs`) as an SVG file under ``report_dir``, through
+    :class:`~attention_claims.framework.report_folder.ReportFolder` (atomically, recorded in its manifest),
+    and delete the plot files of an earlier report that this one no longer draws (only those the
+    manifest lists: a user's ``figures/logo.svg`` is never touched).
 
     Returns:
         The files written, in claim order.
 
     Raises:
+        ReportFolderError: a file to write is there and the suite did not write it.
         OSError: a file cannot be written.
     """
-    from .render.model import FIGURES_DIR, plot_files
-    from .render.plots import render_plot, standalone_svg
+    from .render.model import FIGURES_DIR
 
-    written = []
-    for claim in data.get("claims", []):
-        for _name, spec, rel in plot_files(claim):
-            path = report_dir / rel
-            write_atomic(path, standalone_svg(render_plot(spec)))
-            written.append(path)
-    keep = {p.name for p in written}
-    for old in (report_dir / FIGURES_DIR).glob("*.svg"):
-        if old.name not in keep:
-            old.unlink(missing_ok=True)
-    return written
+    return ReportFolder(report_dir).write(plot_svgs(data), replace_prefix=f"{FIGURES_DIR}/", replace_suffix=".svg")
 
 
 def write_in_progress(state, config) -> None:

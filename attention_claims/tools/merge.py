@@ -3,9 +3,18 @@ one (:mod:`attention_claims.framework.merge`), written as ``claims.json``, ``cla
 ``claims.html`` in ``DIR`` like a run's. The claim records (to recompute the verdicts) come from the
 project's claims folder (the ``claims_dir`` ini option, or ``--claims-dir``).
 
+Every input is validated before anything is folded (:func:`attention_claims.framework.report_schema.read_report`:
+at most 32 MiB, nested at most 64 deep, valid against the report's JSON Schema; the message names the
+file and the JSON path of the first error). ``DIR`` is a report folder of the suite
+(:class:`attention_claims.framework.report_folder.ReportFolder`): new, empty, or holding only files the
+suite wrote (its manifest) besides files whose names it does not write; never the home, sources or
+claims folder. It is locked while written (the plugin's ``.claims.lock``), and a ``claims.json`` there
+that is not a report is set aside as ``claims.json.corrupt-<date>``, never replaced.
+
 Exit status: 0 merged, every verdict agreeing with ``expected``; 1 merged, some verdict disagreeing;
-4 a usage error (a report that cannot be read, another catalog or commit without ``--allow-mixed``, two
-runs of a reading that disagree on one device, a malformed record).
+4 a usage error (a report that cannot be read or is invalid, another catalog or commit without
+``--allow-mixed``, two runs of a reading that disagree on one device, a malformed record, an output
+folder that is not the suite's or cannot be written).
 """
 
 from __future__ import annotations
@@ -15,8 +24,10 @@ import sys
 from pathlib import Path
 
 from ..framework import config as claims_config
-from ..framework.merge import MergeError, load_report, merge_reports
+from ..framework.merge import MergeError, merge_reports
 from ..framework.records import ClaimRecordError, load_catalog
+from ..framework.report_folder import ReportFolder, ReportFolderError
+from ..framework.report_schema import ReportInputError, read_report
 
 USAGE_ERROR = 4
 
@@ -38,17 +49,27 @@ def run(args: argparse.Namespace) -> int:
     paths = claims_config.discover()
     claims_dir = args.claims_dir or paths.claims_dir
     sources_dir = args.claims_sources or paths.sources_dir
+    folder = ReportFolder(args.output, sources_dir=sources_dir, claims_dir=claims_dir)
     try:
+        folder.check()
         catalog = load_catalog(claims_dir, sources_dir)
-        reports = [(str(p), load_report(p)) for p in args.reports]
+        reports = [(str(p), read_report(p)) for p in args.reports]
         report = merge_reports(reports, catalog, allow_mixed=args.allow_mixed)
-    except (MergeError, ClaimRecordError) as exc:
+    except (MergeError, ClaimRecordError, ReportInputError, ReportFolderError) as exc:
         print(f"attention-claims merge: {exc}", file=sys.stderr)
         return USAGE_ERROR
     from ..framework.report import write_report_data
 
     try:
-        write_report_data(report.to_json(), args.output, sources_dir=sources_dir)
+        with folder.lock():
+            kept = folder.set_aside_damaged_report()
+            if kept is not None:
+                print(f"attention-claims merge: warning: {args.output / 'claims.json'} was not a report; "
+                      f"kept aside as {kept}", file=sys.stderr)
+            write_report_data(report.to_json(), args.output, sources_dir=sources_dir)
+    except ReportFolderError as exc:
+        print(f"attention-claims merge: {exc}", file=sys.stderr)
+        return USAGE_ERROR
     except OSError as exc:
         print(f"attention-claims merge: cannot write {args.output}: {exc}", file=sys.stderr)
         return USAGE_ERROR

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from attention_claims.framework import report as report_module
+from attention_claims.framework import report_folder as report_module
 from conftest import REPORT_FILES as FILES
 from conftest import small_project_checks as _checks
 from conftest import small_project_records as _records

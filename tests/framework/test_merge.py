@@ -103,7 +103,8 @@ def _gpu_report(cpu: dict) -> dict:
         for r in c["readings"]:
             if r["name"] == "cuda-float32":
                 r.update(outcome="failed", certified=True, ran_on=dict(run, device="NVIDIA H100 80GB HBM3"),
-                         counterexample={"message": "float32 on the GPU loses rank", "certified": True})
+                         counterexample={"message": "float32 on the GPU loses rank", "example": {"N": 2},
+                                                 "certified": True})
             else:
                 r.update(outcome="skipped", ran_on=None)
     return gpu

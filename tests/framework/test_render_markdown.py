@@ -30,16 +30,19 @@ def test_math_is_github_math():
 
 def test_plots_written_as_svg_and_linked(tmp_path):
     """Every plot of the report becomes figures/<claim id>-<k>.svg (a standalone SVG file with a size),
-    linked from claims.md; SVG files of an earlier report are removed, other files are kept."""
+    linked from claims.md; SVG files of an earlier report (listed in the folder's manifest) are removed,
+    other files are kept."""
     import xml.etree.ElementTree as ET
 
     from attention_claims.framework.render.model import plot_files
     from attention_claims.framework.report import write_plot_files
 
     rep = fixture_report()
-    (tmp_path / "figures").mkdir()
-    (tmp_path / "figures" / "stale-1.svg").write_text("<svg/>", encoding="utf-8")
+    from attention_claims.framework.report_folder import ReportFolder
+
+    ReportFolder(tmp_path).write({"figures/stale-1.svg": "<svg/>"})  # a plot of an earlier report
     (tmp_path / "figures" / "9889-relu2.png").write_bytes(b"png")
+    (tmp_path / "figures" / "logo.svg").write_text("<svg/>", encoding="utf-8")  # not the writer's: kept
     written = write_plot_files(rep, tmp_path)
     expected = [tmp_path / rel for c in rep["claims"] for _n, _s, rel in plot_files(c)]
     assert written == expected and len(written) == sum(len(r.get("plots", [])) for c in rep["claims"]
@@ -48,7 +51,7 @@ def test_plots_written_as_svg_and_linked(tmp_path):
         root = ET.fromstring(path.read_bytes())
         assert root.tag.endswith("svg") and root.get("width", "").endswith("pt")
     assert not (tmp_path / "figures" / "stale-1.svg").exists()
-    assert (tmp_path / "figures" / "9889-relu2.png").exists()
+    assert (tmp_path / "figures" / "9889-relu2.png").exists() and (tmp_path / "figures" / "logo.svg").exists()
     md = render_markdown(rep)
     for path in written:
         rel = path.relative_to(tmp_path).as_posix()

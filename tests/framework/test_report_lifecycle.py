@@ -112,5 +112,7 @@ def test_report_files_are_written_0644_and_atomically(planted):
         os.umask(previous)
     for name in FILES:
         assert stat.S_IMODE((run.report_dir / name).stat().st_mode) == 0o644, name
-    # no temporary left; the lock file that serialises concurrent runs stays (as filelock leaves it)
-    assert sorted(p.name for p in run.report_dir.iterdir() if p.name.startswith(".")) == [".claims.lock"]
+    # no temporary left; the lock file that serialises concurrent runs stays (as filelock leaves it), and
+    # the manifest of the files the writer wrote
+    assert sorted(p.name for p in run.report_dir.iterdir() if p.name.startswith(".")) == [
+        ".attention-claims-manifest.json", ".claims.lock"]

@@ -1,0 +1,115 @@
+"""Reading a ``claims.json`` that the suite did not just write (an input of ``attention-claims merge``):
+every input is validated against the report's JSON Schema (``docs/claims.schema.json``, shipped in the
+package as ``attention_claims/framework/claims.schema.json``) with the ``jsonschema`` library before
+anything is folded (:func:`read_report`).
+
+Limits, checked in this order, each a :class:`ReportInputError` naming the file:
+
+- size: at most :data:`MAX_BYTES` (32 MiB; the suite's own full report is about 0.4 MB), checked on the
+  open file before it is read, so a 100 MB report costs nothing;
+- a regular file (not a FIFO, a device or a folder), opened without blocking;
+- UTF-8 JSON, nested at most :data:`MAX_DEPTH` levels (a report needs about 12; a 200,000-deep array is
+  refused, never a ``RecursionError``);
+- the schema: enums (verdicts, outcomes, kinds, plot kinds), booleans that are booleans (``"schema":
+  true`` is not schema 1), integers that are integers, required fields. The message gives the JSON path
+  of the first error (``$.claims[0].readings[1].examples``) and what is wrong there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["ReportInputError", "read_report", "validate_report", "report_schema", "MAX_BYTES", "MAX_DEPTH"]
+
+MAX_BYTES = 32 * 1024 * 1024
+"""The largest report file :func:`read_report` reads (32 MiB)."""
+
+MAX_DEPTH = 64
+"""The deepest nesting of JSON arrays and objects :func:`read_report` accepts."""
+
+SCHEMA_FILE = "claims.schema.json"
+
+
+class ReportInputError(ValueError):
+    """A report that may not be folded: too large, not a regular file, not JSON, nested too deep, or not
+    valid against the schema. ``str()`` names the file (and the JSON path of the first error)."""
+
+
+@cache
+def report_schema() -> dict:
+    """The report's JSON Schema (draft 2020-12), from the package's ``claims.schema.json`` (the same file
+    as ``docs/claims.schema.json``)."""
+    return json.loads(resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
+def _depth(value) -> int:
+    """The nesting depth of a parsed JSON value (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            d += 1
+            deepest = max(deepest, d)
+            if deepest > MAX_DEPTH:
+                return deepest
+            stack.extend((x, d) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
+def validate_report(data, name: str) -> dict:
+    """``data`` (a parsed ``claims.json``) when it is a schema-1 report by :func:`report_schema`.
+
+    Raises:
+        ReportInputError: nested deeper than :data:`MAX_DEPTH`, or invalid; names ``name`` and the JSON
+            path of the first error.
+    """
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    if _depth(data) > MAX_DEPTH:
+        raise ReportInputError(f"{name}: nested deeper than {MAX_DEPTH} levels; not a report")
+    validator = Draft202012Validator(report_schema())
+    error = best_match(validator.iter_errors(data))
+    if error is not None:
+        raise ReportInputError(f"{name}: not a valid report at {error.json_path}: {_short(error.message)}")
+    return data
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def read_report(path: Path | str) -> dict:
+    """The report at ``path``, read within the limits of the module docstring and validated
+    (:func:`validate_report`).
+
+    Raises:
+        ReportInputError: it cannot be read, or breaks a limit or the schema (names the file).
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ReportInputError(f"{path}: cannot be read as a report ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ReportInputError(f"{path}: not a regular file; a report is a claims.json file")
+        if st.st_size > MAX_BYTES:
+            raise ReportInputError(f"{path}: {st.st_size} bytes, more than the {MAX_BYTES // (1 << 20)} MiB a "
+                                   "report may have")
+        raw = f.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        raise ReportInputError(f"{path}: more than the {MAX_BYTES // (1 << 20)} MiB a report may have")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ReportInputError(f"{path}: nested deeper than {MAX_DEPTH} levels; not a report") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ReportInputError(f"{path}: cannot be read as a report ({exc})") from None
+    return validate_report(data, str(path))
