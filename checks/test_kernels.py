@@ -853,16 +853,19 @@ def test_stability_elu_plus_one(device, dtype, reading, N, d, scale, seed, claim
     with precision(128):
         den = sum((arb_feature("elu+1", Q[i, c]) * sum((arb_feature("elu+1", K[j, c]) for j in range(N)), arb(0))
                    for c in range(d)), arb(0))
+    # boundaries on the vectorized path (64 elements, as attention's tensors) and on one element, which can differ
     x0, xu = feature_zero_threshold("elu+1", dtype, device), feature_zero_threshold("exp", dtype, device)
-    zeroed = [x for x in np.concatenate([Q[i], K.ravel()]) if x < x0]  # inputs whose dtype feature is exactly 0
+    x1 = feature_zero_threshold("elu+1", dtype, device, elements=1)
+    one = f" (one element: x < {x1:.6g})" if x1 != x0 else " (the same on one element)"
+    zeroed = [x for x in np.concatenate([Q[i], K.ravel()]) if x < max(x0, x1)]  # dtype feature exactly 0 on a path
     cause = "true underflow" if zeroed and max(zeroed) < xu else "elu(x) rounding to -1"
     refute(f"{dtype}/{device}: softmax attention is finite but row {i} of elu+1 linear attention is NaN/Inf: its "
            f"normaliser computes to {den_dt} in {dtype} ({cause}), while the true normaliser is {den.mid()} > 0 "
            f"(q = {Q[i].tolist()}, K = {K.tolist()})", example={"Q": Q, "K": K, "V": V, "row": i},
            certified=den_dt == 0 and certified_sign(den) > 0,
            certificate=f"arb (128-bit) enclosure of the true normaliser {den}: the zero is a {dtype} artefact",
-           boundary=f"elu(x) + 1 is exactly 0 in {dtype} for x < {x0:.6g} (bisection; elu(x) rounds to -1), long "
-                    f"before e^x underflows (x < {xu:.6g})")
+           boundary=f"elu(x) + 1 is exactly 0 in {dtype} for x < {x0:.6g} on tensors of 64 elements, the vectorized "
+                    f"path{one} (bisection; elu(x) rounds to -1), long before e^x underflows (x < {xu:.6g})")
 
 
 @pytest.mark.parametrize("device,dtype,reading", reading_params("corollary-11-11-linear-attention-stability", where=lambda r: r.name.endswith("benign")))

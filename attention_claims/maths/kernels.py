@@ -199,23 +199,38 @@ def doc_exp_overflow_norm_sq(d: int, dtype: str = "float32", device: str = "cpu"
     return bisect_predicate(fails(e1), 0.0, hi), bisect_predicate(fails(neg), 0.0, hi)
 
 
+#: elements of the tensors a boundary is measured on: torch's CPU kernels take their vectorized path (and
+#: its own exp, expm1 and log) on tensors of 16 or 32 elements and more (AVX2, AVX-512), the scalar path on
+#: shorter ones, and the two can round differently; attention's tensors are long, so 64 is the default
+VECTORIZED_ELEMENTS = 64
+
+
 @functools.cache
-def feature_zero_threshold(name: str, dtype: str = "float32", device: str = "cpu") -> float:
-    """The ``x`` (bisection) below which the elementwise feature map ``name`` of
-    :func:`attention_claims.maths.feature_map` computed in ``dtype`` on ``device`` returns exactly 0,
-    although its true value is positive (``elu+1``: ``elu(x)`` rounds to ``-1``, near
-    ``ln(eps/2)``; ``exp``: underflow below half the smallest subnormal).
+def feature_zero_threshold(name: str, dtype: str = "float32", device: str = "cpu", *,
+                           elements: int = VECTORIZED_ELEMENTS) -> float:
+    """The ``x`` (bisection, relative accuracy ``1e-7``) below which the elementwise feature map ``name``
+    of :func:`attention_claims.maths.feature_map` computed in ``dtype`` on ``device`` returns exactly 0,
+    although its true value is positive (``elu+1``: ``elu(x)`` rounds to ``-1``, near ``ln(eps/2)``;
+    ``exp``: underflow below half the smallest subnormal).
+
+    Measured on a tensor of ``elements`` copies of ``x`` (0 when any is 0): the default (64) takes the
+    vectorized path real tensors take; ``elements=1`` the one-element path, which can differ (float32
+    ``elu+1`` on an AVX-512 CPU: -16.64 = ln(eps/2) vectorized, -17.33 = ln(eps/4) on one element, whose
+    scalar ``expm1`` rounds ``-1 + e^x`` to ``-1`` only below ``eps/4``). Units: the map's input.
 
     Raises:
         AttentionInputError: unknown map or dtype.
-        ValueError: the map is already 0 at ``x = 0`` or nowhere in ``[-10^4, 0]`` in this dtype
-            (no threshold to bisect).
+        ValueError: ``elements < 1``; the map is already 0 at ``x = 0`` or nowhere in ``[-10^4, 0]`` in
+            this dtype (no threshold to bisect).
     """
+    if isinstance(elements, bool) or not isinstance(elements, int) or elements < 1:
+        raise ValueError(f"feature_zero_threshold: elements must be a positive integer, got {elements!r}")
     f = feature_map(name)
     dt = resolve_dtype(dtype)
 
     def fails(neg_x: float) -> bool:
-        return bool((f(torch.tensor([-neg_x], dtype=torch.float64).to(device=device, dtype=dt)) == 0).item())
+        x = torch.full((elements,), -neg_x, dtype=torch.float64).to(device=device, dtype=dt)
+        return bool((f(x) == 0).any().item())
 
     return -bisect_predicate(fails, 0.0, 1.0e4, rtol=1e-7)
 

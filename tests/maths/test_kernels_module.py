@@ -41,6 +41,7 @@ from attention_claims.maths import (
     taylor_features,
     trig_random_features,
 )
+from attention_claims.maths.kernels import VECTORIZED_ELEMENTS
 
 # -- masks and masked attention ---------------------------------------------------------------------
 
@@ -250,8 +251,16 @@ def test_mp_doc_exp_log_extremes_and_overflow_boundary():
 
 
 def test_feature_zero_thresholds():
+    # one element (the scalar path, std::expm1): elu(x) = e^x - 1 rounds to -1 once e^x < eps/4, ln(2^-25) = -17.33
+    x1 = feature_zero_threshold("elu+1", "float32", elements=1)
+    assert abs(x1 - (-25 * math.log(2))) < 1e-4
+    # 64 elements (the vectorized path attention's tensors take): on an AVX-512 CPU from e^x < eps/2 already,
+    # ln(2^-24) = -16.64 (issue 35, point 6); a CPU whose vector path rounds as the scalar one gives x1
     x0 = feature_zero_threshold("elu+1", "float32")
-    assert -18 < x0 < -17  # elu(x) = e^x - 1 rounds to -1 once e^x < eps/4: ln(2^-25) = -17.33
+    assert abs(x0 - (-24 * math.log(2))) < 1e-4 or x0 == x1
+    assert feature_zero_threshold("elu+1", "float32", elements=VECTORIZED_ELEMENTS) == x0
+    with pytest.raises(ValueError, match="positive integer"):
+        feature_zero_threshold("elu+1", "float32", elements=0)
     assert abs(feature_zero_threshold("exp", "float32") - (-150 * math.log(2))) < 1e-4  # half the smallest subnormal
     with pytest.raises(AttentionInputError, match="unknown"):
         feature_zero_threshold("tanh")
@@ -467,3 +476,15 @@ def test_linformer_mixing_names_each_input_and_each_shape_fault():
     for name, bad in (("K", np.ones((3, 4))), ("F", np.ones((4, 3)))):  # Q vs K alone, E vs F alone
         with pytest.raises(AttentionInputError, match=r"^linformer_mixing: shapes Q \(3, 2\)"):
             linformer_mixing(**{**good, name: bad})
+
+
+def test_softmax_underflow_gap_on_both_paths():
+    # the gap at which a weight underflows: the same on a row of 64 (vectorized) and of 2 logits, at the IEEE
+    # threshold -ln(smallest subnormal / 2) (issue 35: boundaries measured on the path real tensors take)
+    from attention_claims.maths import softmax_diagonal_underflow_gap
+
+    for dtype, log2_min in (("float32", -149), ("float16", -24)):
+        g64, g2 = softmax_diagonal_underflow_gap(dtype), softmax_diagonal_underflow_gap(dtype, "cpu", 2)
+        assert abs(g64 - g2) < 1e-3 * g64 and abs(g64 + (log2_min - 1) * math.log(2)) < 0.02 * g64
+    with pytest.raises(ValueError, match=">= 2"):
+        softmax_diagonal_underflow_gap("float32", "cpu", 1)
