@@ -12,8 +12,13 @@ own models (a second ``pytest11`` plugin, next to :mod:`attention_claims.framewo
   :data:`attention_claims.models.registry.SUPPORTED_ARCHITECTURES` is a ``pytest.UsageError``
   naming the path, its ``config.model_type`` and the supported ones; so is a model that cannot
   load (layers, heads or hidden size not positive or not dividing, an unreadable config, a
-  truncated or corrupt safetensors file, a damaged GGUF header): exit status 4 before anything is
-  collected or decided, one message naming the path, the file and what is wrong.
+  truncated or corrupt safetensors file, a damaged GGUF header), whose ``config.json`` disagrees
+  with the tensor shapes of its weights' headers (``num_hidden_layers = 10**9`` beside two layers of
+  weights; a hidden size or heads the weights do not have), whose measurement would need more memory
+  than the machine has free, or whose files are not regular files within their size caps (a FIFO as
+  ``model.safetensors`` is refused at once, a 200 MB ``config.json`` after reading 4 MiB): exit
+  status 4 before anything is collected or measured, one message naming the path, the file or the
+  field, and what is wrong (:func:`attention_claims.models.registry.register_model`).
 - ``--claims-text FILE``: the user models are measured on this UTF-8 text instead of Moby-Dick
   ch. 1 (the built-in models keep Moby-Dick: their readings name it). Needs ``--claims-model``.
   Only a prefix is read and tokenised (at most
