@@ -469,3 +469,54 @@ def test_a_monte_carlo_reading_is_sampled_evidence_not_exact():
     assert model.reading_kind({"name": "monte-carlo-cpu-float64", "condition": {"dtype": "float64"}}) == "sampled"
     assert model.reading_kind({"name": "as-stated", "as_stated": True, "condition": {},
                                "statement": "For every rational q the moments agree exactly."}) == "exact"
+
+
+def _listed_folder(folder, docs: dict[str, str]):
+    import hashlib
+
+    folder.mkdir(exist_ok=True)
+    lines = []
+    for name, text in docs.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+        lines.append(f"{hashlib.sha256(text.encode()).hexdigest()}  {name}\n")
+    (folder / "SHA256SUMS").write_text("".join(lines), encoding="utf-8")
+    return folder
+
+
+NOTE = "# A note\n\nLinear attention uses a feature map [Tsa19]. Note that its cost is linear in $N$.\n"
+
+
+def test_every_listed_document_of_any_format_and_folder_is_annotated(tmp_path):
+    """Issue 34.1: a ``.md``, a ``.tex`` and an ``.html`` document and one in a subfolder, all listed in
+    SHA256SUMS, each get an annotated view with the claim's sentence highlighted and linked; an unlisted
+    ``.txt`` does not."""
+    from attention_claims.framework.render import load_sources
+    from attention_claims.framework.render.model import document_slug
+
+    docs = {"note.md": NOTE, "papers/draft.tex": NOTE, "page.html": NOTE, "sub/dir/n.txt": NOTE}
+    folder = _listed_folder(tmp_path / "sources", docs)
+    (folder / "stray.txt").write_text(NOTE, encoding="utf-8")
+    sources = load_sources(folder)
+    assert sorted(sources) == sorted(docs)
+    claims = [{"id": f"c{k}", "title": "t", "verdict": "false", "expected": "false", "statement": "s",
+               "source": {"document": d, "section": "1", "quote": "Note that its cost is linear in $N$."},
+               "readings": []} for k, d in enumerate(docs)]
+    report = {"schema": 1, "generated": "x", "environment": {}, "claims": claims, "run": {"complete": True},
+              "documents": {"note.md": {"title": "A note on linear attention"}}}
+    html = render_html(report, sources=sources)
+    for k, name in enumerate(docs):
+        slug = document_slug(name)
+        assert f'id="view-doc-{slug}"' in html and f'href="#doc-{slug}"' in html
+        span = re.search(rf'<span class="s v-false" id="{slug}-s(\d+)" data-claims="c{k}"', html)
+        assert span and span.group(1) == "2", name  # heading s0, the citation sentence s1, the claim s2
+        assert f'href="#{slug}-s2"' in html
+    assert "note.md — A note on linear attention" in html
+    assert "stray" not in html
+
+
+def test_no_sha256sums_no_documents(tmp_path):
+    from attention_claims.framework.render import load_sources
+
+    (tmp_path / "a.txt").write_text(NOTE, encoding="utf-8")
+    assert load_sources(tmp_path) == {}
