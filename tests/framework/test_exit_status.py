@@ -28,15 +28,16 @@ def _check(body: str) -> dict:
 REFUTE = 'refute("planted", certified=True)'
 
 
-@pytest.mark.parametrize(("expected", "body", "status"), [
-    ("true", "pass", 0),
-    ("false", REFUTE, 0),  # a false claim expected false is no failure
-    ("true", REFUTE, 1),  # the verdict disagrees with expected
-    ("false", 'raise TypeError("a bug in the suite")', 1),  # a check errored
+@pytest.mark.parametrize(("expected", "body", "status", "verdict"), [
+    ("true", "pass", 0, "true"),
+    ("false", REFUTE, 0, "false"),  # a false claim expected false is no failure
+    ("true", REFUTE, 1, "false"),  # the verdict disagrees with expected
+    ("false", 'raise TypeError("a bug in the suite")', 1, "error"),  # a check errored: the verdict is error
 ])
-def test_verdicts_and_errors(planted, expected, body, status):
+def test_verdicts_and_errors(planted, expected, body, status, verdict):
     run = planted({"c.toml": record_toml("c", expected=expected)}, _check(body))
     assert run.result.ret == status, run.result.stdout.str()
+    assert run.claim("c")["verdict"] == verdict
 
 
 @pytest.mark.subprocess_run

@@ -397,7 +397,7 @@ def test_deferred_certificate_that_does_not_confirm_is_an_error(planted):
     run = planted({"c.toml": record_toml("c", expected="false")}, {"test_d.py": DEFERRED.format(confirm="False")})
     assert run.result.ret != 0
     c = run.claim("c")
-    assert c["verdict"] == "undecided" and "did not confirm" in c["errors"][0]
+    assert c["verdict"] == "error" and "did not confirm" in c["errors"][0]
 
 
 TWO_MARKERS = '''

@@ -93,7 +93,11 @@ def test_verdict_rules_for_errors_interruptions_and_selection():
     d = decide(_claim(), held, selected=False)
     assert (d.verdict, d.reason, d.agrees) == ("undecided", NOT_SELECTED, True)
     d = decide(_claim(), held, errors=1)
-    assert d.verdict == "undecided" and "errored" in d.reason and d.agrees is False
+    assert d.verdict == "error" and "did not finish" in d.reason and d.agrees is False
+    d = decide(_claim(), {"exact": ReadingOutcome("error")})  # the reading's own outcome says so too
+    assert d.verdict == "error" and "'exact' did not finish" in d.reason and d.agrees is False
+    d = decide(_claim(), held, errors=1, interrupted=True, pending=2)  # an error is shown, interrupted or not
+    assert d.verdict == "error" and d.agrees is False
     d = decide(_claim(), held, interrupted=True, pending=2)
     assert d.verdict == "undecided" and "interrupted before 2" in d.reason and d.agrees is False
     assert decide(_claim(), held, interrupted=True, pending=0).verdict == "true"

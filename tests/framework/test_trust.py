@@ -136,7 +136,7 @@ def test_b():
 '''
     run = planted({"a.toml": record_toml("a"), "b.toml": record_toml("b")}, {"test_x.py": src})
     assert run.result.ret != 0
-    assert run.claim("a")["verdict"] == "undecided" and run.claim("a")["errors"]
+    assert run.claim("a")["verdict"] == "error" and run.claim("a")["errors"]  # not "could not run here"
     assert run.claim("b")["verdict"] == "true"
 
 
