@@ -670,7 +670,10 @@ def register_model(path: str | os.PathLike) -> ModelSpec:
         ModelPathError: the path is missing or not a model, or its ``config.model_type`` is not in
             :data:`SUPPORTED_ARCHITECTURES` (the message names the path, the type and the supported ones),
             or it cannot load: layers, heads or hidden size not a positive integer, hidden size not a
-            multiple of the heads, an unreadable config, a truncated or corrupt weights file, a damaged GGUF header.
+            multiple of the heads, an unreadable config, a truncated or corrupt weights file, a damaged GGUF header;
+            or its ``config.json`` disagrees with its weights' tensor shapes (:func:`_check_against_weights`),
+            its measurement would need more memory than is free (:func:`_check_memory`), or a file is not a
+            regular file within its cap (a FIFO, a ``config.json`` over :data:`CONFIG_MAX_BYTES`).
     """
     path = Path(path).expanduser().resolve()
     for spec in USER_MODELS.values():
