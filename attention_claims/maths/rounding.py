@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
 """The unit roundoff u (half the machine epsilon) of each dtype, a power of two (Higham Table 2.1; bfloat16:
 8 significant bits, IEEE 754-2008 does not define it; Intel BF16 specification 2018)."""
@@ -77,53 +79,75 @@ class Tolerance:
     """An absolute bound on a rounding error, with how it was derived.
 
     Attributes:
-        value: the bound (a non-negative float, in the units of the compared quantity).
+        value: the bound, in the units of the compared quantity: a non-negative float, or an array of them
+            (an entrywise bound such as ``gamma_n (|A| |B|)_ij``, any shape that broadcasts against the
+            errors; kept as a read-only float64 NumPy array).
         derivation: one line saying where it comes from (the error bound, the dtype, the operation count
             and the magnitude it multiplies), stated in the evidence by :meth:`state`.
 
     Two tolerances add (``a + b``): the bound of a result carrying both errors (triangle inequality).
 
     Raises:
-        ValueError: on construction, when ``value`` is negative or not finite, or ``derivation`` empty.
+        ValueError: on construction, when a value is negative or not finite, or ``derivation`` is empty.
     """
 
-    value: float
+    value: object
     derivation: str
 
     def __post_init__(self):
-        v = float(self.value)
-        if not math.isfinite(v) or v < 0:
+        arr = _float64(self.value)
+        if not np.isfinite(arr).all() or (arr < 0).any():
             raise ValueError(f"rounding: a tolerance must be finite and >= 0, got {self.value!r} ({self.derivation})")
         if not self.derivation.strip():
             raise ValueError("rounding: a tolerance needs its derivation")
-        object.__setattr__(self, "value", v)
+        if arr.ndim == 0:
+            object.__setattr__(self, "value", float(arr))
+        else:
+            arr = arr.copy()
+            arr.flags.writeable = False
+            object.__setattr__(self, "value", arr)
 
     def __add__(self, other: Tolerance) -> Tolerance:
         if not isinstance(other, Tolerance):
             return NotImplemented
         return Tolerance(self.value + other.value, f"{self.derivation} + {other.derivation}")
 
+    @property
+    def largest(self) -> float:
+        """The largest entry of the bound (the bound itself when it is one number)."""
+        return float(np.max(self.value)) if np.size(self.value) else 0.0
+
     def __float__(self) -> float:
-        return self.value
+        """The bound as one number; ``TypeError`` for an entrywise bound of more than one entry."""
+        if np.size(self.value) != 1:
+            raise TypeError(f"rounding: an entrywise tolerance of shape {np.shape(self.value)} is not one number")
+        return float(np.asarray(self.value).reshape(()))
 
     def __str__(self) -> str:
-        return f"{self.value:.3g} ({self.derivation})"
+        head = f"{self.value:.3g}" if np.ndim(self.value) == 0 else f"entrywise, up to {self.largest:.3g}"
+        return f"{head} ({self.derivation})"
 
     def excess(self, error) -> float:
-        """``max |error| / value``: how much of the allowance an error (a number or an array of them)
-        uses; above 1 it is more than rounding. ``inf`` for a NaN error or a non-zero error against a
-        zero bound, 0 for an empty array."""
-        import numpy as np
+        """``max |error| / value`` (entrywise for an entrywise bound): how much of the allowance an error (a
+        number or an array of them) uses; above 1 it is more than rounding. ``inf`` for a NaN error or a
+        non-zero error against a zero bound, 0 for an empty array.
 
-        err = np.abs(np.asarray(error, dtype=np.float64))
+        Raises:
+            ValueError: the error and an entrywise bound do not broadcast.
+        """
+        err = np.abs(_float64(error))
+        try:
+            err, bound = np.broadcast_arrays(err, np.asarray(self.value))
+        except ValueError as e:
+            raise ValueError(f"rounding: errors of shape {err.shape} against a bound of shape "
+                             f"{np.shape(self.value)}") from e
         if err.size == 0:
             return 0.0
         if np.isnan(err).any():
             return math.inf
-        worst = float(err.max())
-        if worst == 0:
-            return 0.0
-        return worst / self.value if self.value > 0 else math.inf
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(err == 0, 0.0, err / bound)
+        return float(ratio.max())
 
     def state(self, log) -> None:
         """Add ``"tolerance: <value> (<derivation>)"`` to the evidence (``log`` a ``CheckLog``, or anything
@@ -131,11 +155,23 @@ class Tolerance:
         log.note(f"tolerance: {self}")
 
 
-def _magnitude(magnitude) -> float:
-    m = float(magnitude)
-    if not math.isfinite(m) or m < 0:
+def _float64(x):
+    """``x`` (a number, a sequence, a NumPy array or a torch tensor on any device) as float64 NumPy."""
+    if hasattr(x, "detach"):
+        x = x.detach().to("cpu").double().numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+def _magnitude(magnitude):
+    """A magnitude as a float (one number) or a float64 array (entrywise), checked finite and >= 0."""
+    m = _float64(magnitude)
+    if not np.isfinite(m).all() or (m < 0).any():
         raise ValueError(f"rounding: the magnitude a bound multiplies must be finite and >= 0, got {magnitude!r}")
-    return m
+    return float(m) if m.ndim == 0 else m
+
+
+def _label(m) -> str:
+    return f"{m:.3g}" if np.ndim(m) == 0 else f"|.| (entrywise, up to {float(np.max(m)) if np.size(m) else 0.0:.3g})"
 
 
 def representation_tolerance(dtype, magnitude=1.0, count: int = 1) -> Tolerance:
@@ -151,14 +187,14 @@ def representation_tolerance(dtype, magnitude=1.0, count: int = 1) -> Tolerance:
         raise ValueError(f"rounding: count must be a non-negative integer, got {count!r}")
     name, m = dtype_name(dtype), _magnitude(magnitude)
     value = UNIT_ROUNDOFF[name] * m + count * SMALLEST_SUBNORMAL[name] / 2
-    return Tolerance(value, f"rounding {count} value(s) of total size {m:.3g} to {name}: u*{m:.3g} "
+    return Tolerance(value, f"rounding {count} value(s) of total size {_label(m)} to {name}: u*{_label(m)} "
                             f"+ {count}*subnormal/2, u = 2^{round(math.log2(UNIT_ROUNDOFF[name]))} "
                             "(Higham Thm 2.2)")
 
 
 def sum_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
     """The bound ``gamma_(n-1) * magnitude`` on the error of summing ``n`` terms in ``dtype``, where
-    ``magnitude`` is the sum of their absolute values (Higham, 2nd ed., eq. (3.4), §4.2; any order).
+    ``magnitude`` is the sum of their absolute values (an array: one bound per sum; Higham, 2nd ed., eq. (3.4), §4.2; any order).
 
     Raises:
         ValueError: ``n < 1``, ``(n-1) u >= 1``, an unknown dtype, or a bad magnitude.
@@ -167,7 +203,7 @@ def sum_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
         raise ValueError(f"rounding: a sum needs n >= 1 terms, got {n!r}")
     m = _magnitude(magnitude)
     return Tolerance(gamma(n - 1, dtype) * m,
-                     f"gamma_{n - 1}*{m:.3g} for a sum of {n} terms in {dtype_name(dtype)} (Higham eq. 3.4)")
+                     f"gamma_{n - 1}*{_label(m)} for a sum of {n} terms in {dtype_name(dtype)} (Higham eq. 3.4)")
 
 
 def dot_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
@@ -181,13 +217,13 @@ def dot_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
         raise ValueError(f"rounding: a dot product needs length n >= 1, got {n!r}")
     m = _magnitude(magnitude)
     return Tolerance(gamma(n, dtype) * m,
-                     f"gamma_{n}*{m:.3g} for a length-{n} dot product in {dtype_name(dtype)} (Higham eq. 3.5)")
+                     f"gamma_{n}*{_label(m)} for a length-{n} dot product in {dtype_name(dtype)} (Higham eq. 3.5)")
 
 
 def matmul_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
     """The bound ``gamma_n * magnitude`` on the error of one entry of a matrix product with inner
-    dimension ``n`` in ``dtype``, where ``magnitude`` bounds the entries of ``|A| |B|`` (pass
-    ``(|A| @ |B|).max()`` for a bound on every entry). Source: Higham, 2nd ed., §3.5, eq. (3.13).
+    dimension ``n`` in ``dtype``, where ``magnitude`` is ``|A| |B|`` (an array:
+    an entrywise bound) or a number bounding its entries (``(|A| @ |B|).max()``). Source: Higham, 2nd ed., §3.5, eq. (3.13).
 
     Raises:
         ValueError: ``n < 1``, ``n u >= 1``, an unknown dtype, or a bad magnitude.
@@ -195,7 +231,7 @@ def matmul_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"rounding: a matrix product needs inner dimension n >= 1, got {n!r}")
     m = _magnitude(magnitude)
-    return Tolerance(gamma(n, dtype) * m, f"gamma_{n}*{m:.3g} for a matrix product with inner dimension {n} "
+    return Tolerance(gamma(n, dtype) * m, f"gamma_{n}*{_label(m)} for a matrix product with inner dimension {n} "
                                           f"in {dtype_name(dtype)} (Higham eq. 3.13)")
 
 
@@ -210,11 +246,9 @@ def within_rounding(computed, reference, tolerance: Tolerance, log=None) -> bool
         TypeError: ``tolerance`` is not a :class:`Tolerance` (a bare literal has no derivation).
         ValueError: the shapes do not broadcast.
     """
-    import numpy as np
-
     if not isinstance(tolerance, Tolerance):
         raise TypeError(f"rounding: within_rounding needs a Tolerance with its derivation, got {tolerance!r}")
-    a, b = np.asarray(computed, dtype=np.float64), np.asarray(reference, dtype=np.float64)
+    a, b = _float64(computed), _float64(reference)
     try:
         err = a - b
     except ValueError as e:

@@ -141,3 +141,25 @@ def test_derived_bound_catches_what_the_literal_tolerance_let_through():
         assert abs(wrong - 1) <= literal
         assert not within_rounding(wrong, 1.0, derived)
     assert derived.value < 0.51 * eps
+
+
+def test_entrywise_tolerance_from_arrays_and_tensors():
+    A = torch.tensor([[1.0, -2.0], [3.0, 4.0]], dtype=torch.float32)
+    B = torch.tensor([[0.5, 1.0], [-1.0, 2.0]], dtype=torch.float32)
+    mag = A.double().abs() @ B.double().abs()
+    tol = matmul_tolerance(2, "float32", mag)  # an entrywise bound, accepted as a tensor
+    assert isinstance(tol.value, np.ndarray) and tol.value.shape == (2, 2) and not tol.value.flags.writeable
+    assert str(tol).startswith("entrywise, up to ") and "entrywise" in tol.derivation
+    exact = A.double() @ B.double()
+    assert within_rounding(A @ B, exact, tol)
+    # an error on the small entry (0,0) that a bound by the largest entry would let through
+    wrong = exact.clone()
+    wrong[0, 0] += 2 * tol.value[0, 0]
+    assert wrong[0, 0] - exact[0, 0] < tol.largest
+    assert not within_rounding(wrong, exact, tol)
+    with pytest.raises(TypeError, match="not one number"):
+        float(tol)
+    with pytest.raises(ValueError, match="against a bound of shape"):
+        tol.excess(np.zeros(3))
+    with pytest.raises(ValueError, match="magnitude"):
+        matmul_tolerance(2, "float32", np.array([1.0, -1.0]))
