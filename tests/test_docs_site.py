@@ -150,6 +150,14 @@ def test_the_reference_lists_every_public_name_and_nothing_else(site, package):
     assert unresolvable(ids) == [], "the reference lists names that do not exist"
     # each entry shows its signature: a function's heading carries its parameters
     assert 'class="doc doc-heading"' in html and "doc-signature" in html
+    # the docstrings' Sphinx roles are shown as code, not as ":func:name" (PlainRoles, docs/hooks/reference.py)
+    assert re.findall(r":(?:func|class|mod|data|attr|meth|exc):", html) == []
+
+
+def test_sphinx_roles_become_code_spans():
+    hook = _hook()
+    assert hook.plain_roles("see :func:`numerical_rank` and :mod:`~attention_claims.maths.rank`, not `x`") == (
+        "see `numerical_rank` and `attention_claims.maths.rank`, not `x`")
 
 
 def test_the_command_line_page_shows_every_subcommand(site):

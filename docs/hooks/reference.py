@@ -61,7 +61,7 @@ def reference_markdown(package: str) -> str:
     out = []
     for module, names in defining_modules(package).items():
         doc = (importlib.import_module(module).__doc__ or "").strip().split("\n\n", 1)[0]
-        out.append(f"## `{module}`\n\n{' '.join(doc.split())}\n")
+        out.append(f"## `{module}`\n\n{plain_roles(' '.join(doc.split()))}\n")
         out.extend(directive(module, name) for name in names)
     return "\n".join(out)
 
@@ -97,3 +97,30 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001
     if CLI_MARKER in markdown:
         markdown = markdown.replace(CLI_MARKER, cli_markdown())
     return markdown
+
+
+# -- griffe extension (mkdocs.yml: the python handler's ``extensions``) ------------------------------------
+
+_ROLE = re.compile(r":(?:func|class|mod|data|attr|meth|exc|obj|const):`~?([^`]+)`")
+
+
+def plain_roles(text: str) -> str:
+    """The docstrings' Sphinx cross-reference roles (``:func:`x```, ``:mod:`~a.b```) as Markdown code spans
+    (`` `x` ``), which is what mkdocstrings shows; any other text is left as it was."""
+    return _ROLE.sub(lambda m: f"`{m.group(1)}`", text)
+
+
+try:
+    import griffe as _griffe
+except ImportError:  # pragma: no cover - only MkDocs imports this module, and it brings griffe
+    _griffe = None
+
+if _griffe is not None:
+
+    class PlainRoles(_griffe.Extension):
+        """Rewrites every docstring's Sphinx roles as code spans as griffe loads it."""
+
+        def on_instance(self, *, obj, **kwargs) -> None:  # noqa: ARG002 - griffe's hook signature
+            """Called by griffe for each object it loads."""
+            if obj.docstring is not None:
+                obj.docstring.value = plain_roles(obj.docstring.value)
