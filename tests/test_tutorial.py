@@ -52,11 +52,31 @@ def tutorial_parts(text: str) -> tuple[dict[str, str], list[str], list[str]]:
     return files, commands, output
 
 
+def tutorial_steps(text: str) -> list[tuple[str, str, str]]:
+    """The tutorial's files and commands in the order it shows them: ``("file", path, content)`` for a
+    fenced block with a title, ``("command", command, "")`` for each ``$`` line of a ``console`` block (so
+    a file shown after ``attention-claims new`` replaces what it wrote, as the reader's edit does)."""
+    steps = []
+    for m in FENCE.finditer(text):
+        title = TITLE.search(m["info"])
+        if title:
+            steps.append(("file", title.group(1), m["body"]))
+        elif m["lang"] == "console":
+            steps += [("command", line[2:], "") for line in m["body"].splitlines() if line.startswith("$ ")]
+    return steps
+
+
 def test_the_tutorial_names_its_files_and_commands():
     files, commands, output = tutorial_parts(TUTORIAL.read_text(encoding="utf-8"))
-    assert {"sources/softmax-note.md", "pyproject.toml", "checks/test_softmax_note.py"} <= set(files)
+    assert {"sources/softmax-note.md", "pyproject.toml", "checks/test_softmax_note_rank_at_most_d.py"} <= set(files)
     assert sum(p.startswith("claims/") for p in files) == 3
     assert commands[0].startswith("pip install ") and commands[-1] == "pytest"
+    news = [c for c in commands if c.startswith("attention-claims new ")]
+    assert len(news) == 3  # the tutorial starts its claims with `new`
+    for command in news:  # each record and check skeleton `new` writes is then shown filled in
+        cid = shlex.split(command)[2]
+        assert any(p.startswith("claims/softmax-note/") and p.endswith(f"-{cid}.toml") for p in files), cid
+        assert f"checks/test_{cid.replace('-', '_')}.py" in files, cid
     assert any(line.startswith("verdicts: ") for line in output)
 
 
@@ -124,15 +144,18 @@ def _report_state() -> dict:
 
 @pytest.mark.subprocess_run
 def test_the_tutorial_runs_from_a_wheel_in_its_own_repository(wheel_env, tmp_path):
-    files, commands, output = tutorial_parts(TUTORIAL.read_text(encoding="utf-8"))
+    text = TUTORIAL.read_text(encoding="utf-8")
+    _files, _commands, output = tutorial_parts(text)
     repo = tmp_path / "my-claims"
-    for rel, body in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(body, encoding="utf-8")
+    repo.mkdir()
     before = _report_state()
     env = _env(wheel_env)
     result = None
-    for command in commands:
+    for kind, command, body in tutorial_steps(text):
+        if kind == "file":  # written when the tutorial shows it
+            (repo / command).parent.mkdir(parents=True, exist_ok=True)
+            (repo / command).write_text(body, encoding="utf-8")
+            continue
         if command.startswith("pip install "):
             continue  # done by the fixture, from this checkout's wheel
         argv = command if "&&" in command or ">" in command else shlex.split(command)
