@@ -16,7 +16,8 @@ import sys
 __all__ = ["COMMANDS", "main"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "new": ("new", "write a claim record (quote verified, document hashed) and a check skeleton that fails until written"),
+    "new": ("new", "start a claim: claims/<doc>/NNN-<id>.toml (quote verified, document hashed) and check "
+                   "skeletons that fail until written, all or nothing"),
     "catalog": ("catalog", "claims per document and expected verdict; --update docs/catalog.md rewrites its table"),
     "sentences": ("sentences", "the sentences of the documents no record or classification accounts for (--todo: stubs)"),
     "snapshot": ("snapshot", "compare a report's verdicts, reading outcomes and certified flags with the snapshot"),

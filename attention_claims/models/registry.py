@@ -365,6 +365,10 @@ def _config_of(path: Path):
         for w in weights:
             shapes.update(check_safetensors(w))
         _check_against_weights(cfg_file, raw, shapes, weights)
+        for name in _TOKENIZER_FILES:  # what transformers opens when it loads: a FIFO there would block it
+            f = path / name
+            if os.path.lexists(f) and not f.is_file():
+                raise ModelPathError(f"{f}: not a regular file (a tokenizer file must be one)")
         if not any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")):
             raise ModelPathError(f"{path}: no tokenizer files (tokenizer.json / tokenizer_config.json)")
         from transformers import AutoConfig
@@ -539,6 +543,10 @@ _PARAMETERS: dict[Path, int] = {}
 _LAYER = re.compile(r"(?:^|\.)(?:layers|layer|h)\.(\d+)\.")
 """A per-layer tensor's name and its layer index: ``model.layers.3.`` (Llama), ``encoder.layer.3.`` (BERT),
 ``h.3.`` (GPT-2)."""
+
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "merges.txt",
+                    "special_tokens_map.json", "tokenizer.model", "added_tokens.json")
+"""The files of a model folder transformers' tokenizers read (each must be a regular file, when present)."""
 
 _EMBEDDINGS = ("embed_tokens.weight", "wte.weight", "word_embeddings.weight")
 """The token embedding of each supported family (Llama, GPT-2, BERT): ``(vocabulary, hidden size)``."""

@@ -133,6 +133,14 @@ def test_ii_finding_7_fifo_as_config_does_not_hang(good, tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_ii_finding_7_fifo_as_tokenizer_refused_at_configure(good, tmp_path):
+    d = _copy(good["llama"], tmp_path / "m")
+    (d / "tokenizer.json").unlink()
+    os.mkfifo(d / "tokenizer.json")
+    _refused(d.resolve(), "tokenizer.json", "not a regular file", within=10)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
 def test_ii_finding_7_fifo_as_text_does_not_hang(tmp_path):
     fifo = tmp_path / "text.txt"
     os.mkfifo(fifo)

@@ -163,3 +163,17 @@ def test_snapshot_without_a_snapshot_says_how_to_start_one(project, capsys):
     assert "no snapshot" in err and "--update" in err and "Traceback" not in err and err.count("\n") == 1
     assert main(["snapshot", str(report), "--snapshot", str(project / "none.json"), "--update"]) == 0
     assert main(["snapshot", str(report), "--snapshot", str(project / "none.json")]) == 0
+
+
+@pytest.mark.skipif(shutil.which("sed") is None, reason="no sed on this machine")
+def test_the_altered_document_error_gives_the_command_that_rehashes_it(project, capsys):
+    from attention_claims.framework.records import ClaimRecordError, verify_sources
+
+    assert main(["new", "rank-at-most-d", "--document", "note.md", "--quote", "The rank is at most d."]) == 0
+    (project / "sources" / "note.md").write_text(DOC + "An edit.\n", encoding="utf-8")
+    with pytest.raises(ClaimRecordError, match="altered") as err:
+        verify_sources(project / "sources")
+    command = str(err.value).split("re-hash it with: ", 1)[1].split("; then", 1)[0]
+    subprocess.run(command, shell=True, check=True, timeout=60)
+    digest = hashlib.sha256((DOC + "An edit.\n").encode()).hexdigest()
+    assert verify_sources(project / "sources") == {"note.md": digest}
