@@ -101,6 +101,7 @@ def test_dry_run_builds_the_wheel_folder_under_the_limit_and_prints_the_commands
     manifest = json.loads((wheels / "PREPARED.json").read_text(encoding="utf-8"))
     assert manifest["python"] == "3.12" and manifest["project_wheel"] in names
     assert {f["name"] for f in manifest["files"]} == set(names)
+    assert "pyproject.toml" in manifest["tree"] and "scripts/gpu-run" in manifest["tree"]  # what travels, hashed
     assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", manifest["commit"])  # HEAD then (others may commit meanwhile)
     carried = sum(p.stat().st_size for p in wheels.iterdir())
     assert carried + gpu_run.travelling_bytes() < gpu_run.CARRY_LIMIT
@@ -197,7 +198,10 @@ def device(tmp_path, monkeypatch):
         "python": "3.12.3", "host": "gpu-host", "cpus": 16, "nvidia_smi": "580.159.04, 81559 MiB"})
     monkeypatch.setenv("OUT", str(tmp_path / "OUT"))
 
-    def run(reports, fail=None):
+    def run(reports, fail=None, tree=None):
+        if tree is not None:
+            manifest = json.loads((wheels / "PREPARED.json").read_text())
+            (wheels / "PREPARED.json").write_text(json.dumps(dict(manifest, tree=tree)))
         monkeypatch.setattr(gpu_run, "phases", _stand_in_phases(reports, fail))
         status = gpu_run.main(["--wheels", str(wheels), "--out", str(tmp_path / "device")])
         (folder,) = (tmp_path / "device").iterdir()
@@ -258,3 +262,17 @@ def test_a_phase_past_its_cap_gets_sigint_and_the_leg_goes_on(tmp_path, monkeypa
 def test_junit_names_and_slugs():
     assert gpu_run._junit_key("checks/test_rank.py::test_x[cuda-float16]") == "checks.test_rank::test_x[cuda-float16]"
     assert gpu_run.slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
+
+
+def test_a_tree_changed_after_prepare_is_not_stamped_with_the_prepared_commit(device):
+    pyproject = gpu_run.sha256(ROOT / "pyproject.toml")
+    assert gpu_run.tree_changes({"pyproject.toml": pyproject}) == []
+    assert gpu_run.tree_changes({"pyproject.toml": "0" * 64, "no/such/file": pyproject}) == ["no/such/file",
+                                                                                            "pyproject.toml"]
+    status, folder = device({"gpu": _gpu_report(), "deep": None, "merged": None}, tree={"pyproject.toml": "0" * 64})
+    assert status == 1
+    gpu = json.loads((folder / "gpu-claims.json").read_text())
+    assert gpu["runs"][0]["commit"] == COMMIT + "+changed-after-prepare"  # so the merge refuses it (here: the stand-in)
+    summary = json.loads((folder / "summary.json").read_text())
+    assert any("1 files differ from the tree prepared" in p and "pyproject.toml" in p for p in summary["problems"])
+    assert "tree" not in summary["manifest"]
