@@ -50,6 +50,8 @@ from attention_claims.maths import (
     realises,
 )
 from attention_claims.testkit import (
+    Tolerance,
+    gamma,
     gaussian_qk,
     integer_qk,
     log_uniform,
@@ -652,37 +654,41 @@ def _float32_attention(x, W, mask):
     return A @ V, Q, K, A, V
 
 
-def _rounding_bound(Q, K, A, V, N: int, D: int) -> torch.Tensor:
+def _rounding_bound(Q, K, A, V, N: int, D: int) -> Tolerance:
     """What float32 rounding alone can change in an attention output computed in another summation
-    order (a permuted row, a longer masked row), entrywise, in float64.
+    order (a permuted row, a longer masked row), entrywise, an ``(N, d_v)`` :class:`Tolerance`.
 
-    A sum of n terms computed in any order is within gamma_n ~ n u of the exact one, relative to
-    the sum of the terms' absolute values; two orders differ by at most twice that, 2 n u = n eps.
+    A sum of n terms computed in any order is within gamma_n of the exact one, relative to the sum of
+    the terms' absolute values (Higham, 2nd ed., eq. (3.4)); two orders differ by at most twice that.
     The output sums N terms a_ij v_jk (A V) and its weights carry the N-term softmax normaliser and
     the D-term logits q_i . k_j (whose absolute error e shifts a weight by the relative factor e^e - 1
-    ~ e, e <= D eps max_j |q_i| . |k_j|) and the D-term projections x W. So the bound is
-        |difference|_ik <= eps (2 N + 2 D + D max_j |q_i| . |k_j|) (|A| |V|)_ik,
-    a first-order rounding bound (no tolerance factor on top); anything above it is not rounding.
+    ~ e, e <= gamma_D max_j |q_i| . |k_j|) and the D-term projections x W. So the bound is
+        |difference|_ik <= (4 gamma_N + 4 gamma_D + 2 gamma_D max_j |q_i| . |k_j|) (|A| |V|)_ik,
+    (to first order eps (2 N + 2 D + D max_j |q_i| . |k_j|), eps = 2u), no tolerance factor on top;
+    anything above it is not rounding.
     """
     Qa, Ka = Q.double().abs(), K.double().abs()
     logit = (Qa @ Ka.T).max(dim=1, keepdim=True).values
-    return F32_EPS * (2 * N + 2 * D + D * logit) * (A.double().abs() @ V.double().abs())
+    gN, gD = gamma(N, "float32"), gamma(D, "float32")
+    bound = (4 * gN + 4 * gD + 2 * gD * logit) * (A.double().abs() @ V.double().abs())
+    return Tolerance(bound, "(4 gamma_N + 4 gamma_D + 2 gamma_D max|q_i|.|k_j|) (|A||V|)_ik in float32: two "
+                            "summation orders of the N-term and D-term sums (Higham eq. 3.4)")
 
 
-def _rounding_only(a, b, bound, what: str, example: dict) -> tuple[float, float]:
+def _rounding_only(a, b, bound: Tolerance, what: str, example: dict) -> tuple[float, float]:
     """Refute unless ``a`` and ``b`` (float32) are finite and differ by at most ``bound`` entrywise;
     returns the largest difference in ulps of the largest output and as a share of the bound."""
     diff = (a.double() - b.double()).abs()
     if not (torch.isfinite(a).all() and torch.isfinite(b).all()):
         refute(f"float32: {what}: a NaN or Inf", example=example, certified=True,
                certificate="the stored float32 outputs, read back exactly")
-    share = float((diff / bound).max()) if bool((bound > 0).all()) else float(diff.max() > 0) * math.inf
+    share = bound.excess(diff)
     ulps = float(diff.max() / b.double().abs().max()) / F32_EPS if bool(b.abs().max() > 0) else 0.0
     if share > 1:
         refute(f"float32: {what} by more than rounding: {share:.3g} times the rounding bound "
                f"({ulps:.3g} ulps of the largest output)", example=example, certified=True,
                certificate="the stored float32 outputs, read back exactly, against the float64 rounding bound",
-               boundary="the rounding bound eps (2N + 2D + D max|q_i|.|k_j|) (|A||V|)_ik (see _rounding_bound)")
+               boundary=f"the rounding bound {bound.derivation} (see _rounding_bound)")
     return ulps, share
 
 
@@ -704,7 +710,8 @@ def test_implicit_position_float32(N, D, seed, claim_log):
     claim_log.example(N=N, D=D, max_ulps_of_largest_output=ulps, max_share_of_rounding_bound=share)
     claim_log.note("Holds up to rounding: the permuted float32 outputs may differ from the permuted outputs in "
                    "the last bits (the summation order of a permuted row differs), never by more than the "
-                   "first-order rounding bound eps (2N + 2D + D max|q_i|.|k_j|) (|A||V|)_ik.")
+                   "rounding bound (4 gamma_N + 4 gamma_D + 2 gamma_D max|q_i|.|k_j|) (|A||V|)_ik (float32 u = 2^-24, Higham eq. 3.4; "
+                   "attention_claims.maths.rounding).")
 
 
 @pytest.mark.claim("kv-cache-reuse-decoder-only", reading="exact")
@@ -774,8 +781,9 @@ def test_kv_cache_float32_recompute(n, m, D, seed, claim_log):
                                  {"n": n, "m": m, "D": D, "seed": seed})
     claim_log.example(n=n, m=m, max_ulps_of_largest_output=ulps, max_share_of_rounding_bound=share)
     claim_log.note("Holds up to rounding: recomputed float32 outputs may differ from the cached ones in the last "
-                   "bits (the reduction order of a longer row differs), never by more than the first-order "
-                   "rounding bound eps (2N + 2D + D max|q_i|.|k_j|) (|A||V|)_ik.")
+                   "bits (the reduction order of a longer row differs), never by more than the "
+                   "rounding bound (4 gamma_N + 4 gamma_D + 2 gamma_D max|q_i|.|k_j|) (|A||V|)_ik (float32 u = 2^-24, Higham eq. 3.4; "
+                   "attention_claims.maths.rounding).")
 
 
 # -- forward/backward mixed heads (180) -----------------------------------------------------------
@@ -1357,4 +1365,5 @@ def test_padding_masked_float32(n, p, D, side, kind, seed, claim_log):
                       max_share_of_rounding_bound=share)
     claim_log.note("Holds up to rounding: the masked padded float32 outputs may differ from the unpadded ones in "
                    "the last bits (the reduction order of a longer row differs), never by more than the "
-                   "first-order rounding bound eps (2N + 2D + D max|q_i|.|k_j|) (|A||V|)_ik.")
+                   "rounding bound (4 gamma_N + 4 gamma_D + 2 gamma_D max|q_i|.|k_j|) (|A||V|)_ik (float32 u = 2^-24, Higham eq. 3.4; "
+                   "attention_claims.maths.rounding).")

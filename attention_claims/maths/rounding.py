@@ -112,6 +112,19 @@ class Tolerance:
             return NotImplemented
         return Tolerance(self.value + other.value, f"{self.derivation} + {other.derivation}")
 
+    def __getitem__(self, index) -> Tolerance:
+        """The entrywise bound at ``index`` (NumPy indexing; a torch index tensor is read as NumPy), with the
+        same derivation.
+
+        Raises:
+            TypeError: the bound is one number (nothing to index).
+        """
+        if np.ndim(self.value) == 0:
+            raise TypeError("rounding: a tolerance of one number cannot be indexed")
+        if hasattr(index, "detach"):
+            index = index.detach().to("cpu").numpy()
+        return Tolerance(self.value[index], self.derivation)
+
     @property
     def largest(self) -> float:
         """The largest entry of the bound (the bound itself when it is one number)."""
