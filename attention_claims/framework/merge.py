@@ -10,6 +10,10 @@ data files:
   (:class:`MergeError`) naming the claim, the reading and both reports, never a silent pick; runs on
   different devices that disagree give ``failed`` (a CUDA failure is a caveat of the claim, whatever
   the CPU found), with the failing run's counterexample;
+- a check that did not finish is never replaced by silence: a reading that errored in one run (outcome
+  ``error``, or a claim error naming one of its checks) and ran in another takes the outcome of the run
+  that ran, and its ``errors`` and evidence name each run where it errored; a reading whose only
+  outcomes are errors stays ``error``, and so does its claim's verdict (never read as held);
 - every verdict is recomputed by the rules of :mod:`attention_claims.framework.verdict` from the merged
   outcomes and compared with the record's ``expected`` (so the claim records must be at hand: the
   project's claims folder);
@@ -76,12 +80,41 @@ def _decided_at(entry: dict) -> str:
     return (entry.get("decided") or {}).get("at") or ""
 
 
-def _merge_reading(claim: Claim, name: str, found: list[tuple[str, dict]]):
-    """The merged entry of reading ``name`` from ``[(report label, reading dict)]``."""
+def _run_of(reading: dict) -> str:
+    """`` (run of <date> on <host>, <device>)`` from a reading's ``ran_on``; ``""`` without one."""
+    on = reading.get("ran_on")
+    return f" (run of {on.get('date')} on {on.get('host')}, {on.get('device')})" if on else ""
+
+
+def _reading_errors(claim_entry: dict, reading: dict) -> list[str]:
+    """What did not finish of ``reading`` in one report: its own ``errors``, or, from a report that kept them
+    on the claim only, the claim's errors that name one of its checks (``"<check>: <what happened>"``)."""
+    own = [str(e) for e in reading.get("errors") or []]
+    if own:
+        return own
+    checks = reading.get("checks") or []
+    return [str(e) for e in claim_entry.get("errors") or [] if any(str(e).startswith(f"{ch}:") for ch in checks)]
+
+
+def _merge_reading(claim: Claim, name: str, found: list[tuple[str, dict, list[str]]]):
+    """The merged entry of reading ``name`` from ``[(report label, reading dict, its errors in that report)]``.
+
+    A run where the reading errored (outcome ``error``, or errors naming its checks) never decides it and
+    never disagrees with a run that ran it: the merged reading takes the outcome of the runs that ran it, and
+    its ``errors`` (and evidence) name every run where it errored; with no run that ran it, it is ``error``.
+    """
     from .report_model import ReadingEntry
 
-    ran = [(label, r) for label, r in found if r.get("ran_on") and r["outcome"] != "skipped"]
+    errored = [(label, r, errs) for label, r, errs in found if r["outcome"] == "error" or errs]
+    notes = [f"errored in {label}{_run_of(r)}: {e}" for label, r, errs in errored
+             for e in (errs or [r.get("evidence") or "a check did not finish"])]
+    ran = [(label, r) for label, r, errs in found
+           if r.get("ran_on") and r["outcome"] in ("held", "failed") and not errs]
     if not ran:
+        if errored:
+            entry = ReadingEntry.from_json(errored[0][1])
+            entry.outcome, entry.kind, entry.errors = "error", None, notes
+            return entry
         return ReadingEntry.from_json(found[0][1]) if found else None
     by_device: dict[str, list[tuple[str, dict]]] = {}
     for label, r in ran:
@@ -97,6 +130,9 @@ def _merge_reading(claim: Claim, name: str, found: list[tuple[str, dict]]):
     entry = ReadingEntry.from_json(pick)
     distinct = {repr(sorted(r["ran_on"].items())): int(r.get("examples", 0)) for _label, r in ran}
     entry.examples = sum(distinct.values())  # the examples of every run that ran it, each run once
+    if notes:  # shown with both: the outcome of the runs that ran it, and each run where it did not finish
+        entry.errors = notes
+        entry.evidence = "; ".join([entry.evidence, *notes]) if entry.evidence else "; ".join(notes)
     return entry
 
 
@@ -139,13 +175,19 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
         readings = []
         outcomes = {}
         for reading in claim.readings:
-            found = [(label, r) for label, c in decided for r in c.get("readings", []) if r["name"] == reading.name]
+            found = [(label, r, _reading_errors(c, r)) for label, c in decided for r in c.get("readings", [])
+                     if r["name"] == reading.name]
             entry = _merge_reading(claim, reading.name, found)
             if entry is None:
                 continue
             readings.append(entry)
             outcomes[reading.name] = ReadingOutcome(entry.outcome, entry.certified)
-        errors = sorted({e for _label, c in decided for e in c.get("errors", [])})
+        # what did not finish and no run made up for: the errors of readings still in error, and those of a
+        # claim's errors that name none of its readings' checks (each with the report it came from)
+        errors = [e for r in readings if r.outcome == "error" for e in r.errors]
+        errors += sorted({f"in {label}: {e}" for label, c in decided for e in c.get("errors", [])
+                          if not any(str(e).startswith(f"{ch}:") for r in c.get("readings", [])
+                                     for ch in r.get("checks") or [])})
         d = decide(claim, outcomes, errors=len(errors))
         for r in readings:
             spec = claim.reading(r.name)
@@ -174,8 +216,9 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
     env = Environment(**{k: env_data.get(k) for k in Environment.__dataclass_fields__})
     run_errors = sorted({e for _label, data in reports for e in (data.get("run") or {}).get("errors", [])})
     interrupted = any((data.get("run") or {}).get("interrupted") for _label, data in reports)
-    run = Run(complete=complete and not interrupted, partial=not complete, interrupted=interrupted, exitstatus=None,
-              errors=run_errors)
+    unfinished = sum(len(c.errors) for c in claims if c.decided is not None and c.decided.run == "merged")
+    run = Run(complete=complete and not interrupted and not unfinished, partial=not complete, interrupted=interrupted,
+              exitstatus=None, errors=run_errors, unfinished=unfinished)
     trust_data = max((data for _label, data in reports), key=lambda d: d.get("generated", "")).get("trust") or {}
     trust = Trust(**{k: trust_data.get(k) for k in Trust.__dataclass_fields__})
     documents: dict[str, dict[str, str]] = {}

@@ -173,3 +173,68 @@ def test_a_merged_claim_carries_the_failure_profile_of_its_verdict(project):
     merged = merge_reports([("cpu.json", cpu)], project.catalog()).to_json()
     by_id = {c["id"]: c for c in merged["claims"]}
     assert by_id["fals-claim"]["failure_profile"] == profile and by_id["alpha-claim"].get("failure_profile") is None
+
+
+def _errored(report: dict, cid: str, *, what: str, date: str = "2026-11-25T00:00:00+00:00") -> dict:
+    """``report`` where claim ``cid``'s ``exact`` check did not finish (a crashed worker) in a run of ``date``."""
+    out = copy.deepcopy(report)
+    claim = next(c for c in out["claims"] if c["id"] == cid)
+    reading = claim["readings"][0]
+    err = f"{reading['checks'][0]}: {what}"
+    reading.update(outcome="error", certified=False, counterexample=None, errors=[err], evidence=f"error: {what}",
+                   ran_on=dict(reading["ran_on"], date=date, host="oom-box"))
+    claim.update(verdict="error", agrees=False, errors=[err])
+    return out
+
+
+def test_a_reading_that_errored_in_one_run_and_ran_in_another_shows_both(project):
+    """Issue 33 finding 1: merge never replaces a crashed reading by silence. The run that ran it gives the
+    outcome; the reading's errors and evidence name the run where it errored; no disagreement is claimed."""
+    cpu = project()
+    crashed = _errored(cpu, "alpha-claim", what="worker 'gw1' crashed while running it")
+    merged = merge_reports([("cpu.json", cpu), ("oom.json", crashed)], project.catalog()).to_json()
+    alpha = next(c for c in merged["claims"] if c["id"] == "alpha-claim")
+    (reading,) = alpha["readings"]
+    assert reading["outcome"] == "held" and alpha["verdict"] == "true" and alpha["errors"] == []
+    assert len(reading["errors"]) == 1 and reading["errors"][0].startswith("errored in oom.json (run of 2026-11-25")
+    assert "oom-box" in reading["errors"][0] and "crashed while running it" in reading["errors"][0]
+    assert "errored in oom.json" in reading["evidence"]
+
+
+def test_a_reading_whose_only_outcomes_are_errors_stays_error(project):
+    cpu = project()
+    one = _errored(cpu, "alpha-claim", what="KeyError: 'x'")
+    two = _errored(cpu, "alpha-claim", what="worker 'gw0' crashed", date="2026-11-26T00:00:00+00:00")
+    merged = merge_reports([("one.json", one), ("two.json", two)], project.catalog()).to_json()
+    alpha = next(c for c in merged["claims"] if c["id"] == "alpha-claim")
+    assert alpha["verdict"] == "error" and alpha["agrees"] is False
+    assert alpha["readings"][0]["outcome"] == "error" and len(alpha["readings"][0]["errors"]) == 2
+    assert {e.split(" (run of")[0] for e in alpha["errors"]} == {"errored in one.json", "errored in two.json"}
+    assert merged["run"]["complete"] is False and merged["run"]["unfinished"] == 2
+    assert merged["counts"]["total"]["error"] == 1
+
+
+def test_an_as_stated_reading_in_error_is_never_read_as_held(project):
+    """Issue 33 finding 4's first example: a false claim whose as-stated reading has ``"outcome": "error"``
+    was merged to caveat ("the as-stated reading holds")."""
+    cpu = project()
+    merged = merge_reports([("bad.json", _errored(cpu, "fals-claim", what="RuntimeError: boom"))],
+                           project.catalog()).to_json()
+    fals = next(c for c in merged["claims"] if c["id"] == "fals-claim")
+    assert fals["verdict"] == "error" and "holds" not in fals["reason"] and fals["agrees"] is False
+
+
+def test_an_older_report_that_kept_the_error_on_the_claim_only_is_still_an_error(project):
+    """A report of the plugin before the ``error`` outcome: the reading ``skipped``, the check's error in the
+    claim's ``errors`` only. The merge finds the reading by its check and does not read it as skipped."""
+    cpu = project()
+    old = copy.deepcopy(cpu)
+    alpha = next(c for c in old["claims"] if c["id"] == "alpha-claim")
+    reading = alpha["readings"][0]
+    reading.update(outcome="skipped", ran_on=None)
+    reading.pop("errors", None)
+    alpha.update(verdict="undecided", agrees=False, errors=[f"{reading['checks'][0]}: TypeError: a bug"])
+    merged = merge_reports([("old.json", old)], project.catalog()).to_json()
+    got = next(c for c in merged["claims"] if c["id"] == "alpha-claim")
+    assert got["verdict"] == "error" and got["readings"][0]["outcome"] == "error"
+    assert "TypeError: a bug" in got["readings"][0]["errors"][0]
