@@ -39,6 +39,7 @@ from attention_claims.maths import (
 )
 from attention_claims.testkit import (
     Tolerance,
+    gamma,
     log_uniform,
     one_torch_thread,
     profiles,
@@ -76,10 +77,17 @@ def _unit_l2_row(t: list[Fraction]) -> list[Fraction]:
 
 
 # -- 定义 11.24 ----------------------------------------------------------------------------------
-def _entry_bound(Q, K, d, eps, scale):
-    """Per-row logit error bound ``delta_i = (d + 4) eps (1 + z_i)``, ``z_i = max_j sum_l |q_il k_jl| scale``."""
+def _entry_tolerance(Q, K, d: int, dtype: str, scale: float, ref: np.ndarray) -> Tolerance:
+    """The rounding bound on each entry of ``softmax(QK^T scale)`` computed in ``dtype``, ``(N, N)``, against
+    the exact ``ref``: the logits ``q_i . k_j scale`` carry an error ``delta_i = 2 gamma_(d+4) (1 + z_i)``,
+    ``z_i = max_j sum_l |q_il k_jl| scale`` (a length-d dot product, gamma_d (Higham eq. 3.5), the scale and
+    the max shift; doubled for the rounding of Q, K to ``dtype``), which moves a weight by at most the factor
+    ``e^(2 delta_i)``; softmax's exp, sum and division add ``4u`` absolutely (weights <= 1)."""
     z = (np.abs(Q) @ np.abs(K).T).max(axis=1) * float(scale)
-    return (d + 4) * eps * (1 + z)
+    delta = 2 * gamma(d + 4, dtype) * (1 + z)
+    return Tolerance(np.abs(ref) * np.expm1(2 * delta)[:, None] + 4 * unit_roundoff(dtype),
+                     f"a_ij (e^(2 delta_i) - 1) + 4u, delta_i = 2 gamma_(d+4) (1 + max_j |q_i|.|k_j| / sqrt d), "
+                     f"{dtype} (Higham eq. 3.5)")
 
 
 def _check_definition(Q, K, dtype, device, claim_log, claimed):
@@ -88,18 +96,15 @@ def _check_definition(Q, K, dtype, device, claim_log, claimed):
         scale = claimed.eval("scale", d_k=mpmath.mpf(d))
         ref = mp_attention(Q, K, scale=scale, dps=40)
     A = softmax_attention(Q, K, dtype=dtype, device=device).to("cpu", torch.float64).numpy()
-    eps = float(torch.finfo(getattr(torch, dtype)).eps)
-    delta = _entry_bound(Q, K, d, eps, 1 / math.sqrt(d))
-    worst, where = 0.0, None
-    for i in range(N):
-        for j in range(N):
-            r = float(ref[i, j])
-            tol = r * math.expm1(2 * delta[i]) + 2 * eps
-            ratio = abs(A[i, j] - r) / tol
-            if ratio > worst:
-                worst, where = ratio, (i, j, r, tol)
+    R = np.array([[float(ref[i, j]) for j in range(N)] for i in range(N)])
+    tol = _entry_tolerance(Q, K, d, dtype, 1 / math.sqrt(d), R)
+    worst = tol.excess(A - R)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        i, j = np.unravel_index(int(np.nanargmax(np.where(A == R, 0.0, np.abs(A - R) / tol.value))), A.shape)
+    where = (int(i), int(j), float(R[i, j]), float(tol.value[i, j]))
     target(worst, label="error / tolerance")
     claim_log.example(N=N, d=d, error_over_tolerance=worst)
+    claim_log.note(f"Tolerance per entry: {tol.derivation} (attention_claims.maths.rounding).")
     if worst > 1:
         i, j, r, tol = where
         refute(f"{dtype}/{device}: softmax_attention gives A[{i},{j}] = {A[i, j]:.17g} but softmax(QK^T * "
