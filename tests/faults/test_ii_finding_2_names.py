@@ -141,6 +141,8 @@ def test_ii_finding_2_end_to_end_names_in_a_run_and_in_chromium(pytester):
     assert result.ret == 0 and "INTERNALERROR" not in text, text
     html = (out / "claims.html").read_text(encoding="utf-8")
     assert "<img src=x" not in html and "<script>document.title" not in html
+    md = (out / "claims.md").read_text(encoding="utf-8")
+    assert not re.search(r"(?<!\\)<img", md) and "q\\$_\\$.md" in md  # Markdown: the name's $ escaped, no GitHub math
     if unavailable_reason() is not None:
         pytest.skip(f"browser part: {unavailable_reason()}")
     with open_page(out / "claims.html") as (page, log):

@@ -173,13 +173,14 @@ def md_plain(text: str | None) -> str:
 
 def md_escape(value) -> str:
     """What the template writes for a value no filter escaped (ids, labels, dates, counts, paths): the
-    characters that could start HTML, a link, a code span or a cell break backslash-escaped, a
+    characters that could start HTML, a link, a code span, a cell break, emphasis (``*``) or GitHub math
+    (``$``: a document named ``q$_$.md`` is a name, not a formula) backslash-escaped, a
     character reference's ``&`` as ``&amp;``, line breaks as spaces. :class:`Md` passes unchanged: this is
     the environment's ``finalize``, so nothing from a report reaches ``claims.md`` unescaped."""
     if isinstance(value, Md):
         return value
     text = re.sub(r"\s*\n\s*", " ", str(value))
-    return Md(_ENTITY.sub("&amp;", re.sub(r"([\\`\[\]<>|])", r"\\\1", text)))
+    return Md(_ENTITY.sub("&amp;", re.sub(r"([\\`\[\]<>|$*])", r"\\\1", text)))
 
 
 def md_code(value) -> str:
