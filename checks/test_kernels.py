@@ -38,7 +38,6 @@ from attention_claims.maths import (
     arb_logits,
     arb_softmax_attention,
     as_tensor,
-    bisect_predicate,
     certified_sign,
     certify_nonzero_det,
     doc_exp_feature_map,
@@ -67,6 +66,8 @@ from attention_claims.maths import (
 )
 from attention_claims.testkit import (
     SEQUENCE_LENGTHS,
+    Tolerance,
+    gamma,
     log_uniform,
     profiles,
     qk_pairs,
@@ -78,15 +79,14 @@ from attention_claims.testkit.failure_profiles import RANK_REL_TOL, gaussian_qk_
 
 
 @functools.cache
-def _elu1_zero_threshold(dtype: str, device: str) -> float:
-    """Largest x (bisection) below which elu(x) + 1 computed in dtype is exactly 0."""
-    dt = getattr(torch, dtype)
-
-    def fails(neg_x):
-        x = torch.tensor([-neg_x], dtype=torch.float64).to(device=device, dtype=dt)
-        return bool((feature_map("elu+1")(x) == 0).item())
-
-    return -bisect_predicate(fails, 0.0, 800.0, rtol=1e-6)
+def _elu1_zero_boundary(dtype: str, device: str) -> str:
+    """Where elu(x) + 1 computed in ``dtype`` on ``device`` becomes exactly 0 (bisection,
+    :func:`attention_claims.maths.feature_zero_threshold`): on tensors of 64 elements (the vectorized path
+    attention's tensors take), with the one-element path's value beside it when it differs."""
+    x64 = feature_zero_threshold("elu+1", dtype, device)
+    x1 = feature_zero_threshold("elu+1", dtype, device, elements=1)
+    one = "" if x1 == x64 else f"; one element: x < {x1:.6g}"
+    return f"x < {x64:.6g} on tensors of 64 elements (the vectorized path{one})"
 
 
 def _dyadic(shape, data, label, lo=-8, hi=8):
@@ -376,13 +376,12 @@ def _profile_elu1_dtype(log, dtype: str, device: str) -> None:
     """Failure profile of a ``linear-attention-causal-full-rank`` dtype reading at N = 512, d = 64."""
     draws = _elu1_causal_dtype_draws(dtype, device, DOC_N, DOC_D, TRIALS, 0)
     failed, lowest = draws[:TRIALS], draws[TRIALS:]
-    x_star = _elu1_zero_threshold(dtype, device)
     record_profile(log, failed, setting=f"N={DOC_N}, d={DOC_D}, {dtype} on {device}",
                    summary=f"causal elu+1 linear attention computed in {dtype} on {device} as the check does, "
                            f"Gaussian pre-activations Q, K (numpy default_rng(0)): stored matrix non-finite or with a "
                            f"diagonal entry 0 (rank < N) in {sum(failed)} of {TRIALS} draws; the most negative "
                            f"pre-activation per draw lies in {min(lowest) / 100:.2f}..{max(lowest) / 100:.2f}, while "
-                           f"elu(x) + 1 is exactly 0 in {dtype} only below x = {x_star:.4g} (bisection): the failure "
+                           f"elu(x) + 1 is exactly 0 in {dtype} only for {_elu1_zero_boundary(dtype, device)} (bisection): the failure "
                            f"needs pre-activations near or beyond that (for a zero diagonal entry, in every coordinate "
                            f"of q_i or of k_i), as with the reading's inputs up to 1e2 in size at d = 1 or 2")
 
@@ -559,7 +558,6 @@ def test_linear_attention_causal_dtype(device, dtype, reading, N, d, s, seed, cl
                certified=True, certificate="stored entries read back exactly")
     r = exact_rank(A)
     if r < N:
-        x_star = _elu1_zero_threshold(dtype, device)
         with precision(128):
             true_diag = min(arb_kernel_diagonal("elu+1", Q, K), key=lambda x: float(x.mid()))
         refute(f"computed in {dtype} on {device}, the causal elu+1 linear attention matrix has exact rank {r} < "
@@ -567,7 +565,8 @@ def test_linear_attention_causal_dtype(device, dtype, reading, N, d, s, seed, cl
                example={"Q": Q, "K": K, "A": A}, certified=True,
                certificate=f"exact rational rank of the stored entries (fmpq_mat); the exact smallest diagonal "
                            f"phi(q_i).phi(k_i) is {true_diag} > 0 (arb): the zero is rounding",
-               boundary=f"elu(x) + 1 is exactly 0 in {dtype} for x < {x_star:.6g} (bisection): elu(x) rounds to -1")
+               boundary=f"elu(x) + 1 is exactly 0 in {dtype} for {_elu1_zero_boundary(dtype, device)} (bisection): "
+                        f"elu(x) rounds to -1")
 
 
 @pytest.mark.claim("linear-attention-rank-at-most-d", reading="elementwise-exact")
@@ -886,18 +885,22 @@ def test_softmax_underflow_benign(device, dtype, reading, qk, cluster, seed, cla
     A = softmax_attention(Q, K, dtype=dtype, device=device)
     out = (A @ as_tensor(V, "V", dtype=dt, device=device)).to("cpu", torch.float64).numpy()
     ref = mp_attention(Q, K, V, dps=30)
-    eps = float(torch.finfo(dt).eps)
-    # logit error delta_i = (d + 2) eps z_i (products, sums, the 1/sqrt d scale); weights then err by a factor
-    # e^(2 delta); softmax's own rounding and A V add 2 (M + 2) eps (M keys); everything times |V|_max.
+    # logit error delta_i = 2 gamma_(d+2) z_i (a length-d dot product, Higham eq. 3.5, and the 1/sqrt d scale,
+    # for Q and K rounded to dtype twice over); weights then err by a factor e^(2 delta); softmax's own rounding
+    # and A V add 4 gamma_(M+2) (M keys, eq. 3.4); everything times |V|_max.
     z = (np.abs(Q) @ np.abs(K).T).max(axis=1) / math.sqrt(d)
     vmax = float(np.abs(V).max())
-    worst, where = 0.0, None
-    for i in range(N):
-        tol = vmax * (2 * math.expm1(2 * (d + 2) * eps * z[i]) + 2 * (M + 2) * eps)
-        for c in range(2):
-            ratio = abs(out[i, c] - float(ref[i, c])) / tol if tol > 0 else 0.0
-            if ratio > worst or not math.isfinite(out[i, c]):
-                worst, where = (ratio if math.isfinite(out[i, c]) else math.inf), (i, c, tol)
+    tol = Tolerance(vmax * (2 * np.expm1(4 * gamma(d + 2, dtype) * z) + 4 * gamma(M + 2, dtype))[:, None],
+                    f"|V|_max (2 (e^(2 delta_i) - 1) + 4 gamma_(M+2)), delta_i = 2 gamma_(d+2) max_j |q_i|.|k_j| / sqrt d, "
+                    f"{dtype} (Higham eq. 3.4, 3.5)")
+    R = np.array([[float(ref[i, c]) for c in range(2)] for i in range(N)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(out == R, 0.0, np.abs(out - R) / tol.value)
+    ratios[~np.isfinite(out)] = math.inf
+    worst = float(ratios.max())
+    i, c = np.unravel_index(int(np.argmax(ratios)), ratios.shape)
+    where = (int(i), int(c), float(tol.value[i, 0]))
+    claim_log.note(f"Tolerance per output: {tol.derivation} (attention_claims.maths.rounding).")
     zeros = int((A == 0).sum())
     target(worst, label="error / tolerance")
     target(float(zeros), label="underflowed weights")
