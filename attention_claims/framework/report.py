@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .._lazy import installed_version, loaded
 from . import profiles
-from .records import SOURCES_DIR, load_manifest
+from .records import SOURCES_DIR, load_manifest, read_sums
 from .report_folder import LOCK_TIMEOUT, REPORT_LOCK, ReportFolder, ReportFolderError  # noqa: F401 (public here)
 from .report_model import (
     REPORT_FORMATS,
@@ -446,6 +446,8 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
     trust = Trust(**build_trust(state.report_dir, state.planted_counts))
     cited = {d for c in claims for d in [c.source.document, *(p.document for p in c.also_in)]}
     manifest = load_manifest(state.sources_dir) if getattr(state, "sources_dir", None) else {}
+    if manifest:  # every document the report annotates (all SHA256SUMS lists) is shown with its title
+        cited |= set(read_sums(state.sources_dir))
     return Report(generated=now, environment=env, run=run, trust=trust, claims=claims, fresh=frozenset(fresh),
                   runs=[this_run], documents={d: manifest[d] for d in sorted(manifest) if d in cited})
 
