@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..framework import config as claims_config
 from ..framework.records import ClaimRecordError, load_catalog, verify_sources
+from ..framework.render.model import document_slug
 from ..framework.sentences import audit, load_all
 
 
@@ -61,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     bad = 0
     for doc in docs:
-        path = sentences_dir / (Path(doc).stem + ".toml")
+        # a document in a subfolder gets its slug (papers/note.md and note.md never share a file)
+        path = sentences_dir / ((document_slug(doc) if "/" in doc else Path(doc).stem) + ".toml")
         entries = classification.get(doc, [])
         result = audit(doc, (sources_dir / doc).read_text(encoding="utf-8"), claims, entries, known)
         c = result.counts
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                             for s in result.unclassified)
             if args.write and stubs:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                head = "" if path.exists() else f'document = "{doc}"\n'
+                head = "" if path.exists() else f"document = {json.dumps(doc, ensure_ascii=False)}\n"
                 with open(path, "a", encoding="utf-8") as f:
                     f.write(head + stubs)
                 print(f"  {len(result.unclassified)} stubs appended to {path}: fill in kind and reason")

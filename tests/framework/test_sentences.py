@@ -212,3 +212,30 @@ def test_formulas_list_numbers_and_chinese_are_not_cut_at_a_full_stop(text, n):
     cuts = _cuts("note.md", text)
     assert len(cuts) == n
     assert all(text[a:b].count("$") % 2 == 0 for _i, a, b in cuts)
+
+
+def test_todo_writes_a_subfolder_document_of_any_name_to_its_own_file(tmp_path, capsys):
+    """``sentences --todo --write`` for ``papers/x".md`` (issue 34): its stub file is named by the
+    document's slug, its ``document`` is a valid TOML string, and the English sentences are offered one
+    by one (cut after ``[Tsa19].``)."""
+    import hashlib
+
+    from attention_claims.framework.render.model import document_slug
+    from attention_claims.tools.sentences import main
+
+    sources, recs = tmp_path / "sources", tmp_path / "claims"
+    name = 'papers/x".md'
+    text = "Linear attention uses a feature map [Tsa19]. Note that its cost is linear in $N$.\n"
+    (sources / "papers").mkdir(parents=True)
+    (sources / name).write_text(text, encoding="utf-8")
+    (sources / "SHA256SUMS").write_text(f"{hashlib.sha256(text.encode()).hexdigest()}  {name}\n", encoding="utf-8")
+    recs.mkdir()
+    assert main(["--todo", "--write", "--claims-dir", str(recs), "--claims-sources", str(sources)]) == 1
+    written = sources / "sentences" / f"{document_slug(name)}.toml"
+    assert written.exists(), capsys.readouterr().out
+    import tomllib
+
+    data = tomllib.loads(written.read_text(encoding="utf-8"))  # stubs: kind to fill in, so not load_all
+    assert data["document"] == name
+    assert [e["text"] for e in data["sentence"]] == ["Linear attention uses a feature map [Tsa19].",
+                                         "Note that its cost is linear in $N$."]
