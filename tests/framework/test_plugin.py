@@ -351,7 +351,7 @@ def test_a_claim_stated_in_two_documents_is_listed_and_counted_in_both(planted, 
     assert counts["by_document"]["001_7b7f411bbe8a3bef.txt"]["true"] == 1
     assert counts["by_document"]["004_5f57af8801c437dc.txt"]["true"] == 2
     assert counts["by_source_document"] == {"004_5f57af8801c437dc.txt": {
-        "true": 2, "false": 0, "caveat": 0, "unchecked": 0, "undecided": 0}}
+        "true": 2, "false": 0, "caveat": 0, "unchecked": 0, "undecided": 0, "error": 0}}
     assert counts["total"]["true"] == 2
     md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
     assert "Also stated in 001 — PaperWeekly repost of kexue.fm/archives/9889, repost:" in md
@@ -536,22 +536,24 @@ def test_expected_counterexample_traceback_is_native_unless_tb_given(planted, py
 
 def test_report_formats_json_only_writes_claims_json_and_leaves_the_rest(planted, pytester):
     out = pytester.path / "out"
-    out.mkdir()
-    (out / "claims.html").write_text("an earlier report", encoding="utf-8")
+    first = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=["--claims-report-formats", "html"])
+    assert first.result.ret == 0, first.result.stdout.str()  # an earlier report, the suite's (its manifest lists it)
+    earlier = (out / "claims.html").read_text(encoding="utf-8")
+    (out / "claims.json").unlink()
     run = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=["--claims-report-formats", "json"])
     assert run.result.ret == 0, run.result.stdout.str()
     assert run.claim("c")["verdict"] == "true"
     assert not (out / "claims.md").exists()
-    assert (out / "claims.html").read_text(encoding="utf-8") == "an earlier report"
+    assert (out / "claims.html").read_text(encoding="utf-8") == earlier
     assert run.result.stdout.lines[-1].endswith(f"report: {out / 'claims.json'}")
     (out / "claims.json").unlink()
     md = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=["--claims-report-formats", "md"])
     assert md.result.ret == 0 and (out / "claims.md").exists()
     assert md.claim("c")["verdict"] == "true"  # claims.json is always written: later subset runs read it
-    assert (out / "claims.html").read_text(encoding="utf-8") == "an earlier report"
+    assert (out / "claims.html").read_text(encoding="utf-8") == earlier
     assert md.result.stdout.lines[-1].endswith(f"report: {out / 'claims.md'}")
     html = planted({"c.toml": record_toml("c")}, checks(exact="pass"), args=["--claims-report-formats", " html, json"])
-    assert html.result.ret == 0 and "an earlier report" not in (out / "claims.html").read_text(encoding="utf-8")
+    assert html.result.ret == 0 and (out / "claims.html").read_text(encoding="utf-8") != earlier
     assert html.result.stdout.lines[-1].endswith(f"report: {out / 'claims.html'}")
 
 
