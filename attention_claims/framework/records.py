@@ -250,10 +250,11 @@ def is_local_document(document: str) -> bool:
 def document_path_problem(document: str) -> str | None:
     """Why ``document`` cannot name a file under the sources folder, or None when it can: a relative
     POSIX path (``note.md``, ``papers/draft.tex``) without ``..``, a leading ``/`` or ``~``, a backslash
-    or a control character."""
+    or a control or bidirectional-override character (:func:`control_character`)."""
     parts = document.split("/")
     if (not document or document.startswith(("/", "~")) or "\\" in document
-            or any(ord(ch) < 32 for ch in document) or any(p in ("", ".", "..") for p in parts)):
+            or any(ord(ch) < 32 for ch in document) or control_character(document) is not None
+            or any(p in ("", ".", "..") for p in parts)):
         return "not a relative path inside the sources folder"
     return None
 
@@ -512,6 +513,10 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
     listed = read_sums(sources_dir)
     for name, digest in listed.items():
         target = sources_dir / name
+        found = control_character(name)
+        if found is not None:  # a name shown in the report must read as it is stored (issue 33.2)
+            raise ClaimRecordError(sources_dir / "SHA256SUMS", None, None,
+                                   f"the document name {name!r} holds the control character {found[1]}")
         if not target.exists():
             raise ClaimRecordError(target, None, None, "source document is missing (listed in SHA256SUMS)")
         raw = _read_file(target, DOCUMENT_MAX_BYTES, "source document")

@@ -159,3 +159,13 @@ def test_ii_finding_2_end_to_end_names_in_a_run_and_in_chromium(pytester):
                 "Attention rows sum to one")
         assert page.title() != "PWNED"
         assert not log["page_errors"] and not log["requests"], log
+
+
+def test_ii_finding_2_a_listed_document_name_with_an_override_is_refused(tmp_path):
+    from attention_claims.framework.records import verify_sources
+
+    name = "note\u202etxt.md"
+    (tmp_path / name).write_text(TEXT, encoding="utf-8")
+    (tmp_path / "SHA256SUMS").write_text(f"{hashlib.sha256(TEXT.encode()).hexdigest()}  {name}\n", encoding="utf-8")
+    with pytest.raises(ClaimRecordError, match="SHA256SUMS: the document name .* U\\+202E"):
+        verify_sources(tmp_path)
