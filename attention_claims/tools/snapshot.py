@@ -56,6 +56,10 @@ def load_report(path: Path, *, allow_partial: bool = False) -> dict:
         raise SnapshotError(f"{path}: the run was interrupted or has not finished ({run})")
     if run.get("partial") and allow_partial:
         return report
+    if run.get("unfinished") and not run.get("partial"):
+        errored = ", ".join(c["id"] for c in report.get("claims", []) if c.get("verdict") == "error")
+        raise SnapshotError(f"{path}: {run['unfinished']} check(s) did not finish (verdict error: {errored}); "
+                            "the report names each check and what happened: fix them and run again")
     if not run.get("complete") or run.get("partial"):
         raise SnapshotError(f"{path}: not a complete run ({run}); run the whole suite first")
     return report
@@ -115,7 +119,8 @@ def summary_markdown(report: dict, diff: list[str]) -> str:
     tally: dict[str, int] = {}
     for c in report["claims"]:
         tally[c["verdict"]] = tally.get(c["verdict"], 0) + 1
-    order = ["false", "caveat", "true", "unchecked", "undecided"]
+    order = ["false", "error", "caveat", "true", "unchecked", "undecided"]
+    order += sorted(set(tally) - set(order))  # a verdict this list does not know is shown, not dropped
     lines = ["## attention-claims verdicts", "", "| verdict | claims |", "|---|---|"]
     lines += [f"| {v} | {tally[v]} |" for v in order if v in tally]
     lines += ["", f"**{len(diff)} difference(s) from the committed snapshot**" + (":" if diff else ".")]

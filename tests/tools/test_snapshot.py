@@ -86,3 +86,19 @@ def test_summary_has_the_tally_and_the_moves(tmp_path):
     assert main([str(rep), "--snapshot", str(snap), "--summary", str(summary)]) == 1
     text = summary.read_text(encoding="utf-8")
     assert "| true | 1 |" in text and "- c: verdict false -> true" in text
+
+
+def test_a_run_whose_checks_did_not_finish_is_refused_naming_them(tmp_path, capsys):
+    """A run with a claim in ``error`` (a check crashed) is no snapshot, and the message says why (not "run the
+    whole suite first"); the job summary's tally shows the error."""
+    rep, snap = tmp_path / "claims.json", tmp_path / "snap.json"
+    report = _report(verdict="error", outcome="error", certified=False, complete=False)
+    report["run"]["unfinished"] = 1
+    rep.write_text(json.dumps(report), encoding="utf-8")
+    with pytest.raises(SnapshotError, match=r"1 check\(s\) did not finish \(verdict error: c\)"):
+        load_report(rep)
+    assert main([str(rep), "--snapshot", str(snap), "--update"]) == 2
+    assert "did not finish" in capsys.readouterr().err
+    from attention_claims.tools.snapshot import summary_markdown
+
+    assert "| error | 1 |" in summary_markdown(report, [])
