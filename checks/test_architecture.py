@@ -120,31 +120,6 @@ def causal_bidirectional_profile_draws(N: int, d: int, window: int, trials: int,
     return tuple(out)
 
 
-@functools.cache
-@disk_memo_ints
-def multi_head_profile_draws(N: int, d: int, h: int, trials: int, seed: int) -> tuple[int, ...]:
-    """Per draw, the numerical ranks (NumPy's default tolerance) of the concatenated outputs of ``h`` heads of
-    size ``d / h`` and of one head of size ``d`` (both ``N x d``, float64), on the same ``X (N, d)`` and
-    ``W_Q, W_K, W_V (d, d)`` (head a: columns ``a d/h .. (a+1) d/h - 1``), entries N(0, 1) and N(0, 1/d) from
-    ``numpy.random.default_rng(seed)``; Vaswani et al. 2017 §3.2.2. Flattened pairs.
-
-    Raises:
-        ValueError: ``d`` not divisible by ``h``.
-    """
-    if d % h:
-        raise ValueError(f"d = {d} is not divisible by h = {h}")
-    rng, dh = np.random.default_rng(seed), d // h
-    out: list[int] = []
-    for _ in range(trials):
-        X = rng.standard_normal((N, d))
-        Wq, Wk, Wv = (rng.standard_normal((d, d)) / math.sqrt(d) for _ in range(3))
-        Q, K, V = X @ Wq, X @ Wk, X @ Wv
-        multi = np.hstack([attention_matrix(Q[:, a * dh:(a + 1) * dh], K[:, a * dh:(a + 1) * dh]) @ V[:, a * dh:(a + 1) * dh]
-                           for a in range(h)])
-        out += [numerical_rank(multi)[0], numerical_rank(attention_matrix(Q, K) @ V)[0]]
-    return tuple(out)
-
-
 def _rope_rotate(X: np.ndarray, base: float = 10000.0) -> np.ndarray:
     """RoPE (Su et al. 2021, eq. (34)): rotate coordinate pair ``(2i, 2i+1)`` of row ``p`` by ``p base^(-2i/d)``;
     ``X (N, d)``, ``d`` even."""
