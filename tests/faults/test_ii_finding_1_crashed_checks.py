@@ -167,3 +167,17 @@ def test_ii_finding_1_a_check_that_finished_is_no_error(planted):
     assert all(r["outcome"] == "held" and r["errors"] == [] for r in claim["readings"])
     assert run.report["run"]["complete"] is True and run.report["run"]["unfinished"] == 0
     assert "Run complete" in (run.report_dir / "claims.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.subprocess_run
+def test_ii_finding_1_an_internal_error_in_an_xdist_worker_is_error(planted, pytester):
+    """The same internal error inside an xdist worker (``-n 2``): the worker reports it to the controller,
+    which marks the check that was running."""
+    pytester.makeconftest(INTERNAL_ERROR_CONFTEST)
+    run = planted(_records(), {"test_crash.py": PASSES}, args=["-n", "2"], subprocess=True)
+    out = run.result.stdout.str()
+    assert run.result.ret != 0, out
+    claim = run.claim("crash-claim")
+    assert claim["verdict"] == "error", (claim, out)
+    assert any("test_float16" in e for e in claim["errors"]), claim["errors"]
+    assert run.report["run"]["complete"] is False
