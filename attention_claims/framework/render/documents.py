@@ -83,37 +83,51 @@ class AnnotatedDocument:
 _TERMINAL = set("。！？；!?")
 _CLOSERS = set("”’）)」』\"'】]*=")
 _LATIN_BEFORE = set("])}>`'\"0123456789" + MASK)
-"""What may precede a full stop that pysbd is asked about: a bracket, a quote, a digit or a formula (a
-full stop after an ASCII letter always cuts; one after a Chinese character never does)."""
+"""What may precede a full stop that pysbd is asked about, besides an ASCII letter: a bracket, a quote, a
+digit or a formula (a full stop after a Chinese character never ends a sentence here)."""
 _LATIN_STOP = re.compile(r"\.[ \n]+[A-Z\ue000]")
-"""A full stop that pysbd is asked about is followed by white space and an English sentence's start (a
-capital letter or a formula), not a list number (``1. 低秩``) or a Chinese sentence."""
+"""A full stop after one of :data:`_LATIN_BEFORE` that pysbd is asked about is followed by white space
+and an English sentence's start (a capital letter or a formula), not a list number (``1. 低秩``) or a
+Chinese sentence."""
 _HEADING = re.compile(r"(#{1,6})\s+")
 _LIST = re.compile(r"(\s*)([-*+]|\d+[.)])\s+")
 _HR = re.compile(r"\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _TABLE_SEP = re.compile(r"\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
+MATHS_ABBREVIATIONS = ("eq", "eqs", "thm", "thms", "lem", "prop", "cor", "defn", "cf", "figs", "sect", "secs", "chap",
+                      "alg", "assump", "approx", "resp")
+"""Abbreviations of mathematical writing that pysbd's English list lacks (it has ``fig``, ``sec``, ``al``,
+``ref``, ``e.g``, ``i.e``): ``Eq. (2)``, ``Thm. 3``, ``cf. [Tsa19]`` do not end a sentence (words that
+are also English words, ``app``, ``tab``, ``ex``, are left out). Added to its lists of abbreviations and
+of those that precede a number or name, once, in this process."""
+
+
 @functools.cache
 def _segmenter():
     """pysbd's English segmenter (rule-based, offline; Sadvilkar and Neumann, "PySBD: Pragmatic Sentence
-    Boundary Disambiguation", NLP-OSS 2020), imported on first use."""
+    Boundary Disambiguation", NLP-OSS 2020), imported on first use, with :data:`MATHS_ABBREVIATIONS`."""
     import pysbd
+    from pysbd.lang.english import English
 
+    for names in (English.Abbreviation.ABBREVIATIONS, English.Abbreviation.PREPOSITIVE_ABBREVIATIONS):
+        names.extend(a for a in MATHS_ABBREVIATIONS if a not in names)
     return pysbd.Segmenter(language="en", clean=False, char_span=True)
 
 
 def _latin_stops(masked: str, start: int, end: int) -> set[int]:
-    """The positions in ``[start, end)`` of the full stops at which pysbd ends an English sentence,
-    among those the letter rule of :func:`_sentence_cuts` does not already decide (a full stop after a
-    citation ``[Tsa19].``, a formula ``$C$.``, a digit or a bracket, followed by white space).
+    """The positions in ``[start, end)`` of the full stops at which pysbd ends an English sentence, among
+    the candidates: a full stop followed by white space after an ASCII letter (``rank. The``, but not
+    ``e.g. the``, ``Fig. 3``, ``et al. show``), or after a citation ``[Tsa19].``, a formula ``$C$.``, a
+    digit or a bracket when a capital letter or a formula follows (:data:`_LATIN_STOP`).
 
     pysbd reads the text with each formula (masked as U+E000) shown as the letter ``x``, so a formula
-    is one word to it and never cut. Empty (pysbd is not asked) when there is no such full stop: the
-    Chinese documents, and English text whose stops all follow a letter, are cut as before.
+    is one word to it and never cut. Empty (pysbd is not asked) when there is no candidate, as in the
+    Chinese text of the suite's documents.
     """
-    candidates = [i for i in range(start + 1, end - 1) if masked[i] == "." and _LATIN_STOP.match(masked, i)
-                  and masked[i - 1] in _LATIN_BEFORE]
+    candidates = [i for i in range(start + 1, end - 1) if masked[i] == "." and masked[i + 1] in " \n" and (
+        (masked[i - 1].isalpha() and masked[i - 1].isascii())
+        or (masked[i - 1] in _LATIN_BEFORE and _LATIN_STOP.match(masked, i)))]
     if not candidates:
         return set()
     part = masked[start:end].replace(MASK, "x")
@@ -132,10 +146,10 @@ def _latin_stops(masked: str, start: int, end: int) -> set[int]:
 def _sentence_cuts(masked: str, start: int, end: int, display_ends: set[int]) -> list[tuple[int, int]]:
     """Sentence ranges of ``[start, end)``, trimmed of whitespace, none empty.
 
-    Cut after ``。！？；!?`` (and the closing quotes or brackets that follow), after a full stop that
-    follows an ASCII letter and precedes white space, after a full stop that pysbd ends an English
-    sentence with (:func:`_latin_stops`: ``[Tsa19]. Note``, ``$C$. Subsequently``), and after a display
-    formula that ends a sentence; never inside a formula (``masked``: formulas as U+E000).
+    Cut after ``。！？；!?`` (and the closing quotes or brackets that follow), after a full stop that pysbd
+    ends an English sentence with (:func:`_latin_stops`: ``rank. The``, ``[Tsa19]. Note``, ``$C$.
+    Subsequently``; not ``e.g.``, ``Fig. 3``), and after a display formula that ends a sentence; never
+    inside a formula (``masked``: formulas as U+E000).
     """
     latin = _latin_stops(masked, start, end)
     cuts: list[tuple[int, int]] = []
@@ -149,8 +163,7 @@ def _sentence_cuts(masked: str, start: int, end: int, display_ends: set[int]) ->
             while j < end and masked[j] in _CLOSERS:
                 j += 1
             cut_at = j
-        elif c == "." and i + 1 < end and masked[i + 1] in " \n" and i > start and (
-                (masked[i - 1].isalpha() and masked[i - 1].isascii()) or i in latin):
+        elif c == "." and i in latin:
             cut_at = i + 1
         elif i + 1 in display_ends:
             j = i + 1
