@@ -177,21 +177,27 @@ def mp_doc_exp_log_extremes(X, dps: int = 40) -> tuple[mpmath.mpf, mpmath.mpf]:
 
 
 @functools.cache
-def doc_exp_overflow_norm_sq(d: int, dtype: str = "float32", device: str = "cpu") -> tuple[float, float]:
+def doc_exp_overflow_norm_sq(d: int, dtype: str = "float32", device: str = "cpu", *,
+                             rows: int | None = None) -> tuple[float, float]:
     """Where 003 核函数一's raw features (:func:`doc_exp_feature_map`) stop being finite in
     ``dtype`` on ``device``, found by bisection on ``s = |x|^2``: ``(s_e1, s_neg)`` for
     ``x = sqrt(s) e_1`` (an entry overflows first) and ``x = -sqrt(s/d) (1, ..., 1)`` (only the
     factor ``e^(|x|^2/(2d))`` overflows; theory ``2 d ln(dtype max)``).
 
+    Measured on ``rows`` copies of ``x`` (default :data:`VECTORIZED_ELEMENTS`, torch's vectorized path, which
+    attention's tensors take); ``rows=1`` gives the one-row path (the same values on the CPUs measured,
+    2026-11, for d = 1, 4, 64 in float32). Units: squared input norm.
+
     Raises:
-        AttentionInputError: ``d`` not a positive integer or an unknown dtype.
+        AttentionInputError: ``d`` or ``rows`` not a positive integer, or an unknown dtype.
     """
     d = positive_int(d, "d")
+    rows = positive_int(VECTORIZED_ELEMENTS if rows is None else rows, "rows")
     hi = 4.0 * d * math.log(torch.finfo(resolve_dtype(dtype)).max)
 
     def fails(direction):
         return lambda s: not bool(torch.isfinite(doc_exp_feature_map(
-            np.sqrt(s) * direction[None], dtype=dtype, device=device)).all())
+            np.tile(np.sqrt(s) * direction[None], (rows, 1)), dtype=dtype, device=device)).all())
 
     e1 = np.zeros(d)
     e1[0] = 1.0

@@ -488,3 +488,12 @@ def test_softmax_underflow_gap_on_both_paths():
         assert abs(g64 - g2) < 1e-3 * g64 and abs(g64 + (log2_min - 1) * math.log(2)) < 0.02 * g64
     with pytest.raises(ValueError, match=">= 2"):
         softmax_diagonal_underflow_gap("float32", "cpu", 1)
+
+
+def test_doc_exp_overflow_boundary_on_both_paths():
+    from attention_claims.maths import doc_exp_overflow_norm_sq
+
+    for d in (1, 4):
+        assert doc_exp_overflow_norm_sq(d) == doc_exp_overflow_norm_sq(d, rows=1)
+    with pytest.raises(AttentionInputError, match="rows"):
+        doc_exp_overflow_norm_sq(2, rows=0)
