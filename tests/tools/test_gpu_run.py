@@ -276,3 +276,26 @@ def test_a_tree_changed_after_prepare_is_not_stamped_with_the_prepared_commit(de
     summary = json.loads((folder / "summary.json").read_text())
     assert any("1 files differ from the tree prepared" in p and "pyproject.toml" in p for p in summary["problems"])
     assert "tree" not in summary["manifest"]
+
+
+def test_run_cpu_refuses_a_tree_that_changed_while_it_ran(tmp_path, monkeypatch):
+    digests = iter([{"a.py": "1"}, {"a.py": "2", "b.py": "3"}, {"a.py": "1"}, {"a.py": "1"}])
+    monkeypatch.setattr(gpu_run, "tree_digest", lambda: next(digests))
+
+    def fake_pytest(argv, **kwargs):  # the CPU run, writing the report where it was asked to
+        out = Path(argv[argv.index("--claims-report-dir") + 1])
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "claims.json").write_text(json.dumps(_cpu_report()))
+        assert kwargs["env"]["CI"] == "true" and "checks" in argv
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(gpu_run.subprocess, "run", fake_pytest)
+    with pytest.raises(gpu_run.UsageError, match=r"2 files changed while the CPU run ran \(a.py, b.py\)"):
+        gpu_run.run_cpu(tmp_path / "first")
+    report, commit = gpu_run.run_cpu(tmp_path / "second")
+    assert report == tmp_path / "second" / "claims.json" and commit == COMMIT
+
+
+def test_run_cpu_goes_with_prepare(capsys):
+    assert gpu_run.main(["--dry-run", "--run-cpu"]) == 4
+    assert "--run-cpu goes with --prepare" in capsys.readouterr().err
