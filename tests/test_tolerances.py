@@ -19,8 +19,22 @@ from pathlib import Path
 
 CHECKS = Path(__file__).resolve().parents[1] / "checks"
 
-def _mentions_eps(node) -> bool:
-    return any((isinstance(n, ast.Name) and "eps" in n.id.lower()) or (isinstance(n, ast.Attribute) and n.attr == "eps")
+def _finfo_names(node) -> set[str]:
+    """Names assigned from an expression that reads a machine epsilon (``finfo(...).eps``) directly in ``node``'s body
+    (not in nested functions: those get their own)."""
+    names: set[str] = set()
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for n in ast.walk(child):
+            if isinstance(n, ast.Assign) and any(isinstance(a, ast.Attribute) and a.attr == "eps"
+                                                 for a in ast.walk(n.value)):
+                names |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _mentions_machine_eps(node, machine: set[str]) -> bool:
+    return any((isinstance(n, ast.Name) and n.id in machine) or (isinstance(n, ast.Attribute) and n.attr == "eps")
                for n in ast.walk(node))
 
 
@@ -30,7 +44,7 @@ def _mult_operands(node) -> list:
     return [node]
 
 
-def _literal(node, parent) -> str | None:
+def _literal(node, parent, machine: set[str]) -> str | None:
     """The source of ``node`` when it is a literal tolerance candidate, else ``None``."""
     if isinstance(node, ast.Constant) and isinstance(node.value, float) and 0 < abs(node.value) <= 1e-3:
         return repr(node.value)
@@ -40,32 +54,32 @@ def _literal(node, parent) -> str | None:
             and isinstance(node.right.op, ast.USub) and isinstance(node.right.operand, ast.Constant)):
         return ast.unparse(node)
     if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
-            and not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mult))):
-        ops = _mult_operands(node)
-        if any(isinstance(o, ast.Constant) and isinstance(o.value, (int, float)) and o.value not in (0, 1) for o in ops) \
-                and any(_mentions_eps(o) for o in ops):
-            return ast.unparse(node)
+            and not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mult))
+            and any(_mentions_machine_eps(o, machine) for o in _mult_operands(node))):
+        return ast.unparse(node)
     return None
 
 
 def literal_tolerances(path: Path) -> set[tuple[str, str, str]]:
     """``(file name, enclosing function, literal)`` for every candidate literal tolerance in ``path``: a float
     literal in (0, 1e-3], a string "1e-k" (an mpmath precision), a power with a negative literal exponent,
-    and a product of a literal factor with an ``eps``."""
+    and a product with a machine epsilon (``.eps``, or a name assigned from one in the module or in an
+    enclosing function), whatever multiplies it."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = set()
 
-    def visit(node, scope):
+    def visit(node, scope, machine):
         for child in ast.iter_child_nodes(node):
-            inner = scope
+            inner, names = scope, machine
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 inner = child.name if scope == "<module>" else f"{scope}.{child.name}"
-            lit = _literal(child, node)
+                names = machine | _finfo_names(child)
+            lit = _literal(child, node, machine)
             if lit is not None:
-                found.add((path.name, inner, lit))
-            visit(child, inner)
+                found.add((path.name, scope if inner == scope else inner, lit))
+            visit(child, inner, names)
 
-    visit(tree, "<module>")
+    visit(tree, "<module>", _finfo_names(tree))
     return found
 
 
@@ -156,17 +170,18 @@ TABLE: dict[tuple[str, str, str], str] = {
     # test_projections.py
     ("test_projections.py", "_beyond", "mpmath.mpf(10) ** (-12)"): (
         "a distance beyond the bound by 1e-12 (1 + |Y|_F): far above float64 rounding of the projected rows"),
-    ("test_projections.py", "_profile_inner_products",
-     "[iter(inner_product_draws(n, d, k, eps, PROFILE_TRIALS, 0))] * 4"): "not a tolerance: groups a flat tuple by 4",
-    ("test_projections.py", "_profile_linformer_theorem_1",
-     "[iter(linformer_theorem_1_draws(n, d, k, eps, PROFILE_TRIALS, draws, 0))] * 2"): "not a tolerance: groups a flat tuple by 2",
     ("test_projections.py", "_profile_linformer_error", "1e-06"): UNITS,
+    ("test_projections.py", "_linformer_pw_zero_draws", "n * np.finfo(float).eps * np.linalg.norm(w)"): (
+        "profile only (never decides): P w counted as 0 to rounding when |P w| <= n eps64 |w|, the first-order "
+        "gamma_n bound of a length-n product with |P| row-stochastic"),
+    ("test_projections.py", "linformer_mixing_rank_draws", "s[0] * n * _EPS64"): NUMPY_RANK,
     ("test_projections.py", "_profile_projection_gap", "1e-06"): UNITS,
-    ("test_projections.py", "projection_gap_draws", "eps * 1000000.0"): UNITS + " (eps is the JL distortion here)",
     ("test_projections.py", "test_linformer_k_below_n", "1e-09"): RANGE,
     ("test_projections.py", "test_linformer_theorem_2", "0.001"): RANGE + " (inputs bounded away from 0)",
     ("test_projections.py", "test_linformer_theorem_2.certify", "0.0001"): GUARD + " (a Monte Carlo standard error)",
     # test_rank.py
+    ("test_rank.py", "<module>", "DOC_N * float(np.finfo(np.float64).eps)"): NUMPY_RANK,
+    ("test_rank.py", "causal_profile_draws", "N * float(np.finfo(np.float64).eps)"): NUMPY_RANK,
     ("test_rank.py", "<module>", "1e-09"): (
         "CERTIFIED_REL_TOL: a singular value counted above 1e-9 sigma_1 is certified non-zero: float64 SVD errs "
         "by about N eps64 sigma_1 (Weyl), ~1e-13 here"),
@@ -214,8 +229,6 @@ TABLE: dict[tuple[str, str, str], str] = {
         "failure it detects is cancellation in erf(x) + 1, orders of magnitude larger"),
     ("test_sparsity.py", "test_relu2_printed_float64", "1e-300"): GUARD,
     ("test_sparsity.py", "test_relu2_sparse_only_for_negative_bias", "'1e-30'"): MP(40, "1e-30 relative"),
-    ("test_sparsity.py", "test_relu2_sparse_only_for_negative_bias", "2 * (mpmath.mpf(eps) ** 2 / 4)"): (
-        "not a tolerance: eps is the sparsity level of the reading (Phi(c) = eps^2 / 4)"),
     ("test_sparsity.py", "test_smaller_is_sparser", "'1e-40'"): MP(50, "1e-40"),
     # test_sparsity_linear.py
     ("test_sparsity_linear.py", "<module>", "'1e-45'"): MP(60, "REL_45 against an exact rational"),
@@ -292,12 +305,17 @@ def test_every_justification_says_something():
 
 def test_the_scanner_finds_what_it_should(tmp_path):
     f = tmp_path / "test_x.py"
-    f.write_text("import mpmath\n"
-                 "def test_a(eps):\n"
+    f.write_text("import mpmath\nimport numpy as np\n"
+                 "E = float(np.finfo(np.float64).eps)\n"
+                 "def test_a(eps, n):\n"
                  "    x = 1e-9\n"
                  "    y = mpmath.mpf('1e-30')\n"
                  "    z = mpmath.mpf(10) ** -20\n"
                  "    w = 16 * 4 * eps\n"
+                 "    m = float(np.finfo(np.float32).eps)\n"
+                 "    t = (n + 2) * m\n"
+                 "    u = n * E\n"
                  "    v = 0.5\n", encoding="utf-8")
     got = {lit for _, _, lit in literal_tolerances(f)}
-    assert got == {"1e-09", "'1e-30'", "mpmath.mpf(10) ** (-20)", "16 * 4 * eps"}
+    # eps the argument is a distortion here, not a machine epsilon; m and E are read from finfo
+    assert got == {"1e-09", "'1e-30'", "mpmath.mpf(10) ** (-20)", "(n + 2) * m", "n * E"}
