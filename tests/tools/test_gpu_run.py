@@ -292,8 +292,8 @@ def test_run_cpu_refuses_a_tree_that_changed_while_it_ran(tmp_path, monkeypatch)
     monkeypatch.setattr(gpu_run.subprocess, "run", fake_pytest)
     with pytest.raises(gpu_run.UsageError, match=r"2 files changed while the CPU run ran \(a.py, b.py\)"):
         gpu_run.run_cpu(tmp_path / "first")
-    report, commit = gpu_run.run_cpu(tmp_path / "second")
-    assert report == tmp_path / "second" / "claims.json" and commit == COMMIT
+    report, commit, tree = gpu_run.run_cpu(tmp_path / "second")
+    assert report == tmp_path / "second" / "claims.json" and commit == COMMIT and tree == {"a.py": "1"}
 
 
 def test_run_cpu_goes_with_prepare(capsys):
