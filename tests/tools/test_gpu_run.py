@@ -225,8 +225,8 @@ def test_the_device_leg_writes_its_folder_and_brings_it_back_through_out(device,
     assert all(r["ran_on"]["commit"] == COMMIT for c in gpu["claims"] for r in c["readings"] if r["ran_on"])
     readme = (folder / "README.md").read_text()
     assert "NVIDIA H100 80GB HBM3" in readme and COMMIT in readme
-    assert "| causal | cuda-float16 | failed (certified) | 40 | underflows at gap > 17.2 (cuda) | cpu-float16 | failed " \
-           "| underflows at gap > 17.3 (cpu) |" in readme
+    assert "| causal | cuda-float16 | failed (certified) | 40 | 0 | underflows at gap > 17.2 (cuda) | cpu-float16 | " \
+           "failed | underflows at gap > 17.3 (cpu) |" in readme
     assert "Skipped `cuda-*` readings: 0." in readme
     assert "| causal | cuda-float16 | failed | 48000 |" in readme  # the deep phase's instances
     assert "Verdicts: 1 caveat, 1 true" in readme
@@ -299,3 +299,14 @@ def test_run_cpu_refuses_a_tree_that_changed_while_it_ran(tmp_path, monkeypatch)
 def test_run_cpu_goes_with_prepare(capsys):
     assert gpu_run.main(["--dry-run", "--run-cpu"]) == 4
     assert "--run-cpu goes with --prepare" in capsys.readouterr().err
+
+
+def test_summarise_takes_each_readings_check_seconds_from_junit(tmp_path):
+    junit = tmp_path / "j.xml"
+    junit.write_text('<testsuites><testsuite><testcase classname="checks.test_rank" name="test_batched[cuda-float16]" '
+                     'time="12.5"/></testsuite></testsuites>')
+    times = gpu_run.junit_times(junit)
+    assert times == {"checks.test_rank::test_batched[cuda-float16]": 12.5}
+    summary = gpu_run.summarise(_gpu_report(), _cpu_report(), _deep_report(), None, times)
+    assert summary["deep"][0]["seconds"] == 12.5 and summary["deep"][0]["instances"] == 48000
+    assert gpu_run.junit_times(tmp_path / "missing.xml") == {}
