@@ -224,7 +224,7 @@ def test_the_device_leg_writes_its_folder_and_brings_it_back_through_out(device,
     assert gpu["runs"][0]["commit"] == COMMIT
     assert all(r["ran_on"]["commit"] == COMMIT for c in gpu["claims"] for r in c["readings"] if r["ran_on"])
     readme = (folder / "README.md").read_text()
-    assert "NVIDIA H100 80GB HBM3" in readme and COMMIT in readme
+    assert "NVIDIA H100 80GB HBM3" in readme and COMMIT in readme and "filled in from `.wheels/PREPARED.json`, in " in readme
     assert "| causal | cuda-float16 | failed (certified) | 40 | 0 | underflows at gap > 17.2 (cuda) | cpu-float16 | " \
            "failed | underflows at gap > 17.3 (cpu) |" in readme
     assert "Skipped `cuda-*` readings: 0." in readme
@@ -244,7 +244,7 @@ def test_a_skipped_cuda_reading_a_differing_outcome_and_a_failed_phase_are_probl
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["cuda_skipped"] == ["causal [cuda-float16]"]
     assert summary["differ"] == [{"claim": "causal", "reading": "cpu-float16", "gpu_machine": "held", "cpu_run": "failed"}]
-    assert any("phase merge exited with status 3" in p for p in summary["problems"])
+    assert any("phase merge exited with status 3: no output" in p for p in summary["problems"])
     assert any("1 cuda-* readings were skipped" in p for p in summary["problems"])
     readme = (folder / "README.md").read_text()
     assert "- causal [cpu-float16]: held here, failed in the CPU run" in readme
