@@ -963,19 +963,77 @@ class ClaimsController(_ClaimsHooks):
         if shown is not None:  # the file a person opens first: claims.md, else claims.html, else claims.json
             fmt = next(f for f in ("md", "html", "json") if f in self.state.report_formats)
             shown = shown / f"claims.{fmt}"
+        found = [(r.claim, r.reading, r.nodeid, r.counterexample) for r in sorted(
+            self.state.results.values(), key=lambda r: r.key) if r.outcome == "counterexample" and r.counterexample]
         for line, red in terminal_lines(self.state.report, self.state.errors, shown,
                                         width=tr._tw.fullwidth if getattr(tr, "isatty", False) else 160,
-                                        notices=self.state.notices):
+                                        notices=self.state.notices, found=found):
             tr.write_line(line, red=red, yellow=line.startswith("attention-claims: warning:"),
                           bold=line.startswith("verdicts:"))
 
 
+def _falsifying_line(text: str) -> str:
+    """Hypothesis's "Falsifying example" / "Failing test case" note on one line, without the check's
+    evidence log argument (``claim_log=CheckLog(...)``, the fixture's state, not the example)."""
+    flat = " ".join(text.split())
+    while (start := flat.find("=CheckLog(")) != -1:
+        name = start
+        while name > 0 and (flat[name - 1].isalnum() or flat[name - 1] == "_"):
+            name -= 1
+        depth, end = 0, start + len("=CheckLog")
+        for end in range(start + len("=CheckLog"), len(flat)):
+            depth += {"(": 1, ")": -1}.get(flat[end], 0)
+            if depth == 0:
+                break
+        flat = flat[:name] + flat[end + 1:].lstrip(", ")
+    return flat.replace("( ", "(").replace(", )", ")").replace(" )", ")")
+
+
+def _found_lines(report: Report, found: list, width: int) -> list:
+    """The lines of :func:`terminal_lines` for counterexamples a run found, other than those of the false
+    claims it decided (listed above them): per counterexample its claim, reading and check, its message
+    and example (Hypothesis's falsifying example, else the example's JSON), each cut to ``width``; then
+    per claim its verdict in the report, and whether this run decided it or it keeps its last decision."""
+    from .render.model import example_json
+
+    if not found:
+        return []
+    cut = lambda text: text if len(text) <= width else text[: max(width - 1, 0)] + "…"  # noqa: E731
+    lines: list[tuple[str, bool]] = [(f"counterexamples found by this run ({len(found)}):", False)]
+    for cid, reading, nodeid, cx in found:
+        lines.append((cut(f"  {cid} [{reading}] ({nodeid}): {' '.join(str(cx.get('message', '')).split())}"), False))
+        shown = [_falsifying_line(cx["hypothesis"])] if cx.get("hypothesis") else []
+        if cx.get("example"):
+            shown.append("example: " + example_json(cx["example"]))
+        lines += [(cut(f"    {line.strip()}"), False) for line in shown if line.strip()]
+        if cx.get("certified") is not None:
+            lines.append((cut(f"    {'certified' if cx.get('certified') else 'not certified'}"
+                              f"{': ' + cx['certificate'] if cx.get('certificate') else ''}"), False))
+    by_id = {c.id: c for c in report.claims}
+    for cid in dict.fromkeys(f[0] for f in found):
+        c = by_id.get(cid)
+        if c is None:
+            continue
+        if cid in report.fresh:
+            how = "decided by this run"
+        elif c.decided is not None:
+            how = f"its last decision, of {c.decided.at}: this run ran only some of its checks"
+        else:
+            how = "never decided whole: this run ran only some of its checks"
+        lines.append((cut(f"  verdict of {cid}: {c.verdict} ({how})"), False))
+    return lines
+
+
 def terminal_lines(report: Report, errors: list[str], report_file: Path | None, *, width: int = 120,
-                   notices: list[str] = ()) -> list:
+                   notices: list[str] = (), found: list = ()) -> list:
     """``[(line, red)]``: the false claims this run decided (id, one-line counterexample and, when the
-    claim has one, its failure profile as `` [class: failures/trials at setting]``, cut to ``width``), the claims whose verdict disagrees with ``expected`` or whose check errored, the run's
-    errors, the ``notices`` (warnings such as an earlier report set aside), then the tally of this run's
-    verdicts (the last line, naming ``report_file`` when one was written)."""
+    claim has one, its failure profile as `` [class: failures/trials at setting]``, cut to ``width``); the
+    counterexamples ``found`` (``[(claim, reading, check, counterexample dict)]``, this run's), in a
+    subset run (a counterexample's reproduce command, ``--claims-select``) or of a claim the run did not
+    decide whole, each with its example and the claim's verdict; each check that did not finish; the claims whose verdict
+    disagrees with ``expected`` or whose check errored, the run's errors, the ``notices`` (warnings such
+    as an earlier report set aside), then the tally of this run's verdicts (the last line, naming
+    ``report_file`` when one was written)."""
     from .render.model import SECTION_ORDER, one_line_counterexample
 
     fresh = [c for c in report.claims if c.id in report.fresh]
@@ -992,6 +1050,11 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
             if len(text) + len(tail) > width:  # the counterexample is cut, the profile kept
                 text = text[: max(width - len(tail) - 1, 0)] + "…"
             lines.append((text + tail, False))
+    # a subset run (a reproduce command, --claims-select): every counterexample it found, with its claim's verdict;
+    # a full run: those of claims it did not decide whole (the false claims it decided are listed above)
+    listed = {c.id for c in false}
+    lines += _found_lines(report, [f for f in found if f[0] not in listed
+                                   and (report.run.partial or f[0] not in report.fresh)], width)
     unfinished = [(c.id, e) for c in fresh for e in c.errors]
     if unfinished:  # each check that did not finish, and what happened: a bug of the suite or of the check
         lines.append((f"checks that did not finish ({len(unfinished)}): the claims are 'error', not decided:", True))
@@ -1008,7 +1071,7 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
     kept = sum(c.decided is not None for c in others)
     not_selected = len(others) - kept
     if kept:
-        tally += f"; {kept} other claim{'s' if kept != 1 else ''} keep their last decision"
+        tally += f"; {kept} other claim{'s keep their' if kept != 1 else ' keeps its'} last decision"
     if not_selected:
         tally += f"; {not_selected} claim{'s' if not_selected != 1 else ''} not selected"
     if report.run.interrupted:

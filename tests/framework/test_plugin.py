@@ -580,3 +580,52 @@ def test_an_xdist_worker_freezes_its_heap_as_its_last_act():
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+REPRODUCE = '''
+import pytest
+from hypothesis import given, strategies as st
+
+@pytest.mark.claim("c", reading="exact")
+def test_exact(claim_log):
+    claim_log.example(x=1.0)
+
+@pytest.mark.claim("c", reading="float16")
+@given(st.integers(0, 100))
+def test_float16(claim_log, n):
+    claim_log.example(n=n)
+    assert n < 7, f"float16 loses it at n = {n}"
+'''
+
+
+def test_a_counterexamples_reproduce_command_prints_the_counterexample_and_the_verdict(planted):
+    """Issue 34, item 6: the report's "Reproduce" command (one check of a claim with other readings) printed
+    only ``x`` and "verdicts: no claim decided". It now prints the counterexample, its example and the
+    claim's verdict."""
+    records = {"c.toml": record_toml("c", expected="caveat", readings=(("exact", True), ("float16", False)))}
+    full = planted(records, {"test_r.py": REPRODUCE})
+    assert full.result.ret == 0, full.result.stdout.str()
+    reading = next(r for r in full.claim("c")["readings"] if r["name"] == "float16")
+    command = reading["counterexample"]["reproduce"]
+    assert command.startswith("python -m pytest test_r.py::test_float16 ")
+    nodeid = command.split()[3]
+    again = planted(records, {"test_r.py": REPRODUCE}, args=[nodeid, "-n", "0"])
+    out = again.result.stdout.str()
+    assert again.result.ret == 0, out
+    again.result.stdout.fnmatch_lines([
+        "counterexamples found by this run (1):",
+        "  c [[]float16] (test_r.py::test_float16): float16 loses it at n = 7*",
+        "    *: test_float16(n=7)",  # Hypothesis's falsifying example, without the evidence log's state
+        "    not certified",
+        "  verdict of c: caveat (its last decision, of *: this run ran only some of its checks)",
+        "verdicts: no claim decided; 1 other claim keeps its last decision*",
+    ])
+
+
+def test_a_full_run_lists_no_counterexample_twice(planted):
+    """A full run that decides every claim lists its false claims once each (as before) and no caveat's
+    counterexamples: they are in the report."""
+    records = {"c.toml": record_toml("c", expected="caveat", readings=(("exact", True), ("float16", False)))}
+    run = planted(records, {"test_r.py": REPRODUCE})
+    assert run.result.ret == 0
+    assert "counterexamples found by this run" not in run.result.stdout.str()
