@@ -104,6 +104,67 @@ ID_OK = ("(sqrt(2/pi) * gamma * exp(-beta**2 / (2*gamma**2)) + beta * erf(beta /
 S2_OK = "(1 - lam**n) / (n*(1 - lam)) * (1 + lam) / (1 + lam**n)"
 
 
+RELU2 = ("exp(-beta**2/(2*gamma**2)) * (sqrt(2)*beta*gamma + sqrt(pi)*exp(beta**2/(2*gamma**2))*(beta**2 + gamma**2)"
+         "*(erf(beta/(sqrt(2)*gamma)) + 1)) / (pi**(1/4) * sqrt(2*sqrt(2)*beta*gamma*exp(-beta**2/(2*gamma**2))"
+         "*(beta**2 + 5*gamma**2) + 2*sqrt(pi)*(beta**4 + 6*beta**2*gamma**2 + 3*gamma**4)*(erf(beta/(sqrt(2)*gamma)) + 1)))")
+
+BATCH2_FALSEHOODS = [
+    # repeated tokens: rank at most the number of distinct tokens, planted one lower
+    V("encoder-repeated-bound-minus-1", "study-note-encoder-low-rank", ("exact-repeated-tokens",),
+      as_stated="exact-repeated-tokens", claimed={"repeated_bound": "n_distinct - 1"}),
+    V("bidirectional-repeated-bound-minus-1", "bidirectional-attention-low-rank", ("exact-repeated-tokens",),
+      as_stated="exact-repeated-tokens", claimed={"repeated_bound": "n_distinct - 1"}),
+    V("repeated-tokens-bound-minus-1", "study-note-repeated-tokens-redundancy", ("exact-repeated-tokens",),
+      claimed={"repeated_bound": "n_distinct - 1"}),
+    # effective rank at tau = 0.9 at most N/2: planted N/8
+    V("dominant-effective-bound-n-over-8", "study-note-dominant-singular-values", ("effective-rank",),
+      as_stated="effective-rank", claimed={"effective_bound": "N / 8"}),
+    # rank bounds one lower
+    V("factorised-logit-rank-d-minus-1", "low-rank-factorised-logits", ("exact",), claimed={"logit_rank_bound": "d - 1"}),
+    V("linear-attention-rank-d-minus-1", "linear-attention-rank-at-most-d", ("elementwise-exact",), claimed={"bound": "d - 1"}),
+    V("one-hot-rows-rank-minus-1", "proof-11-22-one-hot-rows-rank", ("exact",), claimed={"rank": "distinct - 1"}),
+    V("linformer-projection-rank-k-minus-1", "linformer-projection-rank", ("exact",), claimed={"rank_bound": "k - 1"}),
+    V("absolute-rank-2", "linear-attention-absolute-not-relative", ("exact-rank",), claimed={"absolute_rank": 2}),
+    # costs: a linear time for the quadratic one, a constant cost after the kernel rewrite, d and N swapped
+    V("intro-time-linear", "intro-quadratic-time-and-memory", ("standard-schedule",), claimed={"time": "N"}),
+    V("kernel-rewrite-constant-cost", "lemma-11-39-kernel-rewrite", ("weights-factorize",), claimed={"cost_after": "1"}),
+    V("kernel-trick-constant-cost", "summary-kernel-trick-feature-space", ("linear-cost",), as_stated="linear-cost",
+      claimed={"cost_after": "1"}),
+    V("standard-row-n-d-squared", "table-11-3-2-standard-attention-row", ("notation-for-definition-11-24",),
+      claimed={"cost": "N * d**2"}),
+    V("jl-guarantee-saving-when-k-le-n", "jl-guarantees-low-rank-approximation", ("linformer-complexity-reduction",),
+      as_stated="linformer-complexity-reduction", claimed={"saving_domain": "k <= N"}),
+    V("jl-summary-saving-when-k-le-n", "summary-jl-rigorous-guarantee", ("linformer-complexity-reduction",),
+      as_stated="linformer-complexity-reduction", claimed={"saving_domain": "k <= N"}),
+    # scale and row sums
+    V("attention-scale-1-over-dk", "definition-11-24-attention-matrix", ("exact",), claimed={"scale": "1/d_k"}),
+    V("effective-rank-criterion-reversed", "definition-11-25-effective-rank", ("exact",),
+      claimed={"criterion": "head <= tau * total"}),
+    # JL: the tail bound's exponent doubled
+    V("dasgupta-gupta-tail-exponent-doubled", "jl-distributional-dasgupta-gupta", ("exact",),
+      claimed={"tail_bound": "2 * exp(-(eps**2 / 2 - eps**3 / 3) * k)"}),
+    # sparsity formulas: a square dropped, a ratio inverted, a constant changed, a domain widened
+    V("l1-l2-sqrt-dropped", "sparsity-measure-l1-l2", ("exact",), claimed={"expression": "mean_abs / mean_sq"}),
+    V("gaussian-gamma-sigma-squared", "sparsity-gaussian-isotropic-reduction", ("exact-moments",),
+      claimed={"gamma": "sigma**2 * q_norm"}),
+    V("relu2-sqrt-3", "sparsity-relu2-closed-form", ("certified-quadrature",),
+      claimed={"expression": RELU2.replace("(sqrt(2)*beta*gamma +", "(sqrt(3)*beta*gamma +")}),
+    V("relu2-sparse-for-beta-below-1", "sparsity-relu2-sparse-only-for-negative-bias", ("quadrature",),
+      claimed={"sparse_domain": "beta < 1"}),
+    V("identity-closed-form-sqrt-1-over-pi", "sparsity-identity-closed-form", ("certified-quadrature",),
+      claimed={"expression": ID_OK.replace("sqrt(2/pi)", "sqrt(1/pi)")}),
+    V("identity-floor-0-8", "sparsity-identity-lower-bound", ("quadrature",), claimed={"floor": "0.8"}),
+    V("linear-general-qmu-not-squared", "sparsity-nonnegative-linear-general", ("exact-population",),
+      claimed={"expression": "1/sqrt(1 + qSq/qmu)"}),
+    V("iid-components-l1-l2-swapped", "sparsity-linear-iid-components", ("exact-product-design",),
+      claimed={"expression": "1/sqrt(1 + (sigma_t/mu_t * l1/l2)**2)"}),
+    V("decay-weight-exponent-sign", "decay-attention-fixed-and-fading", ("exact",), claimed={"weight": "lam**(-t)"}),
+    V("dong-order-4", "dong-pure-attention-rank-collapse", ("pure-attention-cubic",), claimed={"order": 4}),
+    V("performer-mean-half-dot", "performer-positive-random-features", ("unbiased-kernel",), claimed={"mean": "exp(dot / 2)"}),
+    V("row-sum-1-minus-1e-6", "lemma-11-33-row-stochastic", ("exact",), claimed={"row_sum": "1 - 10**-6"}),
+]
+
+
 def _causal(dtype: str, gap: float) -> Variant:
     return V(f"causal-{dtype}-safe-gap-{gap}", CAUSAL, (f"cpu-{dtype}",),
              claimed={f"safe_logit_gap_{dtype}": gap}, as_stated=f"cpu-{dtype}")
@@ -183,6 +244,9 @@ FALSEHOODS = [
       claimed={"speedup_min": 7, "speedup_max": 126}),
     V("compression-factorisation-saves-61-percent", *L44P, as_stated="parameters-factorisation-at-measured-rank",
       claimed={"parameter_reduction_min": 0.61}),
+    # issue 35: one planted falsehood for every other true and caveat claim whose checks read a [claimed] value
+    # (claims with no as-stated reading, their words being vague, get the mark moved to the reading that held)
+    *BATCH2_FALSEHOODS,
 ]
 
 TRUTHS = [
@@ -277,8 +341,12 @@ def _run(pytester, variant: Variant, expected: str):
     return result, next(c for c in report["claims"] if c["id"] == variant.claim)
 
 
-@pytest.mark.trust_planted("falsehood")
-@pytest.mark.parametrize("variant", FALSEHOODS, ids=lambda v: v.name)
+def _params(variants, kind):
+    # each test names its claim, so that the plugin counts the power by claim (reports/planted.json)
+    return [pytest.param(v, id=v.name, marks=pytest.mark.trust_planted(kind, claim=v.claim)) for v in variants]
+
+
+@pytest.mark.parametrize("variant", _params(FALSEHOODS, "falsehood"))
 def test_planted_falsehood_is_caught(pytester, variant):
     result, claim = _run(pytester, variant, "false")
     stated = next(r for r in claim["readings"] if r["as_stated"])
@@ -287,8 +355,7 @@ def test_planted_falsehood_is_caught(pytester, variant):
     assert result.ret == 0
 
 
-@pytest.mark.trust_planted("truth")
-@pytest.mark.parametrize("variant", TRUTHS, ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", _params(TRUTHS, "truth"))
 def test_planted_truth_holds(pytester, variant):
     result, claim = _run(pytester, variant, "true")
     assert claim["verdict"] == "true", (claim["verdict"], claim["reason"],
@@ -304,3 +371,42 @@ def test_variant_claims_have_checks(claim):
 def test_enough_variants():
     assert len(FALSEHOODS) >= 40 and len(TRUTHS) >= 15
     assert len({v.name for v in FALSEHOODS + TRUTHS}) == len(FALSEHOODS) + len(TRUTHS)
+
+
+# -- claims with nothing to plant ------------------------------------------------------------------
+
+REASONS_FILE = Path(__file__).with_name("planted_reasons.toml")
+
+
+def _reasons() -> dict[str, str]:
+    import tomllib
+
+    return {cid: entry["reason"] for cid, entry in tomllib.loads(REASONS_FILE.read_text(encoding="utf-8")).items()}
+
+
+def _expected() -> dict[str, str]:
+    import tomllib
+
+    return {d["id"]: d["expected"] for d in (tomllib.loads(p.read_text(encoding="utf-8")) for p in RECORDS.rglob("*.toml"))}
+
+
+REASONS = _reasons()
+
+
+@pytest.mark.parametrize("claim", [pytest.param(c, marks=pytest.mark.trust_planted("reason", claim=c))
+                                   for c in sorted(REASONS)])
+def test_nothing_to_plant_has_a_stated_reason(claim):
+    """A listed claim is a true or caveat claim of the catalog, has no planted falsehood (a listed reason
+    for a claim that has one is stale) and a reason of substance."""
+    expected = _expected()
+    assert claim in expected, f"{REASONS_FILE.name}: {claim!r} is no claim of the catalog"
+    assert expected[claim] in ("true", "caveat"), f"{REASONS_FILE.name}: {claim!r} is {expected[claim]!r}"
+    assert claim not in {v.claim for v in FALSEHOODS}, f"{REASONS_FILE.name}: {claim!r} has a planted falsehood"
+    assert len(REASONS[claim].split()) >= 6, f"{REASONS_FILE.name}: {claim!r}: say why nothing can be planted"
+
+
+def test_every_true_and_caveat_claim_has_a_planted_falsehood_or_a_reason():
+    """The power of a true or caveat verdict is measured for every such claim (DESIGN.md, "Power")."""
+    planted = {v.claim for v in FALSEHOODS}
+    missing = sorted(c for c, e in _expected().items() if e in ("true", "caveat") and c not in planted | set(REASONS))
+    assert not missing, f"true or caveat claims with neither a planted falsehood nor a reason in {REASONS_FILE.name}: {missing}"
