@@ -219,7 +219,8 @@ class Place:
 @dataclass
 class Decided:
     """When and how a claim's verdict was last computed: ``at`` (ISO 8601, UTC), the Hypothesis
-    ``profile``, and ``run``: ``"full"`` (a run of every claim) or ``"partial"`` (a subset run)."""
+    ``profile``, and ``run``: ``"full"`` (a run of every claim), ``"partial"`` (a subset run) or ``"merged"``
+    (folded from several reports by ``attention-claims merge``)."""
 
     at: str
     profile: str

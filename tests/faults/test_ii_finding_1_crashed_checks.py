@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from attention_claims.framework.report_schema import validate_report
 from conftest import record_toml
 
 READINGS = (("exact", True), ("float16", False))
@@ -97,6 +98,7 @@ def _assert_error(run, *, what: str, nodeid: str = "test_crash.py::test_float16"
     assert any(nodeid in e and what in e for e in readings["float16"]["errors"]), readings["float16"]
     assert report["run"]["complete"] is False and report["run"]["unfinished"] >= 1
     assert report["counts"]["total"]["error"] == 1 and report["counts"]["total"]["true"] == 0
+    validate_report(report, "claims.json")  # the schema knows the error verdict and outcome (merge reads it back)
     md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
     assert "Run complete" not in md and "did not finish" in md and nodeid in md.replace("\\_", "_")
     assert "1 error" in md

@@ -238,3 +238,20 @@ def test_an_older_report_that_kept_the_error_on_the_claim_only_is_still_an_error
     got = next(c for c in merged["claims"] if c["id"] == "alpha-claim")
     assert got["verdict"] == "error" and got["readings"][0]["outcome"] == "error"
     assert "TypeError: a bug" in got["readings"][0]["errors"][0]
+
+
+def test_the_command_reads_back_an_error_and_exits_non_zero(project, pytester, capsys):
+    """A report whose check did not finish passes the input schema (the error verdict and outcome are in it) and
+    its claim stays error in the merged report: exit status 1, naming the claim; the merged report validates."""
+    from attention_claims.framework.report_schema import validate_report
+
+    cpu = project()
+    path = pytester.path / "crashed.json"
+    path.write_text(json.dumps(_errored(cpu, "alpha-claim", what="worker 'gw0' crashed")), encoding="utf-8")
+    out = pytester.path / "merged-error"
+    common = ["--claims-dir", str(pytester.path / "records"), "--claims-sources", str(pytester.path / "sources")]
+    assert merge_tool.main([str(path), "-o", str(out), *common]) == 1
+    assert "alpha-claim: error, expected true" in capsys.readouterr().err
+    merged = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    validate_report(merged, "merged claims.json")
+    assert merged["run"]["complete"] is False and merged["counts"]["total"]["error"] == 1
