@@ -134,6 +134,13 @@ def trust_lines(trust: dict | None) -> list[str]:
             if escaped:
                 line += f"; a planted falsehood escaped in {', '.join(escaped)}"
         lines.append(line + f" [{src}].")
+        if by_claim:
+            planted = [f"`{cid}` {row.get('caught', '?')}/{row.get('falsehoods', '?')}" for cid, row in by_claim.items()
+                       if isinstance(row, dict) and row.get("falsehoods")]
+            reasons = [f"`{cid}`" for cid, row in by_claim.items()
+                       if isinstance(row, dict) and row.get("reason") and not row.get("falsehoods")]
+            lines.append("Power by claim (planted falsehoods caught/planted): " + (", ".join(planted) or "none")
+                         + (f"; nothing to plant, for a stated reason: {', '.join(reasons)}" if reasons else "") + ".")
     else:
         lines.append("Planted variants: not run yet in this project.")
     s = trust.get("stability")
