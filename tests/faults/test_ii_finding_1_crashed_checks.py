@@ -34,6 +34,18 @@ def test_float16(claim_log):
     os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer or a segfault would end it
 '''
 
+KILLED_IN_SETUP = HELD + '''
+
+@pytest.fixture
+def big_model():
+    import os, signal
+    os.kill(os.getpid(), signal.SIGKILL)  # killed while a fixture loads: no report of the check reached the controller
+
+@pytest.mark.claim("crash-claim", reading="float16")
+def test_float16(claim_log, big_model):
+    pass
+'''
+
 RAISES = HELD + '''
 
 @pytest.mark.claim("crash-claim", reading="float16")
@@ -183,3 +195,11 @@ def test_ii_finding_1_an_internal_error_in_an_xdist_worker_is_error(planted, pyt
     assert claim["verdict"] == "error", (claim, out)
     assert any("test_float16" in e for e in claim["errors"]), claim["errors"]
     assert run.report["run"]["complete"] is False
+
+
+@pytest.mark.subprocess_run
+def test_ii_finding_1_a_worker_killed_in_a_checks_setup_makes_the_claim_error(planted):
+    """Killed in a fixture, before any report of the check reached the controller: the crashed check is mapped to
+    its claim through what the other workers collected, at the end of the run."""
+    run = planted(_records(), {"test_crash.py": KILLED_IN_SETUP}, args=["-n", "2"], subprocess=True)
+    _assert_error(run, what="crashed while running")
