@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .records import Claim
-from .report_model import SCHEMA, ClaimEntry, Decided, Environment, RanOn, Report, Run, Trust
+from .report_model import ClaimEntry, Decided, Environment, RanOn, Report, Run, Trust
 from .verdict import ReadingOutcome, decide
 
 __all__ = ["MergeError", "merge_reports", "load_report"]
@@ -42,22 +42,19 @@ class MergeError(Exception):
 
 
 def load_report(path: Path) -> dict:
-    """The ``claims.json`` at ``path``.
+    """The ``claims.json`` at ``path``, read and validated by
+    :func:`attention_claims.framework.report_schema.read_report` (size and depth caps, the JSON Schema).
 
     Raises:
-        MergeError: it cannot be read, is not JSON or is not a schema-1 report (names the file).
+        MergeError: it cannot be read, breaks a cap or is not a valid schema-1 report (names the file
+            and the JSON path of the first error).
     """
-    import json
+    from .report_schema import ReportInputError, read_report
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise MergeError(f"{path}: cannot be read as a report ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
-        raise MergeError(f"{path}: not a claims.json report (no 'claims' list)")
-    if data.get("schema") != SCHEMA:
-        raise MergeError(f"{path}: schema {data.get('schema')!r}, this version reads schema {SCHEMA}")
-    return data
+        return read_report(path)
+    except ReportInputError as exc:
+        raise MergeError(str(exc)) from None
 
 
 def _catalog_problem(data: dict, catalog: list[Claim]) -> str | None:

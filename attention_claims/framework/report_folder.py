@@ -172,6 +172,20 @@ class ReportFolder:
                           indent=1) + "\n"
         _write_together({self.path / MANIFEST: text})
 
+    def _settled(self, owned: Mapping[str, set[str] | None]) -> dict[str, str]:
+        """The manifest's files with one digest each: a file a killed write left with two (its old and its
+        new content) keeps the one it holds; a file adopted from a report before the manifest (no digest)
+        gets the one it holds now; an adopted file that is not there is dropped."""
+        out = {}
+        for rel, digests in owned.items():
+            if digests is not None and len(digests) == 1:
+                out[rel] = next(iter(digests))
+            elif (self.path / rel).is_file() and not (self.path / rel).is_symlink():
+                digest = _sha256(self.path / rel)
+                if digests is None or digest in digests:
+                    out[rel] = digest
+        return out
+
     def _foreign(self, rel: str, owned: Mapping[str, set[str] | None]) -> str | None:
         """Why the file ``rel`` there is not the writer's to replace or delete (None: it is, or nothing
         is there)."""
@@ -190,11 +204,12 @@ class ReportFolder:
         return None
 
     # -- checks ----------------------------------------------------------------------------
-    def check(self, names: Iterable[str] = REPORT_FILES) -> None:
+    def check(self, names: Iterable[str] = REPORT_FILES, *, create: bool = True) -> None:
         """Make sure the folder is the suite's and can be written: run at configure time (and by
         ``merge`` before anything is read), so a refused or unwritable folder stops the run before any
-        check runs. Creates the folder and its lock file (a real write: ``root`` passes ``os.access`` on a
-        read-only folder).
+        check runs. With ``create``, creates the folder and its lock file (a real write: ``root`` passes
+        ``os.access`` on a read-only folder). ``claims.json`` is not checked here: it is read, or set aside
+        when it is not a report (:meth:`set_aside_damaged_report`), before it is replaced.
 
         Raises:
             ReportFolderError: the folder is refused (:meth:`refusal`), a file of ``names`` there is not
@@ -206,9 +221,13 @@ class ReportFolder:
         if self.path.is_dir():
             owned = self.owned()
             for rel in (*names, REPORT_LOCK):
+                if rel == "claims.json":
+                    continue
                 problem = self._lock_problem() if rel == REPORT_LOCK else self._foreign(rel, owned)
                 if problem:
                     raise self._error(problem)
+        if not create:
+            return
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             with open(self.path / REPORT_LOCK, "a"):
@@ -224,17 +243,18 @@ class ReportFolder:
         return None
 
     @contextlib.contextmanager
-    def lock(self, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    def lock(self, timeout: float | None = None) -> Iterator[None]:
         """Hold the folder's lock (``filelock``, an exclusive lock on :data:`REPORT_LOCK`) while a run
         reads the last report, merges its own decisions into it and writes the files, so that two runs
         at once serialise their read-merge-write and neither loses the other's verdicts.
 
         Raises:
             ReportFolderError: the folder is refused, the lock file is not the suite's or cannot be
-                created, or another run held it for ``timeout`` s.
+                created, or another run held it for ``timeout`` s (default :data:`LOCK_TIMEOUT`).
         """
         from filelock import FileLock, Timeout
 
+        timeout = LOCK_TIMEOUT if timeout is None else timeout
         why = self.refusal() or (self._lock_problem() if self.path.is_dir() else None)
         if why is not None:
             raise self._error(why)
@@ -347,7 +367,7 @@ class ReportFolder:
                         stale.append(rel)
         data = {rel: text.encode("utf-8") if isinstance(text, str) else text for rel, text in files.items()}
         digests = {rel: hashlib.sha256(b).hexdigest() for rel, b in data.items()}
-        entries = {rel: {"sha256": next(iter(d))} for rel, d in owned.items() if d is not None and len(d) == 1}
+        entries = {rel: {"sha256": digest} for rel, digest in self._settled(owned).items()}
         entries.update({rel: {"sha256": d} for rel, d in digests.items()})
         # first the manifest that accepts both the old and the new content (a kill between the two
         # writes leaves files the manifest still owns), then the files, then the final manifest

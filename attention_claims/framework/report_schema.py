@@ -12,7 +12,8 @@ Limits, checked in this order, each a :class:`ReportInputError` naming the file:
   refused, never a ``RecursionError``);
 - the schema: enums (verdicts, outcomes, kinds, plot kinds), booleans that are booleans (``"schema":
   true`` is not schema 1), integers that are integers, required fields. The message gives the JSON path
-  of the first error (``$.claims[0].readings[1].examples``) and what is wrong there.
+  of the first error (``$.claims[0].readings[1].examples``) and what is wrong there;
+- every plot can be drawn (:func:`check_plots`: its text parses, its data has the renderer's shapes).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["ReportInputError", "read_report", "validate_report", "report_schema", "MAX_BYTES", "MAX_DEPTH"]
+__all__ = ["ReportInputError", "read_report", "validate_report", "check_plots", "report_schema", "MAX_BYTES", "MAX_DEPTH"]
 
 MAX_BYTES = 32 * 1024 * 1024
 """The largest report file :func:`read_report` reads (32 MiB)."""
@@ -112,4 +113,29 @@ def read_report(path: Path | str) -> dict:
         raise ReportInputError(f"{path}: nested deeper than {MAX_DEPTH} levels; not a report") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise ReportInputError(f"{path}: cannot be read as a report ({exc})") from None
-    return validate_report(data, str(path))
+    return check_plots(validate_report(data, str(path)), str(path))
+
+
+def check_plots(data: dict, name: str) -> dict:
+    """``data`` (a valid report) when every plot it carries can be drawn
+    (:func:`attention_claims.framework.render.plots.render_plot`): a plot's text that matplotlib cannot
+    parse, or data the renderer cannot draw (series of another length than their x axis), is found here,
+    with the file and the plot's JSON path, not as a traceback while the merged report is written.
+
+    Raises:
+        ReportInputError: a plot cannot be drawn (names ``name``, the JSON path and the renderer's message).
+    """
+    from .render.plots import render_plot
+
+    for i, claim in enumerate(data["claims"]):
+        places = [(f"$.claims[{i}]", claim), *((f"$.claims[{i}].readings[{j}]", r)
+                                               for j, r in enumerate(claim["readings"]))]
+        for where, entry in places:
+            for k, spec in enumerate(entry.get("plots") or []):
+                try:
+                    render_plot(spec)
+                except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+                    why = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+                    raise ReportInputError(f"{name}: the plot at {where}.plots[{k}] cannot be drawn "
+                                           f"({type(exc).__name__}: {_short(why)})") from None
+    return data

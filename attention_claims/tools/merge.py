@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     sources_dir = args.claims_sources or paths.sources_dir
     folder = ReportFolder(args.output, sources_dir=sources_dir, claims_dir=claims_dir)
     try:
-        folder.check()
+        folder.check(create=False)  # created when the merged report is written, not for a bad input
         catalog = load_catalog(claims_dir, sources_dir)
         reports = [(str(p), read_report(p)) for p in args.reports]
         report = merge_reports(reports, catalog, allow_mixed=args.allow_mixed)

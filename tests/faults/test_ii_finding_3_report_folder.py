@@ -94,6 +94,8 @@ def test_finding_3_files_of_the_suite_the_writer_did_not_write_are_left_alone(pl
 def test_finding_3_a_report_written_before_the_manifest_is_adopted(planted):
     first = planted(_records(), _checks())
     (first.report_dir / MANIFEST).unlink()  # as a version of the suite before the manifest left it
+    ReportFolder(first.report_dir).write({"planted.json": "{}\n"})  # a first write of one file keeps the rest
+    assert set(FILES) <= set(json.loads((first.report_dir / MANIFEST).read_text(encoding="utf-8"))["files"])
     run = planted(_records(), _checks(), args=["--claims-select", "beta-claim"])
     assert run.result.ret == 0, run.result.stdout.str()
     assert set(FILES) <= set(json.loads((run.report_dir / MANIFEST).read_text(encoding="utf-8"))["files"])

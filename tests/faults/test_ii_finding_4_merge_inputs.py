@@ -1,0 +1,175 @@
+"""Issue 33, finding 4: ``attention-claims merge`` validates each input against the report's JSON Schema
+(with size and depth caps) before anything is folded, exit status 4 naming the file and the JSON path of
+the first error, never a traceback; its output folder is locked and a damaged ``claims.json`` there is
+set aside, not replaced."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from attention_claims.framework import report_schema
+from attention_claims.framework.report_folder import REPORT_LOCK
+from attention_claims.tools import merge as merge_tool
+from conftest import small_project_checks as _checks
+from conftest import small_project_records as _records
+
+
+@pytest.fixture
+def merge(planted, pytester, capsys):
+    """``merge(report dict or text, out=None) -> (status, stderr, out folder)``, merging the given report
+    (written to ``bad.json``) beside a good one of the planted project."""
+    run = planted(_records(), _checks())
+    good = json.loads((run.report_dir / "claims.json").read_text(encoding="utf-8"))
+
+    def call(report, out=None, alone=False):
+        path = pytester.path / "bad.json"
+        if isinstance(report, int):  # a sparse file of that many bytes
+            with open(path, "wb") as f:
+                f.truncate(report)
+        else:
+            path.write_text(report if isinstance(report, str) else json.dumps(report), encoding="utf-8")
+        out = out or pytester.path / "merged"
+        capsys.readouterr()
+        inputs = [str(path)] if alone else [str(run.report_dir / "claims.json"), str(path)]
+        status = merge_tool.main([*inputs, "-o", str(out),
+                                  "--claims-dir", str(pytester.path / "records"),
+                                  "--claims-sources", str(pytester.path / "sources")])
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        return status, err, out
+
+    call.good = good
+    call.bad = pytester.path / "bad.json"
+    return call
+
+
+def _alpha(report: dict) -> dict:
+    return next(c for c in report["claims"] if c["id"] == "alpha-claim")
+
+
+def test_finding_4_an_error_outcome_is_never_read_as_held(merge):
+    """An as-stated reading whose check errored is a valid input (``error`` is an outcome); merged alone, the
+    claim is ``error``, never "the as-stated reading holds"."""
+    report = copy.deepcopy(merge.good)
+    _alpha(report)["readings"][0]["outcome"] = "error"
+    status, err, out = merge(report, alone=True)
+    assert status == 1, err  # merged; alpha-claim (expected true) disagrees
+    merged = _alpha(json.loads((out / "claims.json").read_text(encoding="utf-8")))
+    assert merged["readings"][0]["outcome"] == "error" and merged["verdict"] == "error"
+
+
+def test_finding_4_schema_true_is_not_schema_1(merge):
+    status, err, _ = merge(dict(merge.good, schema=True))
+    assert status == 4
+    assert f"{merge.bad}: not a valid report at $.schema: 1 was expected" in err
+
+
+def test_finding_4_json_nested_200000_deep_is_refused(merge):
+    status, err, _ = merge("[" * 200_000 + "]" * 200_000)
+    assert status == 4
+    assert f"{merge.bad}: nested deeper than {report_schema.MAX_DEPTH} levels" in err
+
+
+def test_finding_4_json_nested_past_the_cap_but_parsable_is_refused(merge):
+    status, err, _ = merge(dict(merge.good, trust={"planted": json.loads("[" * 100 + "]" * 100)}))
+    assert status == 4
+    assert f"nested deeper than {report_schema.MAX_DEPTH} levels" in err
+
+
+def test_finding_4_a_claim_without_title_is_refused(merge):
+    report = copy.deepcopy(merge.good)
+    del _alpha(report)["title"]
+    status, err, _ = merge(report)
+    i = report["claims"].index(_alpha(report))
+    assert status == 4
+    assert f"{merge.bad}: not a valid report at $.claims[{i}]: 'title' is a required property" in err
+
+
+def test_finding_4_examples_as_a_string_is_refused(merge):
+    report = copy.deepcopy(merge.good)
+    _alpha(report)["readings"][0]["examples"] = "many"
+    status, err, _ = merge(report)
+    i = report["claims"].index(_alpha(report))
+    assert status == 4
+    assert f"at $.claims[{i}].readings[0].examples: 'many' is not of type 'integer'" in err
+
+
+def test_finding_4_a_plot_of_unknown_kind_is_refused(merge):
+    report = copy.deepcopy(merge.good)
+    _alpha(report)["readings"][0]["plots"] = [{"kind": "pie", "data": {}}]
+    status, err, _ = merge(report)
+    i = report["claims"].index(_alpha(report))
+    assert status == 4
+    assert f"at $.claims[{i}].readings[0].plots[0].kind: 'pie' is not one of" in err
+
+
+def test_finding_4_a_plot_caption_matplotlib_cannot_parse_is_no_traceback(merge):
+    """``$\\frac{$`` as a plot's title: either drawn as text (mathtext off) or refused naming the plot."""
+    report = copy.deepcopy(merge.good)
+    _alpha(report)["readings"][0]["plots"] = [
+        {"kind": "curve", "data": {"x": [1, 2], "series": {"a": [1, 2]}, "title": "$\\frac{$"}}]
+    status, err, out = merge(report)
+    i = report["claims"].index(_alpha(report))
+    if status == 4:
+        assert f"{merge.bad}: the plot at $.claims[{i}].readings[0].plots[0] cannot be drawn" in err
+    else:
+        assert status == 0 and (out / "claims.md").is_file()
+
+
+def test_finding_4_a_plot_the_renderer_cannot_draw_names_the_file_and_path(merge):
+    report = copy.deepcopy(merge.good)
+    _alpha(report)["readings"][0]["plots"] = [{"kind": "curve", "data": {"x": [1, 2], "series": {"a": [1, 2, 3]}}}]
+    status, err, out = merge(report)
+    i = report["claims"].index(_alpha(report))
+    assert status == 4
+    assert f"{merge.bad}: the plot at $.claims[{i}].readings[0].plots[0] cannot be drawn (ValueError" in err
+    assert not out.exists()
+
+
+def test_finding_4_a_100_mb_report_is_refused_before_it_is_read(merge):
+    status, err, _ = merge(100 * 1024 * 1024)
+    assert status == 4
+    # the size comes from fstat, before a byte is read
+    assert f"{merge.bad}: {100 * 1024 * 1024} bytes, more than the 32 MiB a report may have" in err
+
+
+def test_finding_4_a_damaged_claims_json_in_the_output_is_set_aside(merge, pytester):
+    out = pytester.path / "merged"
+    out.mkdir()
+    (out / "claims.json").write_text('{"schema": 1, "claims": [', encoding="utf-8")
+    status, err, _ = merge(merge.good, out=out)
+    assert status == 0, err
+    kept = sorted(out.glob("claims.json.corrupt-*"))
+    assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == '{"schema": 1, "claims": ['
+    assert f"kept aside as {kept[0]}" in err
+    assert json.loads((out / "claims.json").read_text(encoding="utf-8"))["schema"] == 1
+
+
+def test_finding_4_merge_takes_the_report_lock(merge, pytester, monkeypatch):
+    from filelock import FileLock
+
+    from attention_claims.framework import report_folder
+
+    out = pytester.path / "merged"
+    out.mkdir()
+    held = FileLock(str(out / REPORT_LOCK))
+    held.acquire()
+    try:
+        monkeypatch.setattr(report_folder, "LOCK_TIMEOUT", 0.2)
+        status, err, _ = merge(merge.good, out=out)
+    finally:
+        held.release()
+    assert status == 4
+    assert f"another run has held {out / REPORT_LOCK} for 0 s" in err
+    assert not (out / "claims.json").exists()
+    status, err, _ = merge(merge.good, out=out)  # released: merged; and again into its own folder
+    assert status == 0, err
+    assert merge(merge.good, out=out)[0] == 0
+
+
+def test_finding_4_the_installed_package_finds_the_schema():
+    schema = report_schema.report_schema()
+    assert schema["$schema"].endswith("2020-12/schema") and "claims" in schema["properties"]
