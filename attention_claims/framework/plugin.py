@@ -148,6 +148,7 @@ class State:
     selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
     project_root: Path | None = None  # the ini file's folder (the git commit of the report's runs)
     running: dict[str, None] = field(default_factory=dict)  # node ids started and not finished (logstart/logfinish)
+    stopped: bool = False  # the session stopped early (-x, --maxfail): the checks after the stop never ran
     unfinished: dict[str, str] = field(default_factory=dict)  # node id -> what happened, for a check that did not
     # finish and whose claim is not known (a crash before its first report); what the end of the run cannot map
     # to a claim stays here, and in errors
@@ -883,7 +884,8 @@ class ClaimsController(_ClaimsHooks):
             self._record_planted()
         if state.unfinished:
             self._resolve_unfinished()
-        broken = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+        state.stopped = bool(session.shouldfail or session.shouldstop)  # -x / --maxfail: an interrupted run
+        broken = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) or state.stopped
         if not (state.active or state.results or broken):
             return
         from .report import build_report, write_reports

@@ -407,7 +407,8 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
     selected", when the run did not touch it). ``Report.fresh`` names the claims decided now.
     """
     profile = profiles.current_profile()
-    interrupted = in_progress or exitstatus in (2, 3)  # INTERRUPTED, INTERNAL_ERROR
+    # INTERRUPTED, INTERNAL_ERROR, or stopped early (-x, --maxfail: the checks after the stop never ran)
+    interrupted = in_progress or exitstatus in (2, 3) or bool(getattr(state, "stopped", False))
     by_claim: dict[str, list] = {}
     for r in state.results.values():
         by_claim.setdefault(r.claim, []).append(r)

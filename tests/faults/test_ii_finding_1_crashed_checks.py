@@ -203,3 +203,29 @@ def test_ii_finding_1_a_worker_killed_in_a_checks_setup_makes_the_claim_error(pl
     its claim through what the other workers collected, at the end of the run."""
     run = planted(_records(), {"test_crash.py": KILLED_IN_SETUP}, args=["-n", "2"], subprocess=True)
     _assert_error(run, what="crashed while running")
+
+
+STOPS_EARLY = """
+import pytest
+
+@pytest.mark.claim("a-claim", reading="exact")
+def test_a():
+    raise KeyError("a bug of the check")
+
+@pytest.mark.claim("b-claim", reading="exact")
+def test_b(claim_log):
+    claim_log.example(x=1)
+"""
+
+
+def test_ii_finding_1_a_run_stopped_by_x_leaves_the_checks_after_the_stop_undecided(planted):
+    """``pytest -x`` stops at the check that errored: that claim is ``error``; a claim whose checks never ran is
+    ``undecided`` because the run was interrupted (not "could not run here"), and the run is not complete."""
+    records = {"a.toml": record_toml("a-claim"), "b.toml": record_toml("b-claim")}
+    run = planted(records, {"test_p.py": STOPS_EARLY}, args=["-n", "0", "-x"])
+    assert run.result.ret == 1, run.result.stdout.str()
+    assert run.claim("a-claim")["verdict"] == "error"
+    b = run.claim("b-claim")
+    assert b["verdict"] == "undecided" and "interrupted before 1 of its checks ran" in b["reason"]
+    assert b["agrees"] is False
+    assert run.report["run"]["complete"] is False and run.report["run"]["interrupted"] is True
