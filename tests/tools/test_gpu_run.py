@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -310,3 +311,37 @@ def test_summarise_takes_each_readings_check_seconds_from_junit(tmp_path):
     summary = gpu_run.summarise(_gpu_report(), _cpu_report(), _deep_report(), None, times)
     assert summary["deep"][0]["seconds"] == 12.5 and summary["deep"][0]["instances"] == 48000
     assert gpu_run.junit_times(tmp_path / "missing.xml") == {}
+
+
+def test_prepare_copies_the_cpu_report_and_prints_the_run_call(tmp_path, monkeypatch, capsys):
+    def fake_wheels(dest, python_version="3.12"):
+        (dest / "python_flint-0.9.0-cp310-abi3-manylinux2014_x86_64.whl").write_bytes(b"flint")
+        return sorted(dest.glob("*.whl"))
+
+    def fake_project(dest):
+        (dest / "attention_claims-0.1.0-py3-none-any.whl").write_bytes(b"ours")
+        return dest / "attention_claims-0.1.0-py3-none-any.whl"
+
+    monkeypatch.setattr(gpu_run, "download_wheels", fake_wheels)
+    monkeypatch.setattr(gpu_run, "build_project_wheel", fake_project)
+    monkeypatch.setattr(gpu_run, "tree_commit", lambda: COMMIT)
+    report = tmp_path / "claims.json"
+    report.write_text(json.dumps(_cpu_report()))
+    wheels = ROOT / ".wheels" / f"test-{os.getpid()}"  # inside the repository (to be carried), ignored by git
+    try:
+        assert gpu_run.main(["--prepare", "--wheels", str(wheels), "--cpu-report", str(report)]) == 0
+        assert json.loads((wheels / "cpu-claims.json").read_text()) == _cpu_report()
+        manifest = json.loads((wheels / "PREPARED.json").read_text())
+        assert manifest["commit"] == COMMIT and manifest["cpu_report"] == "cpu-claims.json"
+        assert manifest["cpu_report_note"] is None and "scripts/gpu-run" in manifest["tree"]
+        call = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert call["carry"] == [f".wheels/test-{os.getpid()}"]
+        # a report of another commit is refused under --prepare, before anything is carried
+        assert gpu_run.main(["--prepare", "--wheels", str(wheels), "--cpu-report", str(report)]) == 0
+        monkeypatch.setattr(gpu_run, "tree_commit", lambda: "f" * 40)
+        assert gpu_run.main(["--prepare", "--wheels", str(wheels), "--cpu-report", str(report)]) == 4
+        assert f"made at commit {COMMIT}, not {'f' * 40}" in capsys.readouterr().err
+    finally:
+        shutil.rmtree(wheels, ignore_errors=True)
+        if not any(wheels.parent.iterdir()):  # .wheels/ made for this test only
+            wheels.parent.rmdir()
