@@ -53,7 +53,8 @@ def _tree(root: Path) -> dict[str, bytes | str]:
         for name in dirnames + filenames:
             p = Path(dirpath) / name
             rel = p.relative_to(root).as_posix()
-            out[rel] = ("link:" + os.readlink(p)) if p.is_symlink() else "dir" if p.is_dir() else p.read_bytes()
+            out[rel] = (("link:" + os.readlink(p)) if p.is_symlink() else "dir" if p.is_dir()
+                        else p.read_bytes() if p.is_file() else "special")  # a FIFO is not opened
     return out
 
 
@@ -212,3 +213,23 @@ def test_ii_finding_5_failure_while_placing_leaves_nothing(project, capsys, monk
     monkeypatch.undo()
     monkeypatch.chdir(project)
     _later_new_works(project, capsys)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_ii_finding_5_fifo_as_document_refused_without_hanging(project, capsys):
+    import time
+
+    os.mkfifo(project / "sources" / "pipe.md")
+    start = time.monotonic()
+    _refused(project, capsys, ["p", "--document", "pipe.md", "--quote", "x"], "pipe.md", "not a regular file (a FIFO)")
+    assert time.monotonic() - start < 30
+
+
+def test_ii_finding_5_sums_symlink_is_not_written_through(project, capsys, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside") / "SHA256SUMS"
+    outside.write_text("", encoding="utf-8")
+    (project / "sources" / "SHA256SUMS").symlink_to(outside)
+    before = _tree(project)
+    assert main(["new", "rows", "--document", "note.md", "--quote", QUOTE]) == 4
+    assert "symbolic link" in capsys.readouterr().err
+    assert _tree(project) == before and outside.read_text(encoding="utf-8") == ""
