@@ -104,7 +104,7 @@ def _gpu_report(cpu: dict) -> dict:
             if r["name"] == "cuda-float32":
                 r.update(outcome="failed", certified=True, ran_on=dict(run, device="NVIDIA H100 80GB HBM3"),
                          counterexample={"message": "float32 on the GPU loses rank", "example": {"N": 2},
-                                                 "certified": True})
+                                         "certified": True})
             else:
                 r.update(outcome="skipped", ran_on=None)
     return gpu
