@@ -199,12 +199,12 @@ def device(tmp_path, monkeypatch):
         "python": "3.12.3", "host": "gpu-host", "cpus": 16, "nvidia_smi": "580.159.04, 81559 MiB"})
     monkeypatch.setenv("OUT", str(tmp_path / "OUT"))
 
-    def run(reports, fail=None, tree=None):
+    def run(reports, fail=None, tree=None, args=()):
         if tree is not None:
             manifest = json.loads((wheels / "PREPARED.json").read_text())
             (wheels / "PREPARED.json").write_text(json.dumps(dict(manifest, tree=tree)))
         monkeypatch.setattr(gpu_run, "phases", _stand_in_phases(reports, fail))
-        status = gpu_run.main(["--wheels", str(wheels), "--out", str(tmp_path / "device")])
+        status = gpu_run.main(["--wheels", str(wheels), "--out", str(tmp_path / "device"), *args])
         (folder,) = (tmp_path / "device").iterdir()
         return status, folder
 
@@ -345,3 +345,25 @@ def test_prepare_copies_the_cpu_report_and_prints_the_run_call(tmp_path, monkeyp
         shutil.rmtree(wheels, ignore_errors=True)
         if not any(wheels.parent.iterdir()):  # .wheels/ made for this test only
             wheels.parent.rmdir()
+
+
+def test_a_rerun_can_leave_the_deep_phase_out_and_give_the_catalog_more_time(device):
+    assert gpu_run.parse_caps(["catalog=400", "deep=0"]) == {"catalog": 400, "deep": 0}
+    for bad in (["catalog=0"], ["warp=3"], ["deep=-1"], ["deep"]):
+        with pytest.raises(gpu_run.UsageError, match="--cap"):
+            gpu_run.parse_caps(bad)
+    merged = _report({"causal": [], "model": []})
+    status, folder = device({"gpu": _gpu_report(), "deep": _deep_report(), "merged": merged},
+                            args=["--cap", "deep=0", "--cap", "catalog=400"])
+    assert status == 0
+    summary = json.loads((folder / "summary.json").read_text())
+    phases = {p["name"]: p for p in summary["phases"]}
+    assert phases["deep"]["command"] == "(left out: --cap deep=0)" and summary["deep"] == []
+    assert not (folder / "deep-claims.json").exists()
+    assert "| deep | `(left out: --cap deep=0)` | 0 | None |" in (folder / "README.md").read_text()
+
+
+def test_a_bad_cap_is_a_usage_error_before_anything_runs(capsys, monkeypatch):
+    monkeypatch.setattr(gpu_run, "gpu_facts", lambda python="python3": pytest.fail("must not be reached"))
+    assert gpu_run.main(["--cap", "merge=0"]) == 4
+    assert "only the deep phase can be left out" in capsys.readouterr().err
