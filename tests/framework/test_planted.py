@@ -154,6 +154,10 @@ BATCH2_FALSEHOODS = [
     V("identity-closed-form-sqrt-1-over-pi", "sparsity-identity-closed-form", ("certified-quadrature",),
       claimed={"expression": ID_OK.replace("sqrt(2/pi)", "sqrt(1/pi)")}),
     V("identity-floor-0-8", "sparsity-identity-lower-bound", ("quadrature",), claimed={"floor": "0.8"}),
+    # ... and the other way: a floor below the infimum, a domain narrower than the sparse one (the claims are sharp)
+    V("identity-floor-not-the-infimum-0-79", "sparsity-identity-lower-bound", ("quadrature",), claimed={"floor": "0.79"}),
+    V("relu2-sparse-only-for-beta-below-minus-1", "sparsity-relu2-sparse-only-for-negative-bias", ("quadrature",),
+      claimed={"sparse_domain": "beta < -1"}),
     V("linear-general-qmu-not-squared", "sparsity-nonnegative-linear-general", ("exact-population",),
       claimed={"expression": "1/sqrt(1 + qSq/qmu)"}),
     V("iid-components-l1-l2-swapped", "sparsity-linear-iid-components", ("exact-product-design",),
@@ -298,6 +302,17 @@ TRUTHS = [
       claimed={"speedup_min": 7.9, "speedup_max": 127}),
     V("compression-factorisation-saves-60-9375-percent", *L44P, as_stated="parameters-factorisation-at-measured-rank",
       claimed={"parameter_reduction_min": 0.609375}),
+    # issue 35: equivalent rewritings and weaker true bounds of the claims planted above
+    V("repeated-tokens-bound-plus-1", "study-note-repeated-tokens-redundancy", ("exact-repeated-tokens",),
+      claimed={"repeated_bound": "n_distinct + 1"}),
+    V("factorised-logit-rank-d-plus-1", "low-rank-factorised-logits", ("exact",), claimed={"logit_rank_bound": "d + 1"}),
+    V("linear-attention-rank-d-plus-1", "linear-attention-rank-at-most-d", ("elementwise-exact",), claimed={"bound": "d + 1"}),
+    V("linformer-projection-rank-k-plus-1", "linformer-projection-rank", ("exact",), claimed={"rank_bound": "k + 1"}),
+    V("attention-scale-rewritten", "definition-11-24-attention-matrix", ("exact",), claimed={"scale": "d_k**(-1/2)"}),
+    V("l1-l2-rewritten", "sparsity-measure-l1-l2", ("exact",), claimed={"expression": "mean_abs * mean_sq**(-1/2)"}),
+    V("linear-general-rewritten", "sparsity-nonnegative-linear-general", ("exact-population",),
+      claimed={"expression": "qmu / sqrt(qmu**2 + qSq)"}),
+    V("decay-weight-rewritten", "decay-attention-fixed-and-fading", ("exact",), claimed={"weight": "1 / lam**(-t)"}),
 ]
 
 
