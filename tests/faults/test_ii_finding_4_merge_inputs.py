@@ -171,5 +171,13 @@ def test_finding_4_merge_takes_the_report_lock(merge, pytester, monkeypatch):
 
 
 def test_finding_4_the_installed_package_finds_the_schema():
+    """merge reads the schema from the package (package data, so an installed ``attention-claims merge``
+    finds it; tests/test_tutorial.py checks the wheel holds every tracked file of the package), and the
+    package's file is docs/claims.schema.json itself."""
+    from importlib import resources
+    from pathlib import Path
+
     schema = report_schema.report_schema()
     assert schema["$schema"].endswith("2020-12/schema") and "claims" in schema["properties"]
+    packaged = resources.files("attention_claims.framework").joinpath(report_schema.SCHEMA_FILE).read_bytes()
+    assert packaged == (Path(__file__).resolve().parents[2] / "docs" / "claims.schema.json").read_bytes()
