@@ -148,7 +148,7 @@ class State:
     selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
     project_root: Path | None = None  # the ini file's folder (the git commit of the report's runs)
     running: dict[str, None] = field(default_factory=dict)  # node ids started and not finished (logstart/logfinish)
-    stopped: bool = False  # the session stopped early (-x, --maxfail): the checks after the stop never ran
+    stopped: bool = False  # the session stopped early (-x, --maxfail, no xdist worker left): some checks never ran
     unfinished: dict[str, str] = field(default_factory=dict)  # node id -> what happened, for a check that did not
     # finish and whose claim is not known (a crash before its first report); what the end of the run cannot map
     # to a claim stays here, and in errors
@@ -623,6 +623,8 @@ class _ClaimsHooks:
     def pytest_deselected(self, items) -> None:
         if any(item.get_closest_marker("claim") is not None for item in items):
             self.state.partial = True
+            gone = {item.nodeid for item in items}  # deselected after this plugin listed them: they will not run
+            self.state.collected = {t for t in self.state.collected if t[2] not in gone}
 
     # -- running -----------------------------------------------------------------------
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -638,6 +640,10 @@ class _ClaimsHooks:
             rep.user_properties.append((PREFIX + "trust", str(trust.args[0])))
             if trust.kwargs.get("claim"):
                 rep.user_properties.append((PREFIX + "trust_claim", str(trust.kwargs["claim"])))
+        note = getattr(self, "_collected_note", None)
+        if note is not None:  # an xdist worker's first report: what it collected (ClaimsWorker.pytest_collection_finish)
+            rep.user_properties.append((PREFIX + "collected", note))
+            self._collected_note = None
         targets = _claim_markers(item)
         if not targets:
             return
@@ -681,11 +687,13 @@ class _ClaimsHooks:
 
 class ClaimsWorker(_ClaimsHooks):
     """The plugin in an xdist worker: it collects and runs checks and sends the controller what it
-    collected (``workeroutput``); it never builds or writes a report."""
+    collected (``workeroutput``, and with its first test report, so that the controller knows every check
+    even when the worker dies before it finishes); it never builds or writes a report."""
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.config.workeroutput[PREFIX + "collected"] = sorted(self.state.collected)
         self.config.workeroutput[PREFIX + "partial"] = self.state.partial
+        self._collected_note = json.dumps({"collected": sorted(self.state.collected), "partial": self.state.partial})
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -866,6 +874,10 @@ class ClaimsController(_ClaimsHooks):
         kind = props.get(PREFIX + "trust")
         if kind is not None and (report.when == "call" or (report.when == "setup" and report.failed)):
             self.state.planted.setdefault(kind, []).append((props.get(PREFIX + "trust_claim"), bool(report.passed)))
+        if PREFIX + "collected" in props:  # a worker's collection, sent with its first report
+            note = json.loads(props[PREFIX + "collected"])
+            self.state.collected.update(tuple(x) for x in note["collected"])
+            self.state.partial = self.state.partial or bool(note["partial"])
         targets = json.loads(props.get(PREFIX + "targets", "[]"))
         if targets and not self.state.active:
             # Under xdist the controller collects nothing itself: the first result of a claim check
@@ -884,7 +896,9 @@ class ClaimsController(_ClaimsHooks):
             self._record_planted()
         if state.unfinished:
             self._resolve_unfinished()
-        state.stopped = bool(session.shouldfail or session.shouldstop)  # -x / --maxfail: an interrupted run
+        # -x / --maxfail, or xdist's workers gone (--max-worker-restart reached): checks it collected never ran
+        never = {n for _c, _r, n in state.collected} - {r.nodeid for r in state.results.values()}
+        state.stopped = bool(session.shouldfail or session.shouldstop or (state.results and never))
         broken = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) or state.stopped
         if not (state.active or state.results or broken):
             return

@@ -229,3 +229,29 @@ def test_ii_finding_1_a_run_stopped_by_x_leaves_the_checks_after_the_stop_undeci
     assert b["verdict"] == "undecided" and "interrupted before 1 of its checks ran" in b["reason"]
     assert b["agrees"] is False
     assert run.report["run"]["complete"] is False and run.report["run"]["interrupted"] is True
+
+
+NO_RESTART = KILLED.replace('@pytest.mark.claim("crash-claim", reading="exact")\ndef test_exact',
+                            '@pytest.mark.claim("crash-claim", reading="exact")\ndef test_z_exact') + '''
+
+@pytest.mark.claim("other-claim", reading="exact")
+def test_z_other(claim_log):
+    claim_log.example(x=3.0)
+'''
+
+
+@pytest.mark.subprocess_run
+def test_ii_finding_1_checks_never_run_after_the_last_worker_crashed_are_not_decided(planted):
+    """``-n 1 --max-worker-restart 0``: the worker dies at the first check and xdist starts no other, so the checks
+    after it never run. Their claims are undecided because the run was interrupted, never decided from the
+    readings that happened to run (before: other-claim 'undecided, could not run here' in a run that looked whole)."""
+    records = dict(_records(), **{"o.toml": record_toml("other-claim")})
+    source = NO_RESTART.replace("def test_float16", "def test_a_float16")
+    run = planted(records, {"test_crash.py": source}, args=["-n", "1", "--max-worker-restart", "0", "-p", "no:randomly"],
+                  subprocess=True)
+    out = run.result.stdout.str()
+    assert run.result.ret != 0, out
+    assert run.claim("crash-claim")["verdict"] == "error", out
+    other = run.claim("other-claim")
+    assert other["verdict"] == "undecided" and "interrupted before 1 of its checks ran" in other["reason"], other
+    assert run.report["run"]["complete"] is False and run.report["run"]["interrupted"] is True
