@@ -198,6 +198,8 @@ def device(tmp_path, monkeypatch):
         "cuda_available": True, "gpu": "NVIDIA H100 80GB HBM3", "cuda": "13.0", "torch": "2.11.0+cu130",
         "python": "3.12.3", "host": "gpu-host", "cpus": 16, "nvidia_smi": "580.159.04, 81559 MiB"})
     monkeypatch.setenv("OUT", str(tmp_path / "OUT"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(gpu_run.tempfile, "tempdir", str(tmp_path / "tmp"))  # the leg's work folders, this test's own
 
     def run(reports, fail=None, tree=None, args=()):
         if tree is not None:
@@ -234,6 +236,7 @@ def test_the_device_leg_writes_its_folder_and_brings_it_back_through_out(device,
     assert "| catalog |" in readme and "| deep |" in readme and "| merge |" in readme
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["problems"] == [] and summary["differ"] == []
+    assert not any((tmp_path / "tmp").iterdir())  # its work folder is gone
     assert "$ " in (folder / "run.log").read_text()
 
 
