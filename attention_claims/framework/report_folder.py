@@ -87,6 +87,13 @@ def _is_report(path: Path) -> bool:
             and isinstance(data.get("claims"), list) and isinstance(data.get("run"), dict))
 
 
+def _plain_relative(rel: str) -> bool:
+    """Whether ``rel`` is a plain relative path inside a folder: ``/``-separated, no empty, ``.`` or ``..``
+    part, not absolute, no backslash or NUL."""
+    parts = rel.split("/")
+    return bool(rel) and "\\" not in rel and "\0" not in rel and all(p not in ("", ".", "..") for p in parts)
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
@@ -146,9 +153,9 @@ class ReportFolder:
                               "listed is the suite's") from None
         files = data.get("files") if isinstance(data, dict) and data.get("manifest") == 1 else None
         if not isinstance(files, dict) or not all(isinstance(v, dict) and isinstance(v.get("sha256"), str)
-                                                  for v in files.values()):
+                                                  and _plain_relative(k) for k, v in files.items()):
             raise self._error(f"its manifest {manifest} is not a manifest of the suite (no 'files' of sha256 "
-                              "digests); delete it if every file it listed is the suite's")
+                              "digests by plain relative paths); delete it if every file it listed is the suite's")
         return {k: {v["sha256"], *([v["pending"]] if isinstance(v.get("pending"), str) else [])}
                 for k, v in files.items()}
 
@@ -189,7 +196,14 @@ class ReportFolder:
     def _foreign(self, rel: str, owned: Mapping[str, set[str] | None]) -> str | None:
         """Why the file ``rel`` there is not the writer's to replace or delete (None: it is, or nothing
         is there)."""
+        if not _plain_relative(rel):
+            return f"{rel!r} is not a plain relative path inside it"
         path = self.path / rel
+        parent = self.path
+        for part in rel.split("/")[:-1]:
+            parent = parent / part
+            if parent.is_symlink() or (os.path.lexists(parent) and not parent.is_dir()):
+                return f"{parent} is a link or not a folder"
         if not os.path.lexists(path):
             return None
         if path.is_symlink() or not path.is_file():

@@ -136,3 +136,23 @@ def test_finding_3_only_listed_plot_files_are_deleted(tmp_path):
     with pytest.raises(ReportFolderError, match="logo.svg is there and the suite did not write it"):
         folder.write({"figures/logo.svg": "<svg/>"})
     assert (tmp_path / "figures" / "logo.svg").read_text(encoding="utf-8") == "<svg>logo</svg>"
+
+
+def test_finding_3_nothing_is_written_or_deleted_outside_the_folder(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a-1.svg").write_text("<svg>theirs</svg>", encoding="utf-8")
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "figures").symlink_to(outside)  # a link out of the folder
+    with pytest.raises(ReportFolderError, match="figures is a link or not a folder"):
+        ReportFolder(report).write({"figures/a-1.svg": "<svg/>"})
+    with pytest.raises(ReportFolderError, match="'../x.svg' is not a plain relative path"):
+        ReportFolder(report).write({"../x.svg": "<svg/>"})
+    digest = hashlib.sha256(b"<svg>theirs</svg>").hexdigest()
+    (report / MANIFEST).write_text(json.dumps({"manifest": 1, "files": {"figures/../../outside/a-1.svg":
+                                                                        {"sha256": digest}}}), encoding="utf-8")
+    with pytest.raises(ReportFolderError, match="not a manifest of the suite"):
+        ReportFolder(report).write({"claims.md": "x"}, replace_prefix="figures/", replace_suffix=".svg")
+    assert (outside / "a-1.svg").read_text(encoding="utf-8") == "<svg>theirs</svg>"
+    assert sorted(p.name for p in outside.iterdir()) == ["a-1.svg"]
