@@ -4,7 +4,9 @@
 ``claims.md`` and ``claims.html`` (:func:`write_reports`).
 
 The JSON is the source of truth; the Markdown and HTML are rendered from it, so the three
-never disagree. The verdict rules are all in :mod:`attention_claims.framework.verdict`.
+never disagree. Everything written, set aside or deleted in the report folder goes through
+:class:`~attention_claims.framework.report_folder.ReportFolder` (its manifest, its lock). The
+verdict rules are all in :mod:`attention_claims.framework.verdict`.
 """
 
 from __future__ import annotations
@@ -463,7 +465,11 @@ def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURC
     named (of :data:`~attention_claims.framework.report_model.REPORT_FORMATS`) are written; the files of
     the others are left as they are.
 
+    Every file goes through :class:`~attention_claims.framework.report_folder.ReportFolder`, which
+    replaces or deletes only files its manifest says it wrote.
+
     Raises:
+        ReportFolderError: the folder is not the suite's, or a file to write there is someone else's.
         OSError: a file cannot be written.
         SentenceDataError: a sentence classification file is malformed (names the file and entry).
     """
