@@ -641,8 +641,9 @@ class _ClaimsHooks:
             if trust.kwargs.get("claim"):
                 rep.user_properties.append((PREFIX + "trust_claim", str(trust.kwargs["claim"])))
         note = getattr(self, "_collected_note", None)
-        if note is not None:  # an xdist worker's first report: what it collected (ClaimsWorker.pytest_collection_finish)
-            rep.user_properties.append((PREFIX + "collected", note))
+        if note is not None:  # an xdist worker's first report: what it collected (ClaimsWorker.pytest_collection_finish),
+            # on this report's own copy of the item's properties, so that no later phase (nor JUnit XML) repeats it
+            rep.user_properties = [*rep.user_properties, (PREFIX + "collected", note)]
             self._collected_note = None
         targets = _claim_markers(item)
         if not targets:
