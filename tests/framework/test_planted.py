@@ -16,6 +16,7 @@ writers have tests of their own).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -331,12 +332,33 @@ def pytest_collection_modifyitems(config, items):
 """
 
 
-def _run(pytester, variant: Variant, expected: str):
-    # every shipped record (so that the other claims the copied check files name stay known), with the
-    # variant's record replaced; --claims-select then runs only the variant's claim
+@pytest.fixture(scope="session")
+def catalog(tmp_path_factory) -> Path:
+    """One copy of the shipped records for the whole session (the variants link to its files)."""
+    copy = tmp_path_factory.mktemp("planted-catalog") / "records"
+    shutil.copytree(RECORDS, copy)
+    return copy
+
+
+def _link_or_copy(src, dst):
+    try:
+        os.link(src, dst)  # a hard link: the session copy's file, not copied again
+    except OSError:  # another file system, or links not allowed: a copy
+        shutil.copy2(src, dst)
+
+
+def _run(pytester, catalog: Path, variant: Variant, expected: str):
+    # every shipped record (so that the other claims the copied check files name stay known), linked from the
+    # session's one copy, with the variant's record replaced by a new file (unlinked first: writing through
+    # the link would change the shared copy); --claims-select then runs only the variant's claim
     rec = pytester.path / "records"
-    shutil.copytree(RECORDS, rec, dirs_exist_ok=True)
-    variant.record_path(rec).write_text(variant.record_text(expected), encoding="utf-8")
+    shutil.copytree(catalog, rec, copy_function=_link_or_copy, dirs_exist_ok=True)
+    path = variant.record_path(rec)
+    text = variant.record_text(expected)
+    path.unlink()
+    path.write_text(text, encoding="utf-8")
+    shared = catalog / path.relative_to(rec)
+    assert shared.read_bytes() == (RECORDS / path.relative_to(rec)).read_bytes(), f"{shared} was changed"
     files = check_files(variant.claim)
     assert files, f"no check under checks/ names claim {variant.claim!r}"
     copies = []
@@ -362,8 +384,8 @@ def _params(variants, kind):
 
 
 @pytest.mark.parametrize("variant", _params(FALSEHOODS, "falsehood"))
-def test_planted_falsehood_is_caught(pytester, variant):
-    result, claim = _run(pytester, variant, "false")
+def test_planted_falsehood_is_caught(pytester, catalog, variant):
+    result, claim = _run(pytester, catalog, variant, "false")
     stated = next(r for r in claim["readings"] if r["as_stated"])
     assert claim["verdict"] == "false", (claim["verdict"], claim["reason"], stated["evidence"])
     assert stated["certified"] is True and stated["counterexample"]["certificate"]
@@ -371,8 +393,8 @@ def test_planted_falsehood_is_caught(pytester, variant):
 
 
 @pytest.mark.parametrize("variant", _params(TRUTHS, "truth"))
-def test_planted_truth_holds(pytester, variant):
-    result, claim = _run(pytester, variant, "true")
+def test_planted_truth_holds(pytester, catalog, variant):
+    result, claim = _run(pytester, catalog, variant, "true")
     assert claim["verdict"] == "true", (claim["verdict"], claim["reason"],
                                         [r["evidence"] for r in claim["readings"]])
     assert result.ret == 0
