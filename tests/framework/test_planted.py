@@ -166,6 +166,9 @@ BATCH2_FALSEHOODS = [
     V("decay-weight-exponent-sign", "decay-attention-fixed-and-fading", ("exact",), claimed={"weight": "lam**(-t)"}),
     V("dong-order-4", "dong-pure-attention-rank-collapse", ("pure-attention-cubic",), claimed={"order": 4}),
     V("performer-mean-half-dot", "performer-positive-random-features", ("unbiased-kernel",), claimed={"mean": "exp(dot / 2)"}),
+    # 引理 11.43's percentages swapped (150/512 is about 30 %, 150/768 about 20 %), its arithmetic made the as-stated reading
+    V("lemma-11-43-percentages-swapped", "lemma-11-43-bert-base-effective-rank", ("arithmetic",), as_stated="arithmetic",
+      claimed={"fraction_of_n": 0.2, "fraction_of_hidden": 0.3}),
     V("row-sum-1-minus-1e-6", "lemma-11-33-row-stochastic", ("exact",), claimed={"row_sum": "1 - 10**-6"}),
 ]
 
