@@ -35,9 +35,11 @@ CHECKS = ROOT / "checks"
 
 def check_files(claim: str) -> list[Path]:
     """The check modules under ``checks/`` that decide ``claim``: those naming it literally in a
-    ``claim("<id>"`` marker, a ``claim_reading``/``reading_params`` call or a ``claim_params`` list."""
+    ``claim("<id>"`` marker, a ``claim_reading``/``reading_params`` call, a ``claim_params`` list or the
+    trained-model parameter helpers ``_params``/``model_key_params`` of ``checks/test_trained.py``."""
     cid = re.escape(claim)
-    pattern = re.compile(rf'\b(?:claim|claim_reading|reading_params)\(\s*"{cid}"|claim_params\(\s*\[[^\]]*"{cid}"')
+    pattern = re.compile(rf'\b(?:claim|claim_reading|reading_params|_params|model_key_params)\(\s*"{cid}"'
+                         rf'|claim_params\(\s*\[[^\]]*"{cid}"')
     return sorted(p for p in CHECKS.glob("test_*.py") if pattern.search(p.read_text(encoding="utf-8")))
 
 
@@ -169,6 +171,10 @@ BATCH2_FALSEHOODS = [
     # 引理 11.43's percentages swapped (150/512 is about 30 %, 150/768 about 20 %), its arithmetic made the as-stated reading
     V("lemma-11-43-percentages-swapped", "lemma-11-43-bert-base-effective-rank", ("arithmetic",), as_stated="arithmetic",
       claimed={"fraction_of_n": 0.2, "fraction_of_hidden": 0.3}),
+    V("power-law-exponent-above-2", "theorem-11-21-spectral-power-law-decay", ("exponent-on-minilm-l6-at-n-128",),
+      as_stated="exponent-on-minilm-l6-at-n-128", claimed={"alpha_min": 2}),
+    V("energy-majority-above-99-percent", "lemma-11-34-energy-concentration", ("energy-majority-on-minilm-l6-at-n-512",),
+      as_stated="energy-majority-on-minilm-l6-at-n-512", claimed={"energy": 0.99}),
     V("row-sum-1-minus-1e-6", "lemma-11-33-row-stochastic", ("exact",), claimed={"row_sum": "1 - 10**-6"}),
 ]
 
