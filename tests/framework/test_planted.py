@@ -456,3 +456,14 @@ def test_every_true_and_caveat_claim_has_a_planted_falsehood_or_a_reason():
     planted = {v.claim for v in FALSEHOODS}
     missing = sorted(c for c, e in _expected().items() if e in ("true", "caveat") and c not in planted | set(REASONS))
     assert not missing, f"true or caveat claims with neither a planted falsehood nor a reason in {REASONS_FILE.name}: {missing}"
+
+
+def test_a_hard_coded_reason_goes_stale_once_the_record_has_claimed_values():
+    """A claim listed because its check hard-codes the proposition (a TODO) has no ``[claimed]`` table yet; once
+    its record gains one, the entry is stale: plant a falsehood instead."""
+    import tomllib
+
+    claimed = {d["id"]: bool(d.get("claimed")) for d in (tomllib.loads(p.read_text(encoding="utf-8"))
+                                                          for p in RECORDS.rglob("*.toml"))}
+    stale = sorted(c for c, why in REASONS.items() if "hard-cod" in why and claimed.get(c))
+    assert not stale, f"{REASONS_FILE.name}: these records now carry [claimed] values; plant a falsehood: {stale}"
