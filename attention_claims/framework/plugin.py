@@ -946,7 +946,7 @@ class ClaimsController(_ClaimsHooks):
         planted test that was collected ran, so a ``-k`` subset never overwrites them)."""
         from .trust import PLANTED_FILE, planted_counts
 
-        counts = planted_counts(self.state.planted)
+        counts = planted_counts(self.state.planted, {cid: c.expected for cid, c in self.state.by_id.items()})
         self.state.planted_counts = counts
         if self.state.partial or self.config.getoption("keyword", "") or self.config.getoption("markexpr", ""):
             return

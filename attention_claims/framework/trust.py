@@ -33,7 +33,7 @@ def _read(path: Path) -> dict | None:
         return None
 
 
-def planted_counts(outcomes: dict[str, list]) -> dict:
+def planted_counts(outcomes: dict[str, list], expected: dict[str, str] | None = None) -> dict:
     """The counts and rates of one run's planted tests.
 
     Args:
@@ -41,6 +41,9 @@ def planted_counts(outcomes: dict[str, list]) -> dict:
             ran: ``(claim id or None, passed)``, or a bare ``passed`` bool (an unnamed claim). A falsehood
             passes when it was caught as ``false`` with a certified counterexample, a truth when it came
             out ``true``, a reason when the claim it names has nothing to plant for the stated reason.
+        expected: the catalog's claims, id -> ``expected`` verdict; when given, the counts also say how
+            many of its ``true`` and ``caveat`` claims have a planted falsehood, a stated reason, or
+            neither (``power_missing``: their ids), as DESIGN.md's "Power" asks of every such claim.
 
     Returns:
         ``{"date", "falsehoods", "caught", "kill_rate", "truths", "held", "truth_pass_rate",
@@ -77,7 +80,17 @@ def planted_counts(outcomes: dict[str, list]) -> dict:
         "claims_caught": sum(1 for row in by_claim.values() if row["falsehoods"] and row["caught"] == row["falsehoods"]),
         "claims_with_reason": sum(1 for row in by_claim.values() if row["reason"] and not row["falsehoods"]),
         "by_claim": dict(sorted(by_claim.items())),
+        **(_power_over(by_claim, expected) if expected is not None else {}),
     }
+
+
+def _power_over(by_claim: dict[str, dict], expected: dict[str, str]) -> dict:
+    """How many of the catalog's ``true`` and ``caveat`` claims have a planted falsehood, a reason, neither."""
+    wanted = sorted(c for c, e in expected.items() if e in ("true", "caveat"))
+    planted = [c for c in wanted if by_claim.get(c, {}).get("falsehoods")]
+    reason = [c for c in wanted if c not in planted and by_claim.get(c, {}).get("reason")]
+    return {"power_claims": len(wanted), "power_planted": len(planted), "power_reason": len(reason),
+            "power_missing": [c for c in wanted if c not in planted and c not in reason]}
 
 
 def build_trust(report_dir: Path | None, planted_now: dict | None) -> dict:
@@ -129,6 +142,11 @@ def trust_lines(trust: dict | None) -> list[str]:
                      f"{p.get('claims_caught', '?')}")
             if p.get("claims_with_reason"):
                 line += f"; {p['claims_with_reason']} claims with nothing to plant, each with its stated reason"
+            if isinstance(p.get("power_claims"), int):
+                missing = p.get("power_missing") or []
+                line += (f"; of the {p['power_claims']} true and caveat claims, {p.get('power_planted', '?')} have a "
+                         f"planted falsehood and {p.get('power_reason', '?')} a stated reason"
+                         + (f", {len(missing)} neither ({', '.join(map(str, missing))})" if missing else ""))
             escaped = [f"{cid} ({row.get('caught', '?')}/{row.get('falsehoods', '?')})" for cid, row in by_claim.items()
                        if isinstance(row, dict) and row.get("falsehoods") and row.get("caught") != row.get("falsehoods")]
             if escaped:

@@ -45,6 +45,13 @@ def test_planted_counts_by_claim_and_the_claims_with_a_reason():
     assert by_claim == ("Power by claim (planted falsehoods caught/planted): `a` 2/2, `b` 1/2; nothing to plant, "
                         "for a stated reason: `c`.")
     assert planted_counts({"falsehood": [True, False]})["by_claim"] == {}  # unnamed entries: counted, not by claim
+    # over the catalog: every true and caveat claim needs a planted falsehood or a reason
+    counts = planted_counts({"falsehood": [("a", True)], "reason": [("c", True)]},
+                            {"a": "true", "c": "caveat", "e": "true", "f": "false"})
+    assert (counts["power_claims"], counts["power_planted"], counts["power_reason"]) == (3, 1, 1)
+    assert counts["power_missing"] == ["e"]
+    line = trust_lines({"planted": dict(counts, from_this_run=True), "stability": None, "mutation": None})[0]
+    assert "; of the 3 true and caveat claims, 1 have a planted falsehood and 1 a stated reason, 1 neither (e)" in line
 
 
 def test_a_project_that_measured_nothing_is_told_so_without_the_suites_paths():
@@ -91,6 +98,8 @@ def test_reason():
     counts = json.loads((run.report_dir / "planted.json").read_text(encoding="utf-8"))
     assert counts["by_claim"]["alpha-claim"]["falsehoods"] == 2 and counts["by_claim"]["alpha-claim"]["caught"] == 1
     assert counts["claims_with_reason"] == 1
+    # the project's catalog: alpha-claim and beta-claim expected true (gamma-claim unchecked)
+    assert (counts["power_claims"], counts["power_planted"], counts["power_reason"]) == (2, 1, 1)
     assert "a planted falsehood escaped in alpha-claim (1/2)" in (run.report_dir / "claims.md").read_text(encoding="utf-8")
 
 
