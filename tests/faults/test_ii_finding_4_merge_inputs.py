@@ -181,3 +181,13 @@ def test_finding_4_the_installed_package_finds_the_schema():
     assert schema["$schema"].endswith("2020-12/schema") and "claims" in schema["properties"]
     packaged = resources.files("attention_claims.framework").joinpath(report_schema.SCHEMA_FILE).read_bytes()
     assert packaged == (Path(__file__).resolve().parents[2] / "docs" / "claims.schema.json").read_bytes()
+
+
+def test_finding_4_a_trust_entry_of_the_wrong_type_is_refused(merge):
+    """The trust section's fields that the report shows are typed too (a string kill rate once reached
+    the renderer's number format)."""
+    report = copy.deepcopy(merge.good)
+    report["trust"]["planted"] = {"falsehoods": 2, "caught": 1, "kill_rate": "high"}
+    status, err, _ = merge(report)
+    assert status == 4
+    assert f"{merge.bad}: not a valid report at $.trust.planted.kill_rate: 'high' is not of type" in err
