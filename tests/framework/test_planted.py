@@ -323,6 +323,22 @@ TRUTHS = [
     V("linear-general-rewritten", "sparsity-nonnegative-linear-general", ("exact-population",),
       claimed={"expression": "qmu / sqrt(qmu**2 + qSq)"}),
     V("decay-weight-rewritten", "decay-attention-fixed-and-fading", ("exact",), claimed={"weight": "1 / lam**(-t)"}),
+    V("intro-time-doubled", "intro-quadratic-time-and-memory", ("standard-schedule",), claimed={"time": "2 * N**2"}),
+    V("kernel-rewrite-cost-doubled", "lemma-11-39-kernel-rewrite", ("weights-factorize",), claimed={"cost_after": "2 * N"}),
+    V("dasgupta-gupta-tail-rewritten", "jl-distributional-dasgupta-gupta", ("exact",),
+      claimed={"tail_bound": "2 * exp(-k * (eps**2 / 2 - eps**3 / 3) / 2)"}),
+    V("gaussian-gamma-rewritten", "sparsity-gaussian-isotropic-reduction", ("exact-moments",),
+      claimed={"gamma": "q_norm * sigma"}),
+    V("identity-closed-form-rewritten", "sparsity-identity-closed-form", ("certified-quadrature",), claimed={"expression": (
+        "(sqrt(2) * gamma * exp(-beta**2 / (2*gamma**2)) / sqrt(pi) + beta * erf(beta / (sqrt(2)*gamma)))"
+        " / sqrt(gamma**2 + beta**2)")}),
+    V("performer-mean-rewritten", "performer-positive-random-features", ("unbiased-kernel",), claimed={"mean": "1 / exp(-dot)"}),
+    V("jl-guarantee-saving-rewritten", "jl-guarantees-low-rank-approximation", ("linformer-complexity-reduction",),
+      as_stated="linformer-complexity-reduction", claimed={"saving_domain": "k <= N / 4"}),
+    V("iid-components-rewritten", "sparsity-linear-iid-components", ("exact-product-design",),
+      claimed={"expression": "1/sqrt(1 + (sigma_t * l2 / (mu_t * l1))**2)"}),
+    V("effective-rank-criterion-rewritten", "definition-11-25-effective-rank", ("exact",),
+      claimed={"criterion": "tau * total <= head"}),
 ]
 
 
