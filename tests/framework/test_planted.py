@@ -11,7 +11,12 @@ contain the literal marker ``claim("<id>"`` (or name the id in ``claim_params``,
 variant. ``--claims-select`` runs only the checks of that claim, and a reading filter (a conftest)
 keeps only the named readings. The ``planted`` Hypothesis profile (derandomized, 30 examples, no
 shrinking) keeps each run short, and so does writing only ``claims.json`` (the HTML and Markdown
-writers have tests of their own).
+writers have tests of their own); the variants share one copy of the catalog (hard links).
+
+Every ``true`` and ``caveat`` claim of the catalog has a planted falsehood here or, in
+``planted_reasons.toml`` beside this file, the reason why nothing can be planted (issue 35; DESIGN.md,
+"Power"); each test is marked ``trust_planted(kind, claim=ID)`` so that ``reports/planted.json`` and the
+report's trust section count the power by claim.
 """
 
 from __future__ import annotations
