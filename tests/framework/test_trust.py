@@ -103,6 +103,25 @@ def test_reason():
     assert "a planted falsehood escaped in alpha-claim (1/2)" in (run.report_dir / "claims.md").read_text(encoding="utf-8")
 
 
+def test_a_node_id_subset_of_planted_tests_keeps_the_last_complete_count(planted):
+    """``pytest FILE::TEST`` runs some planted tests only: their counts are shown for this run but not kept in
+    planted.json (nor would a ``-k`` subset's), so the last complete count is not overwritten by a partial one."""
+    src = '''
+import pytest
+
+@pytest.mark.trust_planted("falsehood", claim="alpha-claim")
+def test_caught():
+    pass
+
+@pytest.mark.trust_planted("falsehood", claim="beta-claim")
+def test_other():
+    pass
+'''
+    run = planted(small_project_records(), {**small_project_checks(), "test_power.py": src},
+                  args=["test_power.py::test_caught", "test_a.py", "test_b.py"])
+    assert not (run.report_dir / "planted.json").exists(), "a subset's counts overwrote the last complete count"
+
+
 def test_the_stability_line_names_the_commit_it_ran_at():
     s = {"seeds": [1, 2, 3, 4, 5], "profile": "dev", "paths": ["checks"], "claims": 160, "date": "2026-11-24",
          "flips": []}
