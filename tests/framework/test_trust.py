@@ -100,6 +100,11 @@ def test_reason():
     assert counts["claims_with_reason"] == 1
     # the project's catalog: alpha-claim and beta-claim expected true (gamma-claim unchecked)
     assert (counts["power_claims"], counts["power_planted"], counts["power_reason"]) == (2, 1, 1)
+    # the report that carries them is a valid report (merge reads it through the schema)
+    from attention_claims.framework.report_schema import validate_report
+
+    assert run.report["trust"]["planted"]["by_claim"]["beta-claim"]["reason"] is True
+    validate_report(run.report, "claims.json")
     assert "a planted falsehood escaped in alpha-claim (1/2)" in (run.report_dir / "claims.md").read_text(encoding="utf-8")
 
 
