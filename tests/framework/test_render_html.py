@@ -520,3 +520,22 @@ def test_no_sha256sums_no_documents(tmp_path):
 
     (tmp_path / "a.txt").write_text(NOTE, encoding="utf-8")
     assert load_sources(tmp_path) == {}
+
+
+def test_an_html_document_is_shown_as_its_text_with_its_claims(tmp_path):
+    """Issue 34.1, ``.html``: tags are neither text nor sentences (a block tag ends a paragraph), script
+    and style content is dropped, character references are decoded, and a quote copied from the page's
+    source (tags included) highlights its sentence."""
+    page = ("<html><head><style>p {color: red}</style></head><body>\n<h1>A note</h1>\n"
+            "<p>Linear attention uses a map [Tsa19]. Note that its <b>cost</b> is linear &amp; cheap.</p>"
+            "<script>document.title = 'PWNED'. x</script></body></html>\n")
+    claims = [{"id": "c", "title": "t", "verdict": "true", "expected": "true", "statement": "s",
+               "source": {"document": "page.html", "section": "1", "quote": "its <b>cost</b> is linear"},
+               "readings": []}]
+    html = render_html({"schema": 1, "generated": "x", "environment": {}, "claims": claims, "run": {"complete": True}},
+                       sources={"page.html": page})
+    view = html.split('id="view-doc-page-html-')[1].split("</section>")[0]
+    assert "PWNED" not in view and "color: red" not in view and "&lt;b&gt;" not in view
+    assert re.search(r'<span class="s v-true" id="page-html-[0-9a-f]{8}-s2" data-claims="c"[^>]*>Note that its cost '
+                     r"is linear &amp; cheap\.</span>", view), view
+    assert annotate("page.html", page, claims).coverage()["total"] == 3  # heading, two sentences

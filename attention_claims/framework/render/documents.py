@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from .model import worst_verdict
 from .texmd import MASK, find_math, mask_math
 
-__all__ = ["Sentence", "Block", "AnnotatedDocument", "annotate", "locate"]
+__all__ = ["Sentence", "Block", "AnnotatedDocument", "annotate", "locate", "is_html", "html_text"]
 
 
 @dataclass
@@ -101,6 +101,41 @@ MATHS_ABBREVIATIONS = ("eq", "eqs", "thm", "thms", "lem", "prop", "cor", "defn",
 ``ref``, ``e.g``, ``i.e``): ``Eq. (2)``, ``Thm. 3``, ``cf. [Tsa19]`` do not end a sentence (words that
 are also English words, ``app``, ``tab``, ``ex``, are left out). Added to its lists of abbreviations and
 of those that precede a number or name, once, in this process."""
+
+
+_HTML_MARKUP = re.compile(r"<!--.*?-->|<(script|style)\b.*?</\1\s*>|</?[A-Za-z][^<>]*>", re.S | re.I)
+"""The markup of an HTML document: comments, script and style elements with their content, and tags."""
+
+
+def is_html(name: str) -> bool:
+    """Whether the document ``name`` is an HTML page (``.html``, ``.htm``): its markup is not text."""
+    return name.lower().endswith((".html", ".htm"))
+
+
+def html_text(fragment: str) -> str:
+    """``fragment`` of an HTML document as the text a browser shows: markup (:data:`_HTML_MARKUP`)
+    removed, character references (``&amp;``) decoded."""
+    import html
+
+    return html.unescape(_HTML_MARKUP.sub("", fragment))
+
+
+_HTML_BLOCK = re.compile(r"</?(p|div|h[1-6]|li|ul|ol|dl|dt|dd|br|hr|tr|td|th|table|thead|tbody|blockquote|pre|"
+                         r"section|article|header|footer|nav|aside|main|figure|figcaption|body|head|html|title)\b",
+                         re.I)
+
+
+def _mask_markup(masked: str) -> str:
+    """``masked`` with the markup of an HTML document blanked, its length kept so offsets still index the
+    document: a block element's tag (``<p>``, ``</h1>``, ``<br>``, ``<li>``...) becomes line breaks (a
+    paragraph break: its blocks are cut apart), other markup spaces (newlines kept); so a tag is
+    neither a sentence nor part of one's ends."""
+    def blank(m: re.Match) -> str:
+        if _HTML_BLOCK.match(m.group(0)):
+            return "\n" * len(m.group(0))
+        return re.sub(r"[^\n]", " ", m.group(0))
+
+    return _HTML_MARKUP.sub(blank, masked)
 
 
 @functools.cache
@@ -324,7 +359,8 @@ def annotate(name: str, text: str, claims: list[dict],
     """Parse document ``name`` (raw Markdown ``text``) and mark its sentences.
 
     Args:
-        name: the document's file name as in the report (``"003_a0ad15dda516ed1d.txt"``).
+        name: the document's file name as in the report (``"003_a0ad15dda516ed1d.txt"``); an HTML
+            document (:func:`is_html`) has its markup masked: tags are neither sentences nor cut.
         text: its full text.
         claims: the report's claim dicts (all of them; those quoting this document are used).
         classification: optional ``{verbatim excerpt of the document: not-a-claim kind}``
@@ -339,6 +375,8 @@ def annotate(name: str, text: str, claims: list[dict],
     """
     spans = find_math(text)
     masked = mask_math(text, spans)
+    if is_html(name):
+        masked = _mask_markup(masked)
     display_ends = {s.end for s in spans if s.display}
     claim_spans, unlocated = _claim_spans(name, text, claims)
     verdict_of = {c["id"]: c["verdict"] for c in claims}

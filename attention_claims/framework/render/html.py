@@ -17,7 +17,7 @@ from markupsafe import Markup, escape
 
 from ..trust import trust_lines
 from . import assets, diskcache, model, plots
-from .documents import AnnotatedDocument, annotate
+from .documents import AnnotatedDocument, annotate, html_text, is_html
 from .texmd import plain_text, render_inline, render_tex
 
 __all__ = ["render_html", "environment", "load_sources", "claim_view"]
@@ -172,7 +172,8 @@ _MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undec
 def _sentence_html(doc: AnnotatedDocument, s, slug: str, state: dict, titles: Mapping[str, tuple[str, str]]) -> str:
     """One sentence as a ``<span>`` whose id is ``<slug>-s<index>`` (``slug``: :func:`.model.document_slug`);
     every name in it (claim ids, verdicts, titles, the not-a-claim kind) escaped for an attribute."""
-    body = render_inline(doc.text[s.start:s.end], state)
+    raw = doc.text[s.start:s.end]
+    body = render_inline(html_text(raw) if is_html(doc.name) else raw, state)  # an HTML page: its text
     sid = f"{slug}-s{s.index}"
     if s.index < 0:
         return f'<span class="s">{body}</span>'
