@@ -536,6 +536,7 @@ def test_an_html_document_is_shown_as_its_text_with_its_claims(tmp_path):
                        sources={"page.html": page})
     view = html.split('id="view-doc-page-html-')[1].split("</section>")[0]
     assert "PWNED" not in view and "color: red" not in view and "&lt;b&gt;" not in view
+    assert '<article class="doc" lang="en">' in view  # an English page is not typeset as Chinese
     assert re.search(r'<span class="s v-true" id="page-html-[0-9a-f]{8}-s2" data-claims="c"[^>]*>Note that its cost '
                      r"is linear &amp; cheap\.</span>", view), view
     assert annotate("page.html", page, claims).coverage()["total"] == 3  # heading, two sentences

@@ -63,6 +63,14 @@ class AnnotatedDocument:
     sentences: list[Sentence]
     unlocated: list[str]
 
+    @property
+    def lang(self) -> str:
+        """The document's language for the page (``lang``): ``"zh"`` when CJK ideographs are at least a
+        tenth of its letters (the suite's documents), else ``"en"``."""
+        letters = [ch for ch in self.text if ch.isalpha()]
+        cjk = sum("\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" for ch in letters)
+        return "zh" if letters and cjk * 10 >= len(letters) else "en"
+
     def coverage(self) -> dict[str, int]:
         """Counts of sentences: ``{"claim": n, "not-claim": n, "unclassified": n, "total": n}``."""
         out = {"claim": 0, "not-claim": 0, "unclassified": 0}
