@@ -1,9 +1,11 @@
 """The source documents cut into blocks and sentences, with each sentence's claims (coverage.py style).
 
-A document is the raw Markdown text of one of ``sources/*.txt``. :func:`annotate` parses
+A document is the text of one of the files the sources folder's ``SHA256SUMS`` lists (``.txt``, ``.md``,
+``.tex`` read as Markdown with TeX formulas; ``.html`` with its markup masked). :func:`annotate` parses
 it into blocks (headings, paragraphs, list items, block quotes, tables, code) and sentences
-(cut after ``。！？；!?`` and English full stops, after a display formula that ends a sentence, and
-at block boundaries; never inside a formula), then marks every sentence that overlaps a claim's
+(cut after ``。！？；!?``, after the English full stops pysbd ends a sentence with, after a display
+formula that ends a sentence, and at block boundaries; never inside a formula), then marks every
+sentence that overlaps a claim's
 quote (``source.quote`` and ``also_in[].quote``: verbatim substrings of the document) with the
 claim, and every other sentence with its not-a-claim kind from an optional classification, or as
 unclassified.
