@@ -134,7 +134,7 @@ def check_plots(data: dict, name: str) -> dict:
             for k, spec in enumerate(entry.get("plots") or []):
                 try:
                     render_plot(spec)
-                except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+                except Exception as exc:  # untrusted data tried on the renderer: any failure is the input's
                     why = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
                     raise ReportInputError(f"{name}: the plot at {where}.plots[{k}] cannot be drawn "
                                            f"({type(exc).__name__}: {_short(why)})") from None

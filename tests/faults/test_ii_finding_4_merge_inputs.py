@@ -191,3 +191,12 @@ def test_finding_4_a_trust_entry_of_the_wrong_type_is_refused(merge):
     status, err, _ = merge(report)
     assert status == 4
     assert f"{merge.bad}: not a valid report at $.trust.planted.kill_rate: 'high' is not of type" in err
+
+
+def test_finding_4_plot_data_of_another_shape_is_refused_not_a_traceback(merge):
+    report = copy.deepcopy(merge.good)
+    _alpha(report)["readings"][0]["plots"] = [{"kind": "spectra", "data": {"spectra": "not a mapping"}}]
+    status, err, _ = merge(report)
+    i = report["claims"].index(_alpha(report))
+    assert status == 4
+    assert f"{merge.bad}: the plot at $.claims[{i}].readings[0].plots[0] cannot be drawn (AttributeError" in err
