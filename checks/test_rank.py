@@ -748,11 +748,12 @@ def test_softmax_raises_rank_every_input(qk, claim_log, doc_size_ranks):
 @pytest.mark.claim("decoder-attention-lower-triangular-full-rank-9889", reading="exact")
 @given(qk=qk_pairs(n=(1, 6), d=(1, 4)))
 @profiles.scaled(0.25)
-def test_decoder_full_rank_exact(qk, claim_log):
+def test_decoder_full_rank_exact(qk, claim_log, claimed):
     Q, K, scale = qk
     N, d = Q.shape
     ok, det, bits = certify_nonzero_det(lambda: arb_softmax_attention(Q, K, causal=True))
     diag = arb_kernel_diagonal("elu+1", Q, K)  # phi(q_i).phi(k_i), phi = elu + 1
+    want = claimed.eval("rank", exact=True, N=N, d=d)
     claim_log.example(N=N, d=d, logit_scale=scale)
     note(f"N={N} d={d} scale={scale:.3e} det={det}")
     if not ok:
@@ -761,6 +762,12 @@ def test_decoder_full_rank_exact(qk, claim_log):
     if certified_sign(det) != 1 or any(certified_sign(v) != 1 for v in diag):
         refute(f"softmax det {det} or an elu+1 diagonal entry is not certified positive (N={N})",
                example={"Q": Q, "K": K}, certified=True, certificate="arb interval arithmetic")
+    if want != N:
+        # both matrices are N x N and lower-triangular with a certified positive diagonal (softmax: det > 0)
+        refute(f"the causal softmax matrix has det {det} > 0 and the elu+1 one a positive diagonal, so both have "
+               f"exact rank {N}; the claimed {claimed.text('rank')} = {want}", example={"Q": Q, "K": K},
+               certified=True, certificate=f"arb determinant at {bits} bits: {det}; arb diagonal "
+                                           f"phi(q_i).phi(k_i) > 0 (rank N, by shape at most N)")
     claim_log.note("Softmax: det A certified > 0 (arb); elu+1 linear attention: every diagonal phi(q_i).phi(k_i) "
                    "certified > 0, so the normalised lower-triangular matrix has det > 0.")
 

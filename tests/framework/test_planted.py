@@ -181,6 +181,9 @@ BATCH2_FALSEHOODS = [
     V("energy-majority-above-99-percent", "lemma-11-34-energy-concentration", ("energy-majority-on-minilm-l6-at-n-512",),
       as_stated="energy-majority-on-minilm-l6-at-n-512", claimed={"energy": 0.99}),
     V("row-sum-1-minus-1e-6", "lemma-11-33-row-stochastic", ("exact",), claimed={"row_sum": "1 - 10**-6"}),
+    # "full rank" planted one short (the records now carry the rank the checks read)
+    V("decoder-9889-rank-n-minus-1", "decoder-attention-lower-triangular-full-rank-9889", ("exact",),
+      claimed={"rank": "N - 1"}),
 ]
 
 
@@ -344,6 +347,8 @@ TRUTHS = [
       claimed={"expression": "1/sqrt(1 + (sigma_t * l2 / (mu_t * l1))**2)"}),
     V("effective-rank-criterion-rewritten", "definition-11-25-effective-rank", ("exact",),
       claimed={"criterion": "tau * total <= head"}),
+    V("decoder-9889-rank-rewritten", "decoder-attention-lower-triangular-full-rank-9889", ("exact",),
+      claimed={"rank": "max(N, d) - max(0, d - N)"}),
 ]
 
 
