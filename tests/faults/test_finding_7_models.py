@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -37,13 +36,7 @@ def _forget_user_models(isolated_user_models):
     """Every test here starts with no user model or text and an empty cache (tests/conftest.py)."""
 
 
-def _copy(src: Path, dest: Path, **config) -> Path:
-    shutil.copytree(src, dest)
-    if config:
-        cfg = json.loads((dest / "config.json").read_text(encoding="utf-8"))
-        cfg.update(config)
-        (dest / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
-    return dest
+_copy = tiny_models.copy_with_config
 
 
 def bogus_gguf(tmp: Path) -> Path:

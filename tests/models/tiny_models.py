@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -72,4 +74,14 @@ def build(family: str, dest: Path, seed: int = 0, layers: int = 2, *, heads: int
     dest.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(dest, safe_serialization=True)
     tok.save_pretrained(dest)
+    return dest
+
+
+def copy_with_config(src: Path, dest: Path, **config) -> Path:
+    """A copy of the model folder ``src`` at ``dest`` whose ``config.json`` has ``config`` merged in."""
+    shutil.copytree(src, dest)
+    if config:
+        cfg = json.loads((dest / "config.json").read_text(encoding="utf-8"))
+        cfg.update(config)
+        (dest / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     return dest
