@@ -30,6 +30,9 @@ from pathlib import Path
 
 import pytest
 
+from attention_claims.framework.render.browser import open_page, unavailable_reason
+from attention_claims.framework.render.model import document_slug
+
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIAL = ROOT / "docs" / "your-own-claims.md"
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<body>.*?)^```$", re.S | re.M)
@@ -142,11 +145,12 @@ def _report_state() -> dict:
     return out
 
 
-@pytest.mark.subprocess_run
-def test_the_tutorial_runs_from_a_wheel_in_its_own_repository(wheel_env, tmp_path):
+@pytest.fixture(scope="module")
+def tutorial_run(wheel_env, tmp_path_factory) -> tuple[Path, dict, subprocess.CompletedProcess, dict]:
+    """The tutorial done as written in a new repository, in the wheel's environment:
+    ``(repository, environment, result of its last command, this checkout's report state before)``."""
     text = TUTORIAL.read_text(encoding="utf-8")
-    _files, _commands, output = tutorial_parts(text)
-    repo = tmp_path / "my-claims"
+    repo = tmp_path_factory.mktemp("tutorial") / "my-claims"
     repo.mkdir()
     before = _report_state()
     env = _env(wheel_env)
@@ -162,7 +166,15 @@ def test_the_tutorial_runs_from_a_wheel_in_its_own_repository(wheel_env, tmp_pat
         result = subprocess.run(argv, shell=isinstance(argv, str), cwd=repo, env=env, capture_output=True,
                                 text=True, timeout=600)
         assert result.returncode == 0, f"$ {command}\n{result.stdout}\n{result.stderr}"
-    assert result is not None and "verdicts: 1 false, 1 caveat, 1 true" in result.stdout, result.stdout
+    assert result is not None
+    return repo, env, result, before
+
+
+@pytest.mark.subprocess_run
+def test_the_tutorial_runs_from_a_wheel_in_its_own_repository(tutorial_run, tmp_path):
+    _files, _commands, output = tutorial_parts(TUTORIAL.read_text(encoding="utf-8"))
+    repo, env, result, before = tutorial_run
+    assert "verdicts: 1 false, 1 caveat, 1 true" in result.stdout, result.stdout
     shown = result.stdout.splitlines()
     for line in output:  # the output the tutorial shows is the output of the run
         assert any(fnmatch.fnmatchcase(got, line) for got in shown), (line, result.stdout)
@@ -177,7 +189,9 @@ def test_the_tutorial_runs_from_a_wheel_in_its_own_repository(wheel_env, tmp_pat
         assert "restates 004" not in (repo / "reports" / name).read_text(encoding="utf-8")
     assert _report_state() == before  # this checkout's report untouched
 
-    # An altered document stops the run with exit status 4, naming it.
+    # An altered document stops the run with exit status 4, naming it (in a copy: the report in
+    # ``repo`` is read by the browser test too).
+    repo = shutil.copytree(repo, tmp_path / "altered" / "my-claims")
     doc = repo / "sources" / "softmax-note.md"
     doc.write_text(doc.read_text(encoding="utf-8") + "One more sentence.\n", encoding="utf-8")
     altered = subprocess.run(["pytest"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
@@ -193,3 +207,70 @@ def test_the_tutorial_runs_from_a_wheel_in_its_own_repository(wheel_env, tmp_pat
     assert plain.returncode == 0, plain.stdout + plain.stderr
     assert "1 passed" in plain.stdout and "verdicts" not in plain.stdout
     assert sorted(p.name for p in other.iterdir() if not p.name.startswith(".")) == ["test_plain.py"]
+
+
+SENTENCES_JS = """(slug) => [...document.querySelectorAll('#view-doc-' + slug + ' span.s[data-claims]')].map(e => ({
+  id: e.id, claims: e.dataset.claims.split(' '), classes: [...e.classList], text: e.textContent,
+  background: getComputedStyle(e).backgroundColor, visible: e.checkVisibility(),
+  links: [...(e.nextElementSibling && e.nextElementSibling.matches('sup.mks')
+              ? e.nextElementSibling.querySelectorAll('a.mk') : [])].map(a => a.getAttribute('href'))}))"""
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.subprocess_run
+def test_the_tutorial_report_shows_its_document_in_chromium(tutorial_run):
+    """The tutorial's ``reports/claims.html`` in headless Chromium (one start): the view of
+    ``softmax-note.md`` opens from its tab's fragment, shows its title and text, highlights exactly one
+    sentence per claim that cites it, that sentence holding the claim's quote, in the claim's verdict
+    colour, and the sentence's mark opens the claim."""
+    reason = unavailable_reason()
+    if reason is not None:
+        if os.environ.get("ATTENTION_CLAIMS_REQUIRE_TOOLS") == "1":  # .ci/run installs Chromium
+            pytest.fail(f"browser test required (ATTENTION_CLAIMS_REQUIRE_TOOLS=1): {reason}")
+        pytest.skip(f"browser test: {reason}")
+    repo = tutorial_run[0]
+    report = json.loads((repo / "reports" / "claims.json").read_text(encoding="utf-8"))
+    name = "softmax-note.md"
+    cites = {c["id"]: c for c in report["claims"]
+             if c["source"]["document"] == name or any(p["document"] == name for p in c.get("also_in") or [])}
+    assert len(cites) == 3, sorted(cites)
+    slug = document_slug(name)
+    title = (report.get("documents") or {}).get(name, {}).get("title") or name  # the label the report gives it
+    with open_page(repo / "reports" / "claims.html") as (page, log):
+        # the report's own tab for the document routes to its view
+        tab = page.locator(f'nav.tabs a.tab[data-view="doc-{slug}"]')
+        assert tab.count() == 1 and tab.get_attribute("href") == f"#doc-{slug}"
+        tab.click()
+        page.wait_for_function("id => !document.getElementById(id).hidden", arg=f"view-doc-{slug}")
+        view = page.locator(f"#view-doc-{slug}")
+        assert view.is_visible() and page.locator("#view-claims").is_hidden()
+        assert title in view.locator("h1").first.inner_text()
+        assert view.locator("article.doc h1").inner_text().strip() == "A note on softmax attention"
+        sentences = page.evaluate(SENTENCES_JS, slug)
+        assert sorted(c for s in sentences for c in s["claims"]) == sorted(cites), sentences
+        backgrounds = {}
+        for s in sentences:
+            assert s["visible"], s
+            (cid,) = s["claims"]
+            claim = cites[cid]
+            quotes = [claim["source"]["quote"]] * (claim["source"]["document"] == name) + [
+                p["quote"] for p in claim.get("also_in") or [] if p["document"] == name]
+            assert any(_words(q) in _words(s["text"]) for q in quotes), (s["text"], quotes)
+            assert f"v-{claim['verdict']}" in s["classes"], s
+            assert s["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), s
+            backgrounds[claim["verdict"]] = s["background"]
+            assert s["links"] == [f"#c-{cid}"], s
+        assert len(set(backgrounds.values())) == len(backgrounds) == 3, backgrounds  # one colour per verdict
+        for s in sentences:  # each sentence's mark opens its claim, from the document's view
+            page.evaluate("h => { location.hash = h; }", f"#doc-{slug}")
+            page.wait_for_function("id => !document.getElementById(id).hidden", arg=f"view-doc-{slug}")
+            page.click(f'#{s["id"]} + sup.mks a.mk[href="#c-{s["claims"][0]}"]')
+            page.wait_for_function("id => { const c = document.getElementById(id); return c && c.open && "
+                                   "!document.getElementById('view-claims').hidden; }", arg=f"c-{s['claims'][0]}")
+            claim = page.locator(f"#c-{s['claims'][0]}")
+            assert claim.is_visible() and view.is_hidden()
+            assert claim.get_attribute("data-verdict") == cites[s["claims"][0]]["verdict"]
+        assert log["console_errors"] == [] and log["page_errors"] == [] and log["requests"] == [], log
