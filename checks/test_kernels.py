@@ -512,7 +512,7 @@ def distinct_points(draw):
 ])
 @given(qk=qk_pairs(n=(1, 6), d=(1, 4), scale_exp=(-2.0, 2.0)))
 @profiles.scaled(0.5)
-def test_linear_attention_causal_diagonal(phi, qk, claim_log):
+def test_linear_attention_causal_diagonal(phi, qk, claim_log, claimed):
     if phi in ("relu", "identity"):  # the two maps whose reading fails (elu+1 and exp hold)
         _profile_causal_zero_rows(claim_log, phi)
     Q, K, s = qk
@@ -533,6 +533,12 @@ def test_linear_attention_causal_diagonal(phi, qk, claim_log):
                f"(row sum {sums[i]}): a zero diagonal entry or an undefined normaliser, so it is not a full-rank "
                f"lower-triangular matrix (N = {N})", example={"phi": phi, "Q": Q, "K": K, "row": i},
                certified=exact, certificate="arb interval of radius 0: exactly zero")
+    want = claimed.eval("rank", exact=True, N=N, d=d)
+    if want != N:
+        refute(f"phi = {phi}: every diagonal entry phi(q_i).phi(k_i) and row normaliser is certified non-zero, so "
+               f"the {N}x{N} lower-triangular matrix has exact rank {N}; the claimed {claimed.text('rank')} = {want}",
+               example={"phi": phi, "Q": Q, "K": K}, certified=True,
+               certificate="arb intervals excluding 0 (128 bits): det = prod A_ii != 0; rank N, by shape at most N")
     claim_log.note(f"phi = {phi}: every diagonal entry phi(q_i).phi(k_i) and every row normaliser certified "
                    f"non-zero (arb), so the lower-triangular matrix has det = prod A_ii != 0.")
 

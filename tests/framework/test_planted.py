@@ -184,6 +184,8 @@ BATCH2_FALSEHOODS = [
     # "full rank" planted one short (the records now carry the rank the checks read)
     V("decoder-9889-rank-n-minus-1", "decoder-attention-lower-triangular-full-rank-9889", ("exact",),
       claimed={"rank": "N - 1"}),
+    V("linear-causal-rank-n-minus-1", "linear-attention-causal-full-rank", ("elu-plus-1-exact",),
+      claimed={"rank": "N - 1"}),
 ]
 
 
@@ -349,6 +351,8 @@ TRUTHS = [
       claimed={"criterion": "tau * total <= head"}),
     V("decoder-9889-rank-rewritten", "decoder-attention-lower-triangular-full-rank-9889", ("exact",),
       claimed={"rank": "max(N, d) - max(0, d - N)"}),
+    V("linear-causal-rank-rewritten", "linear-attention-causal-full-rank", ("elu-plus-1-exact",),
+      claimed={"rank": "min(N, N + d)"}),
 ]
 
 
