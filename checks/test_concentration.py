@@ -719,16 +719,18 @@ def _unique_argmax_logits(draw, n=(2, 6)):
 @pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="limit")
 @given(Z=_unique_argmax_logits())
 @profiles.scaled(0.5)
-def test_small_temperature_rank_limit(Z, claim_log):
+def test_small_temperature_rank_limit(Z, claim_log, claimed):
     N = Z.shape[0]
     cols = np.argmax(Z, axis=1)
     E = np.zeros((N, N))
     E[np.arange(N), cols] = 1.0
     distinct = len(set(cols.tolist()))
-    limit_rank = int(np.linalg.matrix_rank(E))  # a 0/1 matrix with one 1 per row: exact
-    if limit_rank != distinct:
-        refute(f"the one-hot limit has rank {limit_rank}, not the {distinct} distinct argmax positions",
-               example={"Z": Z}, certified=True, certificate="0/1 matrix, integer rank")
+    limit_rank = exact_rank(E)  # a 0/1 matrix with one 1 per row
+    want = claimed.eval("rank", exact=True, distinct=distinct, N=N)
+    if limit_rank != want:
+        refute(f"the one-hot limit has rank {limit_rank} ({distinct} distinct argmax positions), not the claimed "
+               f"{claimed.text('rank')} = {want}", example={"Z": Z}, certified=True,
+               certificate="0/1 matrix, exact integer rank (fmpz)")
     with mpmath.workdps(50):
         for i in range(N):
             srt = sorted(Z[i])

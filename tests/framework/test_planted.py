@@ -186,6 +186,8 @@ BATCH2_FALSEHOODS = [
       claimed={"rank": "N - 1"}),
     V("linear-causal-rank-n-minus-1", "linear-attention-causal-full-rank", ("elu-plus-1-exact",),
       claimed={"rank": "N - 1"}),
+    V("small-temperature-rank-distinct-minus-1", "theorem-11-22-small-temperature-rank", ("limit",),
+      claimed={"rank": "distinct - 1"}),
 ]
 
 
@@ -353,6 +355,8 @@ TRUTHS = [
       claimed={"rank": "max(N, d) - max(0, d - N)"}),
     V("linear-causal-rank-rewritten", "linear-attention-causal-full-rank", ("elu-plus-1-exact",),
       claimed={"rank": "min(N, N + d)"}),
+    V("small-temperature-rank-rewritten", "theorem-11-22-small-temperature-rank", ("limit",),
+      claimed={"rank": "min(distinct, N)"}),
 ]
 
 
