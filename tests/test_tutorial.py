@@ -221,7 +221,7 @@ def _words(text: str) -> str:
 
 
 @pytest.mark.subprocess_run
-def test_the_tutorial_report_shows_its_document_in_chromium(tutorial_run):
+def test_the_tutorial_report_shows_its_document_in_chromium(request):
     """The tutorial's ``reports/claims.html`` in headless Chromium (one start): the view of
     ``softmax-note.md`` opens from its tab's fragment, shows its title and text, highlights exactly one
     sentence per claim that cites it, that sentence holding the claim's quote, in the claim's verdict
@@ -231,7 +231,7 @@ def test_the_tutorial_report_shows_its_document_in_chromium(tutorial_run):
         if os.environ.get("ATTENTION_CLAIMS_REQUIRE_TOOLS") == "1":  # .ci/run installs Chromium
             pytest.fail(f"browser test required (ATTENTION_CLAIMS_REQUIRE_TOOLS=1): {reason}")
         pytest.skip(f"browser test: {reason}")
-    repo = tutorial_run[0]
+    repo = request.getfixturevalue("tutorial_run")[0]  # after the check: a skip costs no wheel build
     report = json.loads((repo / "reports" / "claims.json").read_text(encoding="utf-8"))
     name = "softmax-note.md"
     cites = {c["id"]: c for c in report["claims"]
