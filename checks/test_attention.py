@@ -201,7 +201,7 @@ def test_output_is_weighted_combination(qk, data, claim_log):
 # -- reply: inner products describe any pairing --------------------------------------------------
 @pytest.mark.claim("reply-inner-products-express-any-pairing", reading="exact")
 @given(N=st.integers(1, 7), M=st.integers(1, 7), r=st.integers(1, 7), data=st.data())
-def test_any_pairing_is_an_inner_product(N, M, r, data, claim_log):
+def test_any_pairing_is_an_inner_product(N, M, r, data, claim_log, claimed):
     ints = st.integers(-3, 3)
     A = data.draw(st.lists(ints, min_size=N * r, max_size=N * r), label="A")
     B = data.draw(st.lists(ints, min_size=r * M, max_size=r * M), label="B")
@@ -219,6 +219,11 @@ def test_any_pairing_is_an_inner_product(N, M, r, data, claim_log):
     if rebuilt != target_m or rank > min(N, M):
         refute(f"no exact factorisation Q K^T with d = rank = {rank} found for an {N}x{M} pairing matrix",
                example={"A": A, "B": B}, certified=True, certificate="exact rationals (fmpq_mat)")
+    d = claimed.eval("sufficient_dim", exact=True, rank=rank, N=N, M=M)
+    if d < rank:
+        refute(f"the {N}x{M} pairing matrix has exact rank {rank}, and rank(Q K^T) <= d for Q, K with d columns: no "
+               f"d = {claimed.text('sufficient_dim')} = {d} < {rank} expresses it", example={"A": A, "B": B},
+               certified=True, certificate="exact rank (fmpq reduced row echelon form); rank(QK^T) <= d")
     claim_log.note("Every pairing matrix M = Q K^T exactly with d = rank M <= min(N, M) (rank factorisation from the "
                    "reduced row echelon form, fmpq); fewer dimensions cannot work since rank(Q K^T) <= d.")
 

@@ -188,6 +188,8 @@ BATCH2_FALSEHOODS = [
       claimed={"rank": "N - 1"}),
     V("small-temperature-rank-distinct-minus-1", "theorem-11-22-small-temperature-rank", ("limit",),
       claimed={"rank": "distinct - 1"}),
+    V("inner-products-dim-rank-minus-1", "reply-inner-products-express-any-pairing", ("exact",),
+      claimed={"sufficient_dim": "rank - 1"}),
 ]
 
 
@@ -357,6 +359,9 @@ TRUTHS = [
       claimed={"rank": "min(N, N + d)"}),
     V("small-temperature-rank-rewritten", "theorem-11-22-small-temperature-rank", ("limit",),
       claimed={"rank": "min(distinct, N)"}),
+    # a weaker true sufficient dimension (min(N, M) >= rank): the factorisation padded with zero columns
+    V("inner-products-dim-min-n-m", "reply-inner-products-express-any-pairing", ("exact",),
+      claimed={"sufficient_dim": "min(N, M)"}),
 ]
 
 
