@@ -765,18 +765,20 @@ def test_kv_cache_float32_recompute(n, m, D, seed, claim_log):
 @pytest.mark.claim("forward-backward-mixed-heads", reading="exact")
 @given(qk=integer_qk(n=(2, 7), bound=2))
 @profiles.scaled(0.25)
-def test_mixed_heads_exact(qk, claim_log):
+def test_mixed_heads_exact(qk, claim_log, claimed):
     Q, K = qk
     N = Q.shape[0]
     M = Q @ K.T
     rl, ru = exact_softmax_rank(M, "causal"), exact_softmax_rank(M, "anticausal")
+    want = claimed.eval("rank", exact=True, N=N)
     cover = bool((attention_mask("causal", N) | attention_mask("anticausal", N)).all())
     Al, Au = attention_matrix(Q, K, "causal"), attention_matrix(Q, K, "anticausal")
     prod_positive = bool((Au @ Al > 0).all())  # structural: the (i, j) entry has the positive term k = max(i, j)
     claim_log.example(N=N, lower_rank=rl, upper_rank=ru)
-    if rl != N or ru != N or not cover or not prod_positive:
-        refute(f"ranks lower {rl}, upper {ru} (N = {N}); masks cover all pairs: {cover}; A_up A_low > 0: "
-               f"{prod_positive}", example={"Q": Q, "K": K}, certified=True, certificate="exact ranks over Q(t)")
+    if rl != want or ru != want or not cover or not prod_positive:
+        refute(f"ranks lower {rl}, upper {ru} (N = {N}; claimed {claimed.text('rank')} = {want}); masks cover all "
+               f"pairs: {cover}; A_up A_low > 0: {prod_positive}", example={"Q": Q, "K": K}, certified=True,
+               certificate="exact ranks over Q(t)")
     claim_log.note("Both truncated heads have exact rank N; the union of their masks is every (i, j); "
                    "A_up A_low is entrywise positive and, as a product of non-singular matrices, of rank N.")
 

@@ -190,6 +190,7 @@ BATCH2_FALSEHOODS = [
       claimed={"rank": "distinct - 1"}),
     V("inner-products-dim-rank-minus-1", "reply-inner-products-express-any-pairing", ("exact",),
       claimed={"sufficient_dim": "rank - 1"}),
+    V("mixed-heads-rank-n-minus-1", "forward-backward-mixed-heads", ("exact",), claimed={"rank": "N - 1"}),
 ]
 
 
@@ -362,6 +363,7 @@ TRUTHS = [
     # a weaker true sufficient dimension (min(N, M) >= rank): the factorisation padded with zero columns
     V("inner-products-dim-min-n-m", "reply-inner-products-express-any-pairing", ("exact",),
       claimed={"sufficient_dim": "min(N, M)"}),
+    V("mixed-heads-rank-rewritten", "forward-backward-mixed-heads", ("exact",), claimed={"rank": "N**2 / N"}),
 ]
 
 
