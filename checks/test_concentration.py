@@ -663,13 +663,15 @@ def test_random_attention_law_of_large_numbers(d, seed, claim_log, claimed):
 @pytest.mark.claim("lemma-11-35-temperature-limits", reading="unique-maximum")
 @given(z=hnp.arrays(np.float64, st.integers(2, 8), elements=st.floats(-10, 10)).filter(
     lambda a: int(np.sum(a == a.max())) == 1))
-def test_temperature_limits_unique_max(z, claim_log):
+def test_temperature_limits_unique_max(z, claim_log, claimed):
     with mpmath.workdps(50):
         srt = sorted(z)
         gap = mpmath.mpf(srt[-1]) - mpmath.mpf(srt[-2])
         j = int(np.argmax(z))
         N = z.size
         spread = max(abs(mpmath.mpf(x) - mpmath.fsum(z) / N) for x in z)
+        u = claimed.eval("uniform_limit", exact=True, N=N)  # exact rational, then to 50 digits
+        uniform = mpmath.mpf(u.numerator) / u.denominator
         for k in range(1, 9):
             T = mpmath.mpf(10) ** -k
             p = _mp_softmax(z, T)
@@ -679,9 +681,10 @@ def test_temperature_limits_unique_max(z, claim_log):
                        example={"z": z, "T": f"1e-{k}"}, certified=True, certificate="50-digit mpmath")
             T = mpmath.mpf(10) ** k
             p = _mp_softmax(z, T)
-            dist = max(abs(x - mpmath.mpf(1) / N) for x in p)
+            dist = max(abs(x - uniform) for x in p)
             if dist > 4 * spread / T * mpmath.exp(2 * spread / T):
-                refute(f"softmax(z/T) at T = 1e{k} is {mpmath.nstr(dist, 5)} from uniform",
+                refute(f"softmax(z/T) at T = 1e{k} is {mpmath.nstr(dist, 5)} from the claimed uniform limit "
+                       f"{claimed.text('uniform_limit')} = {mpmath.nstr(uniform, 6)} per entry",
                        example={"z": z, "T": f"1e{k}"}, certified=True, certificate="50-digit mpmath")
     claim_log.example(N=N, gap=float(gap))
     claim_log.note("Checked along T = 10^-1..10^-8 (one-hot, distance <= N e^{-gap/T}) and T = 10..10^8 "

@@ -191,6 +191,9 @@ BATCH2_FALSEHOODS = [
     V("inner-products-dim-rank-minus-1", "reply-inner-products-express-any-pairing", ("exact",),
       claimed={"sufficient_dim": "rank - 1"}),
     V("mixed-heads-rank-n-minus-1", "forward-backward-mixed-heads", ("exact",), claimed={"rank": "N - 1"}),
+    # 引理 11.35's T -> infinity limit off by one in the denominator
+    V("temperature-uniform-limit-1-over-n-minus-1", "lemma-11-35-temperature-limits", ("unique-maximum",),
+      claimed={"uniform_limit": "1/(N - 1)"}),
 ]
 
 
@@ -364,6 +367,8 @@ TRUTHS = [
     V("inner-products-dim-min-n-m", "reply-inner-products-express-any-pairing", ("exact",),
       claimed={"sufficient_dim": "min(N, M)"}),
     V("mixed-heads-rank-rewritten", "forward-backward-mixed-heads", ("exact",), claimed={"rank": "N**2 / N"}),
+    V("temperature-uniform-limit-rewritten", "lemma-11-35-temperature-limits", ("unique-maximum",),
+      claimed={"uniform_limit": "N**-1"}),
 ]
 
 
