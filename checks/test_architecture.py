@@ -486,14 +486,17 @@ def _expressible(X: np.ndarray, m: np.ndarray) -> bool:
 @pytest.mark.claim("causal-vs-bidirectional-rank", reading="exact")
 @given(qk=integer_qk(n=(2, 8), bound=2))
 @profiles.scaled(0.25)
-def test_causal_vs_bidirectional_exact(qk, claim_log):
+def test_causal_vs_bidirectional_exact(qk, claim_log, claimed):
     Q, K = qk
     N = Q.shape[0]
     rc, rb = exact_softmax_rank(Q @ K.T, "causal"), exact_softmax_rank(Q @ K.T)
+    want = claimed.eval("causal_rank", exact=True, N=N)
+    holds = claimed.eval("relation", exact=True, causal=rc, bidirectional=rb)
     claim_log.example(N=N, causal_rank=rc, bidirectional_rank=rb)
     claim_log.track("rank gap causal - bidirectional", rc - rb)
-    if rc != N or rc < rb:
-        refute(f"exact ranks: causal {rc}, bidirectional {rb}, N = {N}", example={"Q": Q, "K": K},
+    if rc != want or not holds:
+        refute(f"exact ranks: causal {rc}, bidirectional {rb}, N = {N}; claimed causal rank "
+               f"{claimed.text('causal_rank')} = {want} and {claimed.text('relation')}", example={"Q": Q, "K": K},
                certified=True, certificate="ranks over Q(t) (exact)")
     claim_log.note("Exact ranks over Q(t); a positive gap occurs with repeated tokens.")
 

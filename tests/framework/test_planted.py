@@ -194,6 +194,11 @@ BATCH2_FALSEHOODS = [
     # 引理 11.35's T -> infinity limit off by one in the denominator
     V("temperature-uniform-limit-1-over-n-minus-1", "lemma-11-35-temperature-limits", ("unique-maximum",),
       claimed={"uniform_limit": "1/(N - 1)"}),
+    # causal vs bidirectional: the causal rank one short, the inequality made strict (equal ranks are generic)
+    V("causal-vs-bidirectional-rank-n-minus-1", "causal-vs-bidirectional-rank", ("exact",),
+      claimed={"causal_rank": "N - 1"}),
+    V("causal-vs-bidirectional-strict", "causal-vs-bidirectional-rank", ("exact",),
+      claimed={"relation": "causal > bidirectional"}),
 ]
 
 
@@ -369,6 +374,8 @@ TRUTHS = [
     V("mixed-heads-rank-rewritten", "forward-backward-mixed-heads", ("exact",), claimed={"rank": "N**2 / N"}),
     V("temperature-uniform-limit-rewritten", "lemma-11-35-temperature-limits", ("unique-maximum",),
       claimed={"uniform_limit": "N**-1"}),
+    V("causal-vs-bidirectional-rewritten", "causal-vs-bidirectional-rank", ("exact",),
+      claimed={"relation": "bidirectional <= causal"}),
 ]
 
 
