@@ -695,7 +695,7 @@ def test_attention_matrix_rank_le_d(qk, claim_log, doc_size_ranks):
 @pytest.mark.claim("softmax-raises-rank", reading="generic")
 @given(N=st.integers(2, 8), d=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
-def test_softmax_raises_rank_generic(N, d, seed, claim_log):
+def test_softmax_raises_rank_generic(N, d, seed, claim_log, claimed):
     # "Generic" is about almost every (Q, K): the entries of softmax(QK^T/sqrt d) are analytic in (Q, K), so the
     # set where its rank drops below N is either everything or of measure zero, and one witness of rank N with
     # rank QK^T = d proves the generic statement for this (N, d). Equal rows (the obvious exceptional set) are not
@@ -715,8 +715,18 @@ def test_softmax_raises_rank_generic(N, d, seed, claim_log):
         refute(f"no witness for generic (N = {N}, d = {d}) in {GENERIC_TRIES} random integer draws: rank softmax "
                f"/ rank QK^T were {[(m['rank_softmax'], m['rank_QK']) for m in misses]}",
                example=misses[0], certified=False)
+    # the witness is generic: rank N is the most an N x N matrix has and rank QK^T = d the most a rank-<=d product
+    # has, and a rank reached at one point of an analytic family is its rank off a measure-zero set; so the
+    # claimed generic rank and relation are decided exactly at (rank softmax, rank QK^T) = (N, d)
+    want = claimed.eval("rank", exact=True, N=N, d=d)
+    holds = claimed.eval("relation", exact=True, softmax=rs, logits=rm)
     claim_log.example(N=N, d=d, redraws=len(misses))
     claim_log.track("rank softmax - rank QK^T", rs - rm)
+    if want != rs or not holds:
+        refute(f"generic exact ranks (N = {N}, d = {d}): softmax(QK^T/sqrt d) {rs}, QK^T {rm}; the claimed generic "
+               f"rank {claimed.text('rank')} = {want} and {claimed.text('relation')}", example={"Q": Q, "K": K},
+               certified=True, certificate="exact ranks: over Q(t), t = e^(1/sqrt d), for the softmax, fmpq for QK^T; "
+                                           "both at their maximum (N, d), so they are the generic ranks")
     claim_log.note("A witness of exact rank N (over Q(e^(1/sqrt d))) with rank QK^T = d proves the generic "
                    "statement for its (N, d); draws in the measure-zero exceptional set are redrawn and counted.")
 

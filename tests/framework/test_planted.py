@@ -199,6 +199,9 @@ BATCH2_FALSEHOODS = [
       claimed={"causal_rank": "N - 1"}),
     V("causal-vs-bidirectional-strict", "causal-vs-bidirectional-rank", ("exact",),
       claimed={"relation": "causal > bidirectional"}),
+    # "softmax raises the rank" planted as "softmax keeps it", and the generic rank one short
+    V("softmax-keeps-rank", "softmax-raises-rank", ("generic",), claimed={"relation": "softmax == logits"}),
+    V("softmax-generic-rank-n-minus-1", "softmax-raises-rank", ("generic",), claimed={"rank": "N - 1"}),
 ]
 
 
@@ -376,6 +379,8 @@ TRUTHS = [
       claimed={"uniform_limit": "N**-1"}),
     V("causal-vs-bidirectional-rewritten", "causal-vs-bidirectional-rank", ("exact",),
       claimed={"relation": "bidirectional <= causal"}),
+    # a weaker true relation (softmax never below the logits' rank, generically)
+    V("softmax-raises-rank-weaker", "softmax-raises-rank", ("generic",), claimed={"relation": "softmax >= logits"}),
 ]
 
 
