@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from hypothesis.extra import numpy as hnp
 
 from attention_claims._cache import disk_memo_ints
 from attention_claims.framework.expr import evaluate
+from attention_claims.framework.report_folder import is_matplotlib_png, write_suite_file
 from attention_claims.maths import (
     F_TORCH,
     babies,
@@ -262,10 +264,11 @@ def _profile_relu2_float64(log, text: str) -> None:
 # -- f = relu^2: only beta < 0 (with its figure) ----------------------------------------------
 @pytest.fixture
 def figures_dir(request, tmp_path_factory) -> Path:
-    """``<report dir>/figures`` (default ``reports/figures``); a temporary folder under --claims-no-report."""
+    """``<report dir>/figures`` (default ``reports/figures``); ``figures`` in a temporary folder under
+    --claims-no-report. The figures are written through the report folder (:func:`_check_figure`)."""
     config = request.config
     if config.getoption("claims_no_report", False):
-        return tmp_path_factory.mktemp("figures")
+        return tmp_path_factory.mktemp("report") / "figures"
     opt = config.getoption("claims_report_dir", None)
     if opt:
         p = Path(opt)
@@ -314,7 +317,11 @@ def _check_figure(kind, path, fast_ref, claim_log):
     from attention_claims.maths import IDENTITY_BETAS, RELU2_BETAS, sparsity_curves
 
     samples = _figure_samples(kind, RELU2_BETAS if kind == "relu2" else IDENTITY_BETAS)
-    drawn = plot_sparsity_figure(kind, path, samples=samples, z=SAMPLE_Z)
+    with tempfile.TemporaryDirectory() as tmp:  # drawn aside, then written through the report folder:
+        drawn = plot_sparsity_figure(kind, Path(tmp) / path.name, samples=samples, z=SAMPLE_Z)
+        # refused (ReportFolderError) when a file there is not a figure the suite wrote
+        write_suite_file(path.parent.parent, f"{path.parent.name}/{path.name}", (Path(tmp) / path.name).read_bytes(),
+                         adopt=is_matplotlib_png)
     worst = 0.0
     quad_x, quad_y = {}, {}
     for beta, x, y in drawn:

@@ -611,9 +611,21 @@ def _write_layer_report(request, meas: models.Measurement) -> None:
     report_dir = getattr(state, "report_dir", None)
     if report_dir is None:
         return
-    out = report_dir / "trained" / f"{meas.model}-n{meas.N}.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(models.report_markdown(meas), encoding="utf-8")
+    from attention_claims.framework.report_folder import write_suite_file
+
+    # through the report folder: refused (ReportFolderError) when a file there is not a table the suite wrote
+    write_suite_file(report_dir, f"trained/{meas.model}-n{meas.N}.md", models.report_markdown(meas),
+                     adopt=_is_layer_report)
+
+
+def _is_layer_report(path) -> bool:
+    """Whether ``path`` holds a per-layer table of :func:`models.report_markdown` (a ``# `` title, then the
+    ``- model: `` line): one written before the report folder's manifest."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
+        return False
+    return len(lines) > 2 and lines[0].startswith("# ") and lines[2].startswith("- model: `")
 
 
 @pytest.mark.parametrize(("key", "N"), _params("theorem-11-29-effective-rank-by-depth", "", placeholder=True,

@@ -16,9 +16,16 @@ folder, with the SHA-256 of what it wrote), and
   earlier report drew and this one does not); ``figures/logo.svg`` of a user is never touched;
 - leaves every other file of the folder alone. That is what lets the project's own ``reports/`` hold
   committed files of the suite that no report writer wrote (``README.md``, ``bench.json``, ``deep/``,
-  ``mutation.json``, screenshots, ``stability.json``) and the files checks put there
-  (``figures/9889-relu2.png``, ``trained/``): the writer never writes those names, so they never stop it
-  and it never deletes them.
+  screenshots): the writer never writes those names, so they never stop it and it never deletes them.
+
+The suite's other writers into the folder go through it too (:func:`write_suite_file`: the folder's lock,
+the same refusals, the manifest): ``python -m attention_claims.tools.stability`` (``stability.json``),
+``python -m attention_claims.tools.mutation_report`` (``mutation.json``, ``mutation.md``) and the checks'
+own files (``figures/9889-relu2.png``, ``figures/9889-identity.png``, ``trained/<model>-n<N>.md``). Each
+names, for its file, how to recognise one that it wrote before the manifest (``adopt``: a committed
+``stability.json`` is a JSON object with ``seeds``, ``flips`` and ``profile``; a figure is a PNG written by
+Matplotlib; ...): such a file is replaced (and then listed); any other file of that name stops the writer
+with :class:`ReportFolderError`.
 
 ``claims.json`` is never replaced unread: the plugin reads it first (its decisions are kept) and a file
 there that is not a schema-1 report (truncated, edited, someone else's) is renamed to
@@ -39,10 +46,11 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-__all__ = ["ReportFolder", "ReportFolderError", "MANIFEST", "REPORT_LOCK", "LOCK_TIMEOUT", "REPORT_FILES"]
+__all__ = ["ReportFolder", "ReportFolderError", "MANIFEST", "REPORT_LOCK", "LOCK_TIMEOUT", "REPORT_FILES",
+           "write_suite_file", "is_matplotlib_png"]
 
 MANIFEST = ".attention-claims-manifest.json"
 """The manifest of the files the writer wrote in the folder (``{"manifest": 1, "files": {path: {"sha256":
@@ -193,9 +201,11 @@ class ReportFolder:
                     out[rel] = digest
         return out
 
-    def _foreign(self, rel: str, owned: Mapping[str, set[str] | None]) -> str | None:
+    def _foreign(self, rel: str, owned: Mapping[str, set[str] | None],
+                 adopt: Mapping[str, Callable[[Path], bool]] | None = None) -> str | None:
         """Why the file ``rel`` there is not the writer's to replace or delete (None: it is, or nothing
-        is there)."""
+        is there). ``adopt[rel]``, when given, says whether an unlisted file there is one the suite wrote
+        before the manifest (see the module docstring)."""
         if not _plain_relative(rel):
             return f"{rel!r} is not a plain relative path inside it"
         path = self.path / rel
@@ -211,6 +221,8 @@ class ReportFolder:
         if rel not in owned:
             if rel == "claims.json" and _is_report(path):
                 return None  # a report of the suite, read (and merged) before it is replaced
+            if adopt is not None and rel in adopt and adopt[rel](path):
+                return None  # the suite's own file, written before the manifest
             return f"{path} is there and the suite did not write it (its manifest {MANIFEST} does not list it)"
         digests = owned[rel]
         if digests is not None and rel != "claims.json" and _sha256(path) not in digests:
@@ -349,14 +361,15 @@ class ReportFolder:
 
     # -- writing -----------------------------------------------------------------------------
     def write(self, files: Mapping[str, str | bytes], *, replace_prefix: str | None = None,
-              replace_suffix: str = "") -> list[Path]:
+              replace_suffix: str = "", adopt: Mapping[str, Callable[[Path], bool]] | None = None) -> list[Path]:
         """Write ``files`` (path relative to the folder -> text as UTF-8, or bytes) together: every file
         is checked first (none is written when one is refused), written to a temporary beside it and
         moved into place (``os.replace``), so a failed write (a full disk) leaves every earlier file as it
         was; the manifest records each with its SHA-256. With ``replace_prefix``, the files the manifest
         lists under that prefix with ``replace_suffix`` (``"figures/"``, ``".svg"``: the plots of an
         earlier report) that ``files`` does not name are deleted, when they still hold what the writer
-        wrote. Returns the paths written.
+        wrote. ``adopt`` (path -> predicate on the file there) names the unlisted files that are the
+        suite's anyway (written before the manifest). Returns the paths written.
 
         Raises:
             ReportFolderError: the folder is refused, or a file to write is there and is not the writer's.
@@ -367,7 +380,7 @@ class ReportFolder:
             raise self._error(why)
         owned = self.owned()
         for rel in files:
-            problem = self._foreign(rel, owned)
+            problem = self._foreign(rel, owned, adopt)
             if problem:
                 raise self._error(problem)
         stale = []
@@ -398,6 +411,37 @@ class ReportFolder:
             entries.pop(rel, None)
         self._write_manifest(entries)
         return [self.path / rel for rel in files]
+
+
+def write_suite_file(folder: Path | str, rel: str, data: str | bytes, *,
+                     adopt: Callable[[Path], bool] | None = None, sources_dir: Path | str | None = None,
+                     claims_dir: Path | str | None = None) -> Path:
+    """Write one file of the suite other than the report (``stability.json``, a check's figure) at
+    ``folder/rel`` through :class:`ReportFolder`: under the folder's lock, refused like the report (a home,
+    sources or claims folder; a file there that the suite did not write), listed in the manifest. ``adopt``
+    says whether a file already there, not in the manifest, is one the suite wrote before the manifest
+    (then it is replaced). ``sources_dir``, ``claims_dir``: the session's folders, refused as the folder.
+    Returns the path written.
+
+    Raises:
+        ReportFolderError: the folder is refused, the file there is not the suite's, or the lock is held
+            too long.
+        OSError: the file cannot be written.
+    """
+    report_folder = ReportFolder(folder, sources_dir=sources_dir, claims_dir=claims_dir)
+    with report_folder.lock():
+        return report_folder.write({rel: data}, adopt={rel: adopt} if adopt is not None else None)[0]
+
+
+def is_matplotlib_png(path: Path) -> bool:
+    """Whether ``path`` is a PNG file that Matplotlib wrote (its ``Software`` text chunk, in the first
+    4 KiB, names Matplotlib): a figure of a check written before the manifest."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return head.startswith(b"\x89PNG\r\n\x1a\n") and b"Software\x00Matplotlib" in head
 
 
 def _alive(pid: int) -> bool:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..framework import config as claims_config
 from ..framework.report import git_commit
+from ..framework.report_folder import ReportFolder, ReportFolderError
 
 #: mutmut 3's exit codes, grouped as its ``status_by_exit_code`` (mutmut/stats.py) groups them.
 _STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
@@ -91,6 +92,29 @@ def summarise(exit_codes: dict[str, dict[str, int | None]], explanations: dict[s
             "killed_or_explained": (killed + explained) / tested if tested else None}
 
 
+MD_TITLE = "# Mutation testing of the numerical core"
+
+
+def is_mutation_json(path: Path) -> bool:
+    """Whether ``path`` holds this tool's ``mutation.json`` (a JSON object whose ``tool`` is mutmut's and
+    with a ``survivors`` list): one written before the report folder's manifest, which it may replace."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(data, dict) and str(data.get("tool", "")).startswith("mutmut ")
+            and isinstance(data.get("survivors"), list))
+
+
+def is_mutation_md(path: Path) -> bool:
+    """Whether ``path`` holds this tool's ``mutation.md`` (its first line is :data:`MD_TITLE`)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.readline().rstrip("\n") == MD_TITLE
+    except (OSError, ValueError):
+        return False
+
+
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f} %"
 
@@ -129,7 +153,9 @@ def _provenance(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Summarise the last ``mutmut run`` of the project (the ini file's folder) in
-    ``<report folder>/mutation.md`` and ``mutation.json``; takes no options."""
+    ``<report folder>/mutation.md`` and ``mutation.json`` through the report folder
+    (:class:`~attention_claims.framework.report_folder.ReportFolder`: exit status 4, nothing written, when
+    the folder is refused or a file of those names there is not this tool's); takes no options."""
     import argparse
 
     argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
@@ -167,9 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         "survivors": [{"name": n, "status": status_of(codes[module_of[n]][n]),
                        "explanation": notes.get(n, "UNEXPLAINED")} for n in s["survivors"]],
     }
-    REPORTS.mkdir(exist_ok=True)
-    (REPORTS / "mutation.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    md = ["# Mutation testing of the numerical core", "",
+    json_text = json.dumps(result, indent=1, ensure_ascii=False) + "\n"
+    md = [MD_TITLE, "",
           _provenance(result), "",
           f"Modules mutated: {', '.join(f'`{m}`' for m in modules)}.", "",
           f"Tests run against each mutant (mutmut runs, of these, the tests that reach the mutated function): "
@@ -188,7 +213,14 @@ def main(argv: list[str] | None = None) -> int:
     for item in result["survivors"]:
         md += [f"### `{item['name']}` ({item['status']})", "", f"Why: {item['explanation']}", "", "```diff",
                diffs[item["name"]].strip(), "```", ""]
-    (REPORTS / "mutation.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    try:
+        folder = ReportFolder(REPORTS, sources_dir=paths.sources_dir, claims_dir=paths.claims_dir)
+        with folder.lock():
+            folder.write({"mutation.json": json_text, "mutation.md": "\n".join(md) + "\n"},
+                         adopt={"mutation.json": is_mutation_json, "mutation.md": is_mutation_md})
+    except (ReportFolderError, OSError) as exc:
+        print(f"mutation_report: {REPORTS / 'mutation.json'} and mutation.md not written: {exc}", file=sys.stderr)
+        return 4
     print(f"score {_pct(s['score'])}, killed or explained {_pct(s['killed_or_explained'])}, "
           f"{len(s['survivors']) - s['explained']} unexplained, {s['not_checked']} not checked -> reports/mutation.md")
     return 0

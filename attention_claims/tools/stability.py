@@ -4,7 +4,9 @@
 (``pytest checks --hypothesis-seed=S``), compares the verdicts claim by claim, and writes
 ``reports/stability.json`` (read by the report's trust section). A verdict that flips
 between seeds means a check too weak or a tolerance wrong: fix the check.
-Exit status 1 when some verdict flips.
+Exit status 1 when some verdict flips, 4 when the file cannot be written: it is written through the
+report folder (:func:`attention_claims.framework.report_folder.write_suite_file`), which refuses a home,
+sources or claims folder and a ``stability.json`` there that this tool did not write.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from ..framework import config as claims_config
 from ..framework.report import git_commit
+from ..framework.report_folder import ReportFolderError, write_suite_file
 
 
 def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dict[str, str]:
@@ -42,6 +45,17 @@ def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dic
     if run.get("in_progress") or run.get("interrupted") or run.get("exitstatus") not in (0, 1):
         raise RuntimeError(f"seed {seed}: the run did not finish normally (run = {run}); verdicts not comparable")
     return {c["id"]: c["verdict"] for c in report["claims"]}
+
+
+def is_stability_file(path: Path) -> bool:
+    """Whether ``path`` holds a result of this tool (a JSON object with ``seeds``, ``flips`` and
+    ``profile``): one written before the report folder's manifest, which it may replace."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(data, dict) and isinstance(data.get("seeds"), list) and isinstance(data.get("flips"), list)
+            and "profile" in data)
 
 
 def compare(runs: dict[int, dict[str, str]]) -> list[dict]:
@@ -88,9 +102,14 @@ def main(argv: list[str] | None = None) -> int:
         "verdicts": next(iter(runs.values())) if runs and not flips else None,
         "flips": flips,
     }
-    args.out = args.out or claims_config.discover().report_dir / "stability.json"
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    paths = claims_config.discover()
+    args.out = args.out or paths.report_dir / "stability.json"
+    try:
+        write_suite_file(args.out.parent, args.out.name, json.dumps(result, indent=1, ensure_ascii=False) + "\n",
+                         adopt=is_stability_file, sources_dir=paths.sources_dir, claims_dir=paths.claims_dir)
+    except (ReportFolderError, OSError) as exc:
+        print(f"stability: {args.out} not written: {exc}", file=sys.stderr)
+        return 4
     print(f"{len(seeds)} seeds, {len(flips)} verdict flips -> {args.out}")
     return 1 if flips else 0
 
