@@ -266,15 +266,30 @@ def zero_weight_draws(device, dtype):
 @pytest.mark.claim("study-note-every-position-attends", reading="exact")
 @given(qk=qk_pairs(n=(1, 6), d=(1, 4), scale_exp=(-2.0, 4.0)))
 @profiles.scaled(0.25)
-def test_every_position_exact(qk, claim_log):
+def test_every_position_exact(qk, claim_log, claimed):
     Q, K, s = qk
+    N = Q.shape[0]
+    lower = Fraction(claimed.eval("weight_lower", exact=True, N=N))  # every weight > lower (strict); document: 0
     with precision(128):
         A = arb_softmax_attention(Q, K)
-        signs = [certified_sign(A[i, j]) for i in range(A.nrows()) for j in range(A.ncols())]
-    claim_log.example(N=Q.shape[0], logit_scale=s)
+        signs = [certified_sign(A[i, j] - arb(lower.numerator) / lower.denominator)
+                 for i in range(A.nrows()) for j in range(A.ncols())]
+    claim_log.example(N=N, logit_scale=s)
+    if min(signs) == -1:
+        i, j = divmod(signs.index(-1), A.ncols())
+        refute(f"weight A[{i},{j}] = {A[i, j].str(10)} is below the claimed {claimed.text('weight_lower')} = {lower} "
+               f"(N = {N})", example={"Q": Q, "K": K, "row": i, "col": j}, certified=True,
+               certificate=f"arb interval at 128 bits: A[{i},{j}] - {lower} < 0")
     if min(signs) != 1:
-        refute("a softmax weight is not certified positive", example={"Q": Q, "K": K}, certified=False)
-    claim_log.note("Every weight certified > 0 by arb (exp of a finite number is positive).")
+        if lower >= Fraction(1, N):
+            # the weights of a row sum to exactly 1, so the smallest is at most 1/N <= lower
+            refute(f"a row of N = {N} weights summing to exactly 1 has one at most 1/N <= the claimed "
+                   f"{claimed.text('weight_lower')} = {lower}", example={"Q": Q, "K": K}, certified=True,
+                   certificate="exact: softmax rows sum to 1, so min_j A_ij <= 1/N (rational comparison with the bound)")
+        refute(f"a softmax weight is not certified above the claimed {claimed.text('weight_lower')} = {lower}",
+               example={"Q": Q, "K": K}, certified=False)
+    claim_log.note(f"Every weight certified > {claimed.text('weight_lower')} by arb (exp of a finite number is "
+                   "positive).")
 
 
 @pytest.mark.parametrize("device,dtype,reading", reading_params("study-note-every-position-attends"))

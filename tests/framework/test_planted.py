@@ -202,6 +202,9 @@ BATCH2_FALSEHOODS = [
     # "softmax raises the rank" planted as "softmax keeps it", and the generic rank one short
     V("softmax-keeps-rank", "softmax-raises-rank", ("generic",), claimed={"relation": "softmax == logits"}),
     V("softmax-generic-rank-n-minus-1", "softmax-raises-rank", ("generic",), claimed={"rank": "N - 1"}),
+    # "every weight positive" strengthened to "every weight at least uniform" (1/N)
+    V("every-position-weight-above-1-over-n", "study-note-every-position-attends", ("exact",),
+      claimed={"weight_lower": "1/N"}),
 ]
 
 
@@ -381,6 +384,8 @@ TRUTHS = [
       claimed={"relation": "bidirectional <= causal"}),
     # a weaker true relation (softmax never below the logits' rank, generically)
     V("softmax-raises-rank-weaker", "softmax-raises-rank", ("generic",), claimed={"relation": "softmax >= logits"}),
+    V("every-position-weight-above-minus-1-over-n", "study-note-every-position-attends", ("exact",),
+      claimed={"weight_lower": "-1/N"}),
 ]
 
 
