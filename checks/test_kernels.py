@@ -1049,14 +1049,19 @@ def test_performer_positive_vs_trig(xy, m, seed, claim_log):
 @pytest.mark.claim("standard-attention-infinite-dimensional-linear", reading="exact-rank")
 @given(X=distinct_points())
 @profiles.scaled(0.5)
-def test_exp_kernel_full_rank(X, claim_log):
+def test_exp_kernel_full_rank(X, claim_log, claimed):
     N, m = X.shape
     ok, det, bits = certify_nonzero_det(lambda: arb_exp_kernel(X))
+    want = claimed.eval("rank", exact=True, N=N, m=m)
     claim_log.example(N=N, m=m)
     note(f"N={N} m={m} det={det} ({bits} bits)")
     if not ok:
         refute(f"det exp(XX^T) could not be certified non-zero up to {bits} bits (N = {N})",
                example={"X": X}, certified=False)
+    if want != N:
+        refute(f"exp(XX^T) of N = {N} distinct points in R^{m} has det {det} != 0, so exact rank {N}; the claimed "
+               f"{claimed.text('rank')} = {want}", example={"X": X}, certified=True,
+               certificate=f"arb determinant at {bits} bits: {det} (rank N; by shape at most N)")
     claim_log.note("det exp(X X^T) certified non-zero (arb) for distinct points: rank N, so a linear attention "
                    "with d = N - 1 features (rank <= d, checked in linear-sparsity-needs-larger-d) cannot reproduce it.")
 

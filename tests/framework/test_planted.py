@@ -205,6 +205,11 @@ BATCH2_FALSEHOODS = [
     # "every weight positive" strengthened to "every weight at least uniform" (1/N)
     V("every-position-weight-above-1-over-n", "study-note-every-position-attends", ("exact",),
       claimed={"weight_lower": "1/N"}),
+    # "infinitely many feature dimensions" planted finite: exp(q.k) as the degree-1 features (1, q), and N - 1
+    V("exp-kernel-rank-degree-1-features", "standard-attention-infinite-dimensional-linear", ("exact-rank",),
+      claimed={"rank": "min(N, m + 1)"}),
+    V("exp-kernel-rank-n-minus-1", "standard-attention-infinite-dimensional-linear", ("exact-rank",),
+      claimed={"rank": "N - 1"}),
 ]
 
 
@@ -386,6 +391,8 @@ TRUTHS = [
     V("softmax-raises-rank-weaker", "softmax-raises-rank", ("generic",), claimed={"relation": "softmax >= logits"}),
     V("every-position-weight-above-minus-1-over-n", "study-note-every-position-attends", ("exact",),
       claimed={"weight_lower": "-1/N"}),
+    V("exp-kernel-rank-rewritten", "standard-attention-infinite-dimensional-linear", ("exact-rank",),
+      claimed={"rank": "min(N, N + m)"}),
 ]
 
 
