@@ -1,10 +1,12 @@
 """``attention-claims new ID --document FILE --quote "..."``: start a claim.
 
 ``attention-claims new ID --document F --quote Q [--expected V] [--statement S] [--title T] [--section S]
-[--reading NAME[:as-stated|:KIND]]...`` writes ``<claims folder>/<document without suffix>/NNN-<ID>.toml``
+[--reading NAME[:as-stated|:KIND]]... [--no-as-stated]`` writes ``<claims folder>/<document without suffix>/NNN-<ID>.toml``
 (``NNN`` the next free number in that folder, as ``claims/README.md`` prescribes: the number orders the
 claims as in the document), a record with the verbatim quote (checked against the document), the
-expected verdict (default ``true``) and its readings (default: one, ``as-stated``), and
+expected verdict (default ``true``) and its readings (default: one, ``as-stated``; readings given without
+one marked ``:as-stated`` get the ``as-stated`` reading first, unless ``--no-as-stated`` says the claim's
+words are too vague to have one, docs/verdicts.md), and
 ``<checks folder>/test_<ID>.py``, one check per reading that fails with a message naming what to write,
 so a new claim is never decided before it is thought through. The check names its record by a path
 relative to the project (no path of this machine) and the API by its module, ``attention_claims.testkit``.
@@ -126,17 +128,24 @@ def text_problem(text: str, *, lines: bool) -> str | None:
     return None
 
 
-def parse_readings(values: list[str]) -> list[ReadingSpec]:
+def parse_readings(values: list[str], *, as_stated: bool = True) -> list[ReadingSpec]:
     """The readings of ``--reading NAME[:as-stated]`` / ``--reading NAME:KIND`` options (default: one,
     ``as-stated``, as stated). A reading other than the as-stated one needs its ``kind`` (one of
     :data:`attention_claims.framework.records.READING_KINDS`: what makes it differ when it fails,
-    docs/verdicts.md, "Materiality"), e.g. ``--reading float32:numerical``.
+    docs/verdicts.md, "Materiality"), e.g. ``--reading float32:numerical``. When none of ``values`` is
+    as stated, the reading ``as-stated`` comes first, unless ``as_stated`` is false (``--no-as-stated``:
+    the claim's words are too vague to have an as-stated reading, which DESIGN.md allows only then).
 
     Raises:
         NewClaimError: a name is not a reading name (lower-case letters and digits joined by single
             ``-``, ``_`` or ``.``), a suffix other than ``:as-stated`` or a kind, a reading other than the
-            as-stated one without a kind, a name given twice, or two as-stated readings.
+            as-stated one without a kind, a name given twice, two as-stated readings; with ``as_stated``
+            false, no reading or an as-stated one; with it true, a reading named ``as-stated`` that is not
+            the as-stated one.
     """
+    if not as_stated and not values:
+        raise NewClaimError("--no-as-stated: name the claim's readings with --reading NAME:KIND (a claim without "
+                            "an as-stated reading still needs at least one)")
     if not values:
         return [ReadingSpec(AS_STATED, True)]
     out: list[ReadingSpec] = []
@@ -150,15 +159,23 @@ def parse_readings(values: list[str]) -> list[ReadingSpec]:
                                 "digits joined by single '-', '_' or '.', e.g. float32)")
         if any(r.name == name for r in out):
             raise NewClaimError(f"--reading {value!r}: reading {name!r} given twice")
-        as_stated = flag == AS_STATED or (not sep and name == AS_STATED)
-        if not as_stated and not sep:
+        stated = flag == AS_STATED or (not sep and name == AS_STATED)
+        if not stated and not sep:
             raise NewClaimError(f"--reading {value!r}: a reading other than the as-stated one needs its kind, "
                                 f"what makes it differ when it fails: {value}:numerical (a dtype or a device), "
                                 f"{value}:scope (a range, ties, finite n) or {value}:empirical (a trained model)")
-        out.append(ReadingSpec(name, as_stated, None if as_stated else flag))
+        out.append(ReadingSpec(name, stated, None if stated else flag))
     if sum(r.as_stated for r in out) > 1:
         raise NewClaimError("--reading: at most one reading is as stated (NAME:as-stated, or the one named "
                             f"{AS_STATED!r}): {', '.join(r.name for r in out if r.as_stated)}")
+    if not as_stated and any(r.as_stated for r in out):
+        raise NewClaimError(f"--no-as-stated: but --reading {next(r.name for r in out if r.as_stated)!r} is the "
+                            "as-stated one; drop one of the two")
+    if as_stated and not any(r.as_stated for r in out):
+        if any(r.name == AS_STATED for r in out):
+            raise NewClaimError(f"--reading {AS_STATED!r} with a kind is not the as-stated reading; name it "
+                                "otherwise, or pass --no-as-stated if the claim's words are too vague to have one")
+        out.insert(0, ReadingSpec(AS_STATED, True))
     return out
 
 
@@ -231,10 +248,11 @@ def _existing_ids(claims_dir: Path) -> dict[str, Path]:
 def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, sources_dir: Path,
                 checks_dir: Path, title: str | None = None, section: str | None = None,
                 statement: str | None = None, expected: str = "true", readings: list[str] | None = None,
-                root: Path | None = None) -> tuple[Path, Path]:
+                root: Path | None = None, as_stated: bool = True) -> tuple[Path, Path]:
     """Write the record and the check skeleton of a new claim, all or nothing; returns their paths.
 
-    ``readings``: ``NAME`` or ``NAME:as-stated`` strings (:func:`parse_readings`). ``root``: the project
+    ``readings``: ``NAME`` or ``NAME:as-stated`` strings and ``as_stated`` (false: ``--no-as-stated``),
+    :func:`parse_readings`. ``root``: the project
     folder the written files name paths relative to (default: the claims folder's parent).
 
     Raises:
@@ -253,7 +271,7 @@ def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, s
             raise NewClaimError(f"{option} {value!r}: {problem}")
     if expected not in EXPECTED:
         raise NewClaimError(f"--expected {expected!r}: one of {', '.join(EXPECTED)}")
-    specs = parse_readings(list(readings or []))
+    specs = parse_readings(list(readings or []), as_stated=as_stated)
     for folder, option in ((claims_dir, "--claims-dir"), (checks_dir, "--checks-dir"), (sources_dir, "--claims-sources")):
         _folder_problem(folder, option)
     if not sources_dir.is_dir():
@@ -398,7 +416,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reading", action="append", default=[], metavar="NAME[:as-stated|:KIND]",
                         help="a reading of the claim, with a check skeleton of its own (repeatable; default: one "
                              "reading 'as-stated'); ':as-stated' marks the one that means what the words say, any "
-                             "other needs its kind: numerical, scope or empirical (e.g. float32:numerical)")
+                             "other needs its kind: numerical, scope or empirical (e.g. float32:numerical); "
+                             "without a ':as-stated' one, the reading 'as-stated' is added first")
+    parser.add_argument("--no-as-stated", dest="as_stated", action="store_false",
+                        help="give the claim no as-stated reading (only the --reading NAME:KIND ones): for a claim "
+                             "whose words are too vague to be checked as they stand (docs/verdicts.md)")
     parser.add_argument("--title", default=None, help="a short English title")
     parser.add_argument("--section", default=None, help="where in the document")
     parser.add_argument("--claims-dir", type=Path, default=None, help="default: the project's claims_dir")
@@ -412,7 +434,8 @@ def main(argv: list[str] | None = None) -> int:
                                     sources_dir=args.claims_sources or paths.sources_dir,
                                     checks_dir=args.checks_dir or paths.root / "checks",
                                     title=args.title, section=args.section, statement=args.statement,
-                                    expected=args.expected, readings=args.reading, root=paths.root)
+                                    expected=args.expected, readings=args.reading, root=paths.root,
+                                    as_stated=args.as_stated)
     except (NewClaimError, OSError) as exc:
         message = " ".join(str(exc).split()) if isinstance(exc, NewClaimError) else f"cannot write: {exc}"
         print(f"attention-claims new: {message}", file=sys.stderr)

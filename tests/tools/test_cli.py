@@ -130,6 +130,38 @@ def test_new_with_expected_statement_and_readings(project, capsys):
     assert result.returncode == 1 and result.stdout.count("write the check for claim rank-at-most-d") >= 3
 
 
+def test_new_adds_the_as_stated_reading_unless_told_not_to(project, capsys):
+    """Readings without an as-stated one get ``as-stated`` first (a record without one is only for a vague
+    claim, DESIGN.md); ``--no-as-stated`` leaves it out, and says so in ``--help``."""
+    assert main(["new", "rank-at-most-d", "--document", "note.md", "--quote", "The rank is at most d.",
+                 "--reading", "float32:numerical", "--reading", "small-n:scope"]) == 0
+    assert main(["new", "rows-sum-to-one", "--document", "note.md", "--quote", "Every row of A sums to one.",
+                 "--no-as-stated", "--reading", "float32:numerical"]) == 0
+    claims = {c.id: c for c in load_catalog(project / "claims", project / "sources")}
+    assert [(r.name, r.as_stated, r.kind) for r in claims["rank-at-most-d"].readings] == [
+        ("as-stated", True, None), ("float32", False, "numerical"), ("small-n", False, "scope")]
+    assert '@pytest.mark.claim("rank-at-most-d", reading="as-stated")' in \
+        (project / "checks" / "test_rank_at_most_d.py").read_text(encoding="utf-8")
+    assert [(r.name, r.as_stated) for r in claims["rows-sum-to-one"].readings] == [("float32", False)]
+    assert claims["rows-sum-to-one"].as_stated is None
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["new", "--help"])
+    assert "--no-as-stated" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--no-as-stated"], "--no-as-stated: name the claim's readings"),
+    (["--no-as-stated", "--reading", "exact:as-stated"], "is the as-stated one"),
+    (["--reading", "as-stated:numerical"], "is not the as-stated reading"),
+])
+def test_new_refuses_contradictory_as_stated_options(project, capsys, args, message):
+    assert main(["new", "rank", "--document", "note.md", "--quote", "The rank is at most d.", *args]) == 4
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml", "sources"]
+
+
 @pytest.mark.parametrize("readings, message", [
     (["float32"], "needs its kind"),
     (["a:as-stated", "b:as-stated"], "at most one reading is as stated"),
