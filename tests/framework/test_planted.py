@@ -210,6 +210,9 @@ BATCH2_FALSEHOODS = [
       claimed={"rank": "min(N, m + 1)"}),
     V("exp-kernel-rank-n-minus-1", "standard-attention-infinite-dimensional-linear", ("exact-rank",),
       claimed={"rank": "N - 1"}),
+    # f = exp: the gamma -> infinity limit confused with the gamma -> 0 one (S -> 1), and the direction reversed
+    V("exp-sparsity-limit-1", "sparsity-exp-arbitrarily-sparse", ("quadrature",), claimed={"limit": "1"}),
+    V("exp-sparsity-increasing", "sparsity-exp-arbitrarily-sparse", ("quadrature",), claimed={"monotone": "s2 > s1"}),
 ]
 
 
@@ -393,6 +396,8 @@ TRUTHS = [
       claimed={"weight_lower": "-1/N"}),
     V("exp-kernel-rank-rewritten", "standard-attention-infinite-dimensional-linear", ("exact-rank",),
       claimed={"rank": "min(N, N + m)"}),
+    V("exp-sparsity-monotone-rewritten", "sparsity-exp-arbitrarily-sparse", ("quadrature",),
+      claimed={"monotone": "s1 > s2"}),
 ]
 
 
