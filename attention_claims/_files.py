@@ -10,6 +10,8 @@ A low layer: it imports only the standard library, so :mod:`attention_claims.mod
   before the path for binary mode), tolerant of a byte-order mark and of CRLF line ends.
 - :func:`sums_with`: the text of ``SHA256SUMS`` with one more line, a missing final newline of the
   last line added first (so the new line is never glued onto it).
+- :func:`sums_replacing` / :func:`write_sums`: the text of ``SHA256SUMS`` with one document's line
+  given a new digest (every other byte kept), written atomically (``attention-claims rehash``).
 - :func:`document_inside`: a listed document must be a file inside the sources folder once its
   symbolic links are followed (``sources/host.md -> /etc/hostname`` is refused).
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 __all__ = ["UnsafeFileError", "SumsError", "read_regular", "open_regular", "parse_sums", "read_sums",
-           "sums_with", "sums_line_problem", "document_inside", "SUMS_NAME"]
+           "sums_with", "sums_replacing", "write_sums", "sums_line_problem", "document_inside", "SUMS_NAME"]
 
 SUMS_NAME = "SHA256SUMS"
 """The checksum list's file name in a sources folder (and in ``models/texts/``)."""
@@ -183,6 +185,54 @@ def sums_with(existing: bytes, name: str, digest: str) -> bytes:
     if head and not head.endswith(b"\n"):
         head += eol
     return head + line.encode("utf-8") + eol
+
+
+def sums_replacing(existing: bytes, name: str, digest: str, where: Path | str = SUMS_NAME) -> bytes:
+    """The bytes of a ``SHA256SUMS`` whose text was ``existing`` with the digest of the one line that lists
+    ``name`` replaced by ``digest``; every other byte (other lines, the binary-mode ``*``, line ends, a
+    byte-order mark) kept.
+
+    Raises:
+        SumsError: ``existing`` is not UTF-8 or a line is malformed (:func:`parse_sums`), ``name`` is not
+            listed, or ``digest`` is not a SHA-256 (naming ``where``).
+    """
+    try:
+        text = existing.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SumsError(where, f"not UTF-8 ({exc})") from None
+    listed = parse_sums(text, where)
+    if name not in listed:
+        raise SumsError(where, f"does not list {name!r} (attention-claims new adds a document's line)")
+    if not _DIGEST.fullmatch(digest):
+        raise SumsError(where, f"cannot list {name!r} with {digest!r}: not a SHA-256")
+    out = []
+    for line in text.splitlines(keepends=True):
+        body = line.lstrip("\ufeff").rstrip("\r\n")
+        if body.strip() and sums_line_problem(body) is None and body.partition(" ")[2].strip().lstrip("*") == name:
+            start = line.index(body)
+            line = line[:start] + digest + line[start + 64:]
+        out.append(line)
+    return "".join(out).encode("utf-8")
+
+
+def write_sums(folder: Path | str, data: bytes) -> None:
+    """Replace ``folder/SHA256SUMS`` by ``data`` atomically: written to a temporary file beside it and
+    moved into place (``os.replace``), so a failed write leaves the old file; no backup file is left.
+
+    Raises:
+        OSError: it cannot be written (the temporary file is removed).
+    """
+    path = Path(folder) / SUMS_NAME
+    tmp = path.with_name(f".{SUMS_NAME}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        if os.path.lexists(path):
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def document_inside(folder: Path | str, name: str) -> Path:

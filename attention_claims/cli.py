@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "catalog": ("catalog", "claims per document and expected verdict; --update docs/catalog.md rewrites its table"),
     "sentences": ("sentences", "the sentences of the documents no record or classification accounts for (--todo: stubs)"),
     "snapshot": ("snapshot", "compare a report's verdicts, reading outcomes and certified flags with the snapshot"),
+    "rehash": ("rehash", "record the new SHA-256 of a source document changed on purpose (its SHA256SUMS line)"),
     "merge": ("merge", "fold reports from several machines or shards into one (claims.json, .md, .html)"),
     "stability": ("stability", "verdicts across Hypothesis seeds (reports/stability.json)"),
     "mutation-report": ("mutation_report", "summarise mutmut's results in reports/mutation.md"),

@@ -528,8 +528,8 @@ def verify_sources(sources_dir: Path) -> dict[str, str]:
         if actual != digest:
             raise ClaimRecordError(target, None, None,
                                    f"source document was altered: SHA-256 {actual}, SHA256SUMS says {digest} "
-                                   f"(changed on purpose? re-hash it with: cd {shlex.quote(str(sources_dir))} && "
-                                   f"sed -i.bak 's/^{digest} /{actual} /' SHA256SUMS; then every quote of "
+                                   f"(changed on purpose? re-hash it with: attention-claims rehash --claims-sources "
+                                   f"{shlex.quote(str(sources_dir))} {shlex.quote(name)}; then every quote of "
                                    f"it is verified again on the next run)")
         _decode_document(raw, target)
     return listed

@@ -7,10 +7,12 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import os
 import pkgutil
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -197,15 +199,41 @@ def test_snapshot_without_a_snapshot_says_how_to_start_one(project, capsys):
     assert main(["snapshot", str(report), "--snapshot", str(project / "none.json")]) == 0
 
 
-@pytest.mark.skipif(shutil.which("sed") is None, reason="no sed on this machine")
 def test_the_altered_document_error_gives_the_command_that_rehashes_it(project, capsys):
+    """The printed command (``attention-claims rehash``) rewrites that document's line only: another
+    document with the same digest keeps its line, the other lines keep their bytes (CRLF, ``*``), no backup
+    file is left."""
     from attention_claims.framework.records import ClaimRecordError, verify_sources
 
+    sources = project / "sources"
+    (sources / "copy.md").write_text(DOC, encoding="utf-8")  # the same bytes, so the same digest as note.md
     assert main(["new", "rank-at-most-d", "--document", "note.md", "--quote", "The rank is at most d."]) == 0
-    (project / "sources" / "note.md").write_text(DOC + "An edit.\n", encoding="utf-8")
+    old = hashlib.sha256(DOC.encode()).hexdigest()
+    sums = (sources / "SHA256SUMS").read_bytes() + f"{old} *copy.md\r\n".encode()
+    (sources / "SHA256SUMS").write_bytes(sums)
+    (sources / "note.md").write_text(DOC + "An edit.\n", encoding="utf-8")
     with pytest.raises(ClaimRecordError, match="altered") as err:
-        verify_sources(project / "sources")
+        verify_sources(sources)
     command = str(err.value).split("re-hash it with: ", 1)[1].split("; then", 1)[0]
-    subprocess.run(command, shell=True, check=True, timeout=60)
+    assert command.startswith("attention-claims rehash ")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    subprocess.run(command, shell=True, check=True, timeout=60, env=env, cwd="/")
     digest = hashlib.sha256((DOC + "An edit.\n").encode()).hexdigest()
-    assert verify_sources(project / "sources") == {"note.md": digest}
+    assert verify_sources(sources) == {"note.md": digest, "copy.md": old}
+    assert (sources / "SHA256SUMS").read_bytes() == sums.replace(f"{old}  note.md".encode(),
+                                                                  f"{digest}  note.md".encode())
+    assert sorted(p.name for p in sources.iterdir()) == ["SHA256SUMS", "copy.md", "note.md"]
+    assert main(["rehash", "--claims-sources", str(sources), "note.md"]) == 0  # again: nothing to do
+    assert "already lists" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, message", [("other.md", "does not list 'other.md'"),
+                                           ("../note.md", "does not list '../note.md'")])
+def test_rehash_refuses_a_document_not_listed(project, capsys, name, message):
+    assert main(["new", "rank-at-most-d", "--document", "note.md", "--quote", "The rank is at most d."]) == 0
+    before = (project / "sources" / "SHA256SUMS").read_bytes()
+    capsys.readouterr()
+    assert main(["rehash", name]) == 4
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert (project / "sources" / "SHA256SUMS").read_bytes() == before
