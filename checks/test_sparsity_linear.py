@@ -420,7 +420,7 @@ def test_general_linear_monte_carlo(device, dtype, reading, d, sigma, seed, clai
 
 @pytest.mark.claim("nonnegative-linear-sparse-iff-low-snr", reading="exact")
 @given(k=st.integers(2, 60), mu0=rationals(1, 5), data=nonneg_keys())
-def test_low_snr_makes_sparse(k, mu0, data, claim_log):
+def test_low_snr_makes_sparse(k, mu0, data, claim_log, claimed):
     eps = Fraction(1, k)
     p, s2_mean, m2_var = _low_snr_family(eps, mu0)
     s2_var = m2_var / (m2_var + 1)  # S^2 = mean^2 / (mean^2 + variance), variance 1
@@ -428,12 +428,13 @@ def test_low_snr_makes_sparse(k, mu0, data, claim_log):
     qmu, qsq = _quadratic_forms(keys, q)
     r = qsq / qmu**2
     s2 = s_squared_exact(a)
+    want = claimed.eval("s_squared", exact=True, R=r)  # S^2 as a function of the inverse squared SNR; 1/(1 + R)
     claim_log.example(eps=float(eps), S_family=math.sqrt(s2_mean))
     if not (s2_mean < eps**2 and s2_var < eps**2 and s2_mean == p and s2_var == p):
         refute(f"the low-SNR family with p = {p} has S^2 = {s2_mean} (fixed mean) / {s2_var} (fixed variance), not "
                f"below eps^2 = {eps**2}", example={"eps": str(eps)}, certified=True, certificate="exact rationals")
-    if s2 != 1 / (1 + r):
-        refute(f"S^2 = {s2} but 1/(1 + R) = {1 / (1 + r)} with R = q'Sq/(q'mu)^2 = {r}",
+    if s2 != want:
+        refute(f"S^2 = {s2} but the claimed {claimed.text('s_squared')} = {want} with R = q'Sq/(q'mu)^2 = {r}",
                example={"keys": [[str(v) for v in kk] for kk in keys], "q": [str(v) for v in q]}, certified=True,
                certificate="exact rationals")
     claim_log.note("Exact: keys M e_1 w.p. p and 0 otherwise give S^2 = p for any M, so p -> 0 drives S -> 0 "

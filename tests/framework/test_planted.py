@@ -213,6 +213,8 @@ BATCH2_FALSEHOODS = [
     # f = exp: the gamma -> infinity limit confused with the gamma -> 0 one (S -> 1), and the direction reversed
     V("exp-sparsity-limit-1", "sparsity-exp-arbitrarily-sparse", ("quadrature",), claimed={"limit": "1"}),
     V("exp-sparsity-increasing", "sparsity-exp-arbitrarily-sparse", ("quadrature",), claimed={"monotone": "s2 > s1"}),
+    # "sparse iff the SNR is small" reversed: S^2 = R/(1 + R), sparse iff the SNR is large
+    V("low-snr-reversed", "nonnegative-linear-sparse-iff-low-snr", ("exact",), claimed={"s_squared": "R/(1 + R)"}),
 ]
 
 
@@ -398,6 +400,7 @@ TRUTHS = [
       claimed={"rank": "min(N, N + m)"}),
     V("exp-sparsity-monotone-rewritten", "sparsity-exp-arbitrarily-sparse", ("quadrature",),
       claimed={"monotone": "s1 > s2"}),
+    V("low-snr-rewritten", "nonnegative-linear-sparse-iff-low-snr", ("exact",), claimed={"s_squared": "(R + 1)**-1"}),
 ]
 
 
