@@ -444,7 +444,7 @@ def test_low_snr_makes_sparse(k, mu0, data, claim_log, claimed):
 
 @pytest.mark.claim("low-snr-nonnegative-sequence-clustered", reading="exact")
 @given(zeros=st.integers(0, 60), big=st.lists(st.integers(0, 1000), min_size=1, max_size=12))
-def test_low_snr_clustered(zeros, big, claim_log):
+def test_low_snr_clustered(zeros, big, claim_log, claimed):
     x = [Fraction(0)] * zeros + [Fraction(v) for v in big]
     n = len(x)
     m = sum(x) / n
@@ -452,12 +452,14 @@ def test_low_snr_clustered(zeros, big, claim_log):
     assume(var > 0 and m * m < var)  # r = m/s < 1: the small-SNR regime the claim is about
     inside = sum(1 for v in x if v**4 <= m * m * var)  # v <= sqrt(r) s  <=>  v^4 <= m^2 s^2
     frac = Fraction(inside, n)
-    slack = m * m / var - (1 - frac) ** 4  # >= 0  <=>  1 - frac <= sqrt(r)
+    slack = m * m / var - (1 - frac) ** 4  # >= 0  <=>  1 - frac <= sqrt(r); steers the search to the boundary
     target(-float(slack), label="-(r - (1-fraction)^4)")
+    # the claimed relation, in rationals: (1 - fraction)^4 <= r^2 is 1 - fraction <= sqrt(r) (both sides >= 0)
+    holds = claimed.eval("relation", exact=True, fraction=frac, r_squared=m * m / var)
     claim_log.example(n=n, r=math.sqrt(float(m * m / var)), fraction=float(frac))
-    if slack < 0:
-        refute(f"only {inside}/{n} elements lie in [0, sqrt(r) s] with r = m/s = {math.sqrt(m * m / var):.4g}: "
-               f"fewer than 1 - sqrt(r)", example={"x": [str(v) for v in x]}, certified=True,
+    if not holds:
+        refute(f"{inside}/{n} elements lie in [0, sqrt(r) s] with r = m/s = {math.sqrt(m * m / var):.4g}: not "
+               f"{claimed.text('relation')}", example={"x": [str(v) for v in x]}, certified=True,
                certificate="exact rationals")
 
 

@@ -215,6 +215,9 @@ BATCH2_FALSEHOODS = [
     V("exp-sparsity-increasing", "sparsity-exp-arbitrarily-sparse", ("quadrature",), claimed={"monotone": "s2 > s1"}),
     # "sparse iff the SNR is small" reversed: S^2 = R/(1 + R), sparse iff the SNR is large
     V("low-snr-reversed", "nonnegative-linear-sparse-iff-low-snr", ("exact",), claimed={"s_squared": "R/(1 + R)"}),
+    # Markov's bound with the wrong exponent: at most r^2 (not sqrt(r)) of the elements outside [0, sqrt(r) s]
+    V("low-snr-clustered-outside-r-squared", "low-snr-nonnegative-sequence-clustered", ("exact",),
+      claimed={"relation": "1 - fraction <= r_squared"}),
 ]
 
 
@@ -401,6 +404,8 @@ TRUTHS = [
     V("exp-sparsity-monotone-rewritten", "sparsity-exp-arbitrarily-sparse", ("quadrature",),
       claimed={"monotone": "s1 > s2"}),
     V("low-snr-rewritten", "nonnegative-linear-sparse-iff-low-snr", ("exact",), claimed={"s_squared": "(R + 1)**-1"}),
+    V("low-snr-clustered-rewritten", "low-snr-nonnegative-sequence-clustered", ("exact",),
+      claimed={"relation": "r_squared >= (1 - fraction)**4"}),
 ]
 
 
