@@ -107,16 +107,12 @@ def test_finding_4_a_plot_of_unknown_kind_is_refused(merge):
 
 
 def test_finding_4_a_plot_caption_matplotlib_cannot_parse_is_no_traceback(merge):
-    """``$\\frac{$`` as a plot's title: either drawn as text (mathtext off) or refused naming the plot."""
+    """``$\\frac{$`` as a plot's title: drawn as text (mathtext off for data)."""
     report = copy.deepcopy(merge.good)
     _alpha(report)["readings"][0]["plots"] = [
         {"kind": "curve", "data": {"x": [1, 2], "series": {"a": [1, 2]}, "title": "$\\frac{$"}}]
     status, err, out = merge(report)
-    i = report["claims"].index(_alpha(report))
-    if status == 4:
-        assert f"{merge.bad}: the plot at $.claims[{i}].readings[0].plots[0] cannot be drawn" in err
-    else:
-        assert status == 0 and (out / "claims.md").is_file()
+    assert status == 0 and (out / "claims.md").is_file(), err
 
 
 def test_finding_4_a_plot_the_renderer_cannot_draw_names_the_file_and_path(merge):

@@ -13,6 +13,11 @@ private folder of this process). An entry is written by :func:`attention_claims.
 file, is used only when it is an SVG this module could have drawn (:func:`safe_svg`: XML with an
 ``<svg>`` root that has a viewBox, no script, event attribute, foreign object or external link);
 otherwise the plot is drawn again and the entry rewritten.
+
+Text that comes from the data (a plot's title, its series and reference-line labels, a model's or a
+dtype's name, panel names, axis labels a check passes) is data, not mathtext: it is drawn with
+``parse_math=False`` (``$\\frac{`` is drawn as written, never a parse error); only this module's own
+labels (:data:`_OWN_MATH`) are mathtext. A drawing that fails closes its figure (:func:`_closing`).
 """
 
 from __future__ import annotations
@@ -55,11 +60,49 @@ def _pyplot():
     return plt
 
 
+_OWN_MATH = frozenset({r"$\sigma_i$", r"$\gamma = \sigma\,\Vert q\Vert$"})
+"""This module's own default labels, the only texts drawn as mathtext (the rest is data)."""
+
+
+def _math(text: str) -> bool:
+    """Whether ``text`` is one of this module's own mathtext labels (:data:`_OWN_MATH`)."""
+    return text in _OWN_MATH
+
+
+def _legend(ax, own: Sequence[str] = (), **kwargs):
+    """``ax.legend(**kwargs)`` with every entry's text drawn as plain text (labels are data), except the
+    module's own mathtext labels ``own`` and :data:`_OWN_MATH`."""
+    legend = ax.legend(**kwargs)
+    for text in legend.get_texts():
+        if text.get_text() not in own and not _math(text.get_text()):
+            text.set_parse_math(False)
+    return legend
+
+
+def _closing(draw):
+    """Decorate a drawing function so that the figures it opened are closed when it fails (a figure
+    left open would hold memory for the rest of the process and end up in a later ``plt.gcf()``)."""
+
+    @functools.wraps(draw)
+    def wrapper(*args, **kwargs):
+        plt = _pyplot()
+        before = set(plt.get_fignums())
+        try:
+            return draw(*args, **kwargs)
+        finally:
+            for num in set(plt.get_fignums()) - before:
+                plt.close(num)
+
+    return wrapper
+
+
 def _svg(fig) -> str:
     plt = _pyplot()
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
+    try:
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    finally:
+        plt.close(fig)
     text = buf.getvalue()
     text = re.sub(r"<!--.*?-->", "", text[text.index("<svg"):], flags=re.S)  # matplotlib's comments: raw labels
     # scale with the page: drop the fixed size, keep the viewBox
@@ -86,6 +129,7 @@ def png_data_uri(data: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
+@_closing
 def verdict_counts_svg(by_document: Mapping[str, Mapping[str, int]], labels: Mapping[str, str] | None = None,
                        order: Sequence[str] = ("false", "error", "caveat", "true", "unchecked", "undecided")) -> str:
     """Horizontal stacked bars: one row per document (and an ``all`` row if given), one segment per verdict.
@@ -114,12 +158,13 @@ def verdict_counts_svg(by_document: Mapping[str, Mapping[str, int]], labels: Map
         # row names are document names, data: mathtext off, so a "$" in a name is a dollar sign (issue 33.2)
         ax.set_yticks(y, [(labels or {}).get(r, r) for r in rows], parse_math=False)
         ax.set_xlabel("claims")
-        ax.legend(ncol=len(order), loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False, fontsize=8)
+        _legend(ax, ncol=len(order), loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False, fontsize=8)
         ax.spines["left"].set_visible(False)
         ax.tick_params(axis="y", length=0)
         return _svg(fig)
 
 
+@_closing
 def layer_head_heatmap_svg(measures: Mapping[str, np.ndarray | Sequence[Sequence[float]]], model: str, N: int,
                            names: Mapping[str, str] | None = None) -> str:
     """One heatmap per measure, layers down, heads across.
@@ -140,7 +185,7 @@ def layer_head_heatmap_svg(measures: Mapping[str, np.ndarray | Sequence[Sequence
                                  squeeze=False)
         for ax, k, a in zip(axes[0], keys, arrays, strict=True):
             im = ax.imshow(a, aspect="auto", cmap="viridis", interpolation="nearest")
-            ax.set_title((names or {}).get(k, k), fontsize=9)
+            ax.set_title((names or {}).get(k, k), fontsize=9, parse_math=False)  # panel names are data
             ax.set_xlabel("head")
             ax.set_ylabel("layer")
             ax.set_xticks(range(0, H, max(1, H // 6)))
@@ -164,6 +209,7 @@ def _series(values) -> dict[str, np.ndarray]:
     return {"": _arr(values)}
 
 
+@_closing
 def spectra_svg(spectra: Mapping[str, Sequence[float]], *, claimed_alpha: float | None = None,
                 claimed_c: float | None = None, title: str = "singular values",
                 index: Sequence[float] | None = None, vlines: Mapping[str, float] | None = None,
@@ -203,17 +249,19 @@ def spectra_svg(spectra: Mapping[str, Sequence[float]], *, claimed_alpha: float 
         if claimed_alpha is not None:
             i = np.geomspace(1, size, 64)
             c = claimed_c if claimed_c is not None else top
-            ax.loglog(i, c * i ** (-claimed_alpha), "k--", lw=1.2,
-                      label=claimed_label or f"claimed $C\\,i^{{-{claimed_alpha:g}}}$, C = {c:.3g}")
+            own_label = f"claimed $C\\,i^{{-{claimed_alpha:g}}}$, C = {c:.3g}"
+            ax.loglog(i, c * i ** (-claimed_alpha), "k--", lw=1.2, label=claimed_label or own_label)
         for k, (label, x) in enumerate((vlines or {}).items()):
             ax.axvline(float(x), color=("#c62828", "#555", "#1565c0")[k % 3], ls=":", lw=1.2, label=label)
         ax.set_xlabel("index i")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, frameon=False)
+        ax.set_ylabel(ylabel, parse_math=_math(ylabel))
+        ax.set_title(title, fontsize=10, parse_math=False)
+        _legend(ax, own=[own_label] if claimed_alpha is not None and not claimed_label else (),
+                fontsize=7, frameon=False)
         return _svg(fig)
 
 
+@_closing
 def rank_breaks_svg(breaks: Sequence[Mapping], thresholds: Mapping[str, float] | None = None,
                     title: str = "logit gap at which the causal attention matrix loses rank") -> str:
     """Break points: per dtype and device, the logit gap at which the matrix stops being full rank.
@@ -236,15 +284,16 @@ def rank_breaks_svg(breaks: Sequence[Mapping], thresholds: Mapping[str, float] |
         for k, (dt, g) in enumerate((thresholds or {}).items()):
             ax.axvline(g, color="#555", ls=":", lw=1)
             ax.text(g, len(breaks) - 0.4 + 0.0 * k, f" IEEE {dt}: {g:.3g}", rotation=90, va="top", fontsize=7,
-                    color="#555")
-        ax.set_yticks(y, labels)
+                    color="#555", parse_math=False)
+        ax.set_yticks(y, labels, parse_math=False)  # dtype and device names are data
         ax.set_xlabel("logit gap (nats)")
         ax.set_xscale("log")
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=10, parse_math=False)
         ax.set_ylim(-0.6, len(breaks) - 0.2)
         return _svg(fig)
 
 
+@_closing
 def sparsity_curve_svg(x: Sequence[float], closed_form, *, quadrature=None, quad_x=None, mc_x=None, mc_y=None,
                        mc_err=None, xlabel: str = r"$\gamma = \sigma\,\Vert q\Vert$", title: str = "sparsity S",
                        logx: bool = False) -> str:
@@ -285,13 +334,14 @@ def sparsity_curve_svg(x: Sequence[float], closed_form, *, quadrature=None, quad
             ax.errorbar([], [], yerr=[], fmt="o", ms=3, capsize=2, color="#555", label="Monte Carlo")
         if logx:
             ax.set_xscale("log")
-        ax.set_xlabel(xlabel)
+        ax.set_xlabel(xlabel, parse_math=_math(xlabel))
         ax.set_ylabel("S")
-        ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside: curves fill the axes
+        ax.set_title(title, fontsize=10, parse_math=False)
+        _legend(ax, fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside: curves fill the axes
         return _svg(fig)
 
 
+@_closing
 def decay_sparsity_svg(n: Sequence[float], S: Mapping[str, Sequence[float]], title: str = "S(a) against n", *,
                        closed_form: Mapping[str, Sequence[float]] | None = None,
                        bound: Mapping[str, Sequence[float]] | None = None) -> str:
@@ -321,11 +371,12 @@ def decay_sparsity_svg(n: Sequence[float], S: Mapping[str, Sequence[float]], tit
             ax.plot([], [], color="#555", lw=1, ls="--", label="bound")
         ax.set_xlabel("n")
         ax.set_ylabel("S(a)")
-        ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=7, frameon=False)
+        ax.set_title(title, fontsize=10, parse_math=False)
+        _legend(ax, fontsize=7, frameon=False)
         return _svg(fig)
 
 
+@_closing
 def curve_svg(x: Sequence[float], series: Mapping[str, Sequence[float]], *, xlabel: str = "x", ylabel: str = "y",
               title: str = "", logx: bool = False, logy: bool = False) -> str:
     """Any other evidence that is a curve: ``{label: y at x}`` lines over one x axis (same lengths)."""
@@ -336,11 +387,11 @@ def curve_svg(x: Sequence[float], series: Mapping[str, Sequence[float]], *, xlab
             ax.plot(x, y, lw=1.3, label=label)
         ax.set_xscale("log" if logx else "linear")
         ax.set_yscale("log" if logy else "linear")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(xlabel, parse_math=False)
+        ax.set_ylabel(ylabel, parse_math=False)
+        ax.set_title(title, fontsize=10, parse_math=False)
         if len(series) > 1:
-            ax.legend(fontsize=7, frameon=False)
+            _legend(ax, fontsize=7, frameon=False)
         return _svg(fig)
 
 
