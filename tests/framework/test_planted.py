@@ -218,6 +218,9 @@ BATCH2_FALSEHOODS = [
     # Markov's bound with the wrong exponent: at most r^2 (not sqrt(r)) of the elements outside [0, sqrt(r) s]
     V("low-snr-clustered-outside-r-squared", "low-snr-nonnegative-sequence-clustered", ("exact",),
       claimed={"relation": "1 - fraction <= r_squared"}),
+    # the reader's "reversed" dropped: S taken to move with Hurley & Rickard's measures, not against them
+    V("hurley-rickard-unreversed", "reader-sparsity-properties-reversed", ("exact",),
+      claimed={"direction": "s_change * hr_change > 0"}),
 ]
 
 
@@ -406,6 +409,8 @@ TRUTHS = [
     V("low-snr-rewritten", "nonnegative-linear-sparse-iff-low-snr", ("exact",), claimed={"s_squared": "(R + 1)**-1"}),
     V("low-snr-clustered-rewritten", "low-snr-nonnegative-sequence-clustered", ("exact",),
       claimed={"relation": "r_squared >= (1 - fraction)**4"}),
+    V("hurley-rickard-reversed-rewritten", "reader-sparsity-properties-reversed", ("exact",),
+      claimed={"direction": "0 < -hr_change * s_change"}),
 ]
 
 
