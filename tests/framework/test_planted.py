@@ -221,6 +221,11 @@ BATCH2_FALSEHOODS = [
     # the reader's "reversed" dropped: S taken to move with Hurley & Rickard's measures, not against them
     V("hurley-rickard-unreversed", "reader-sparsity-properties-reversed", ("exact",),
       claimed={"direction": "s_change * hr_change > 0"}),
+    # banded attention's "full rank" one short, with the mark moved to a held reading (the record has no as-stated one)
+    V("banded-causal-rank-n-minus-1", "study-note-sparse-attention-avoids-low-rank", ("banded-causal-exact",),
+      as_stated="banded-causal-exact", claimed={"rank": "N - 1"}),
+    V("banded-generic-rank-n-minus-1", "study-note-sparse-attention-avoids-low-rank", ("banded-bidirectional-generic",),
+      as_stated="banded-bidirectional-generic", claimed={"rank": "N - 1"}),
 ]
 
 
@@ -411,6 +416,8 @@ TRUTHS = [
       claimed={"relation": "r_squared >= (1 - fraction)**4"}),
     V("hurley-rickard-reversed-rewritten", "reader-sparsity-properties-reversed", ("exact",),
       claimed={"direction": "0 < -hr_change * s_change"}),
+    V("banded-causal-rank-rewritten", "study-note-sparse-attention-avoids-low-rank", ("banded-causal-exact",),
+      as_stated="banded-causal-exact", claimed={"rank": "min(N, N + window)"}),
 ]
 
 
