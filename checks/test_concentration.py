@@ -18,7 +18,6 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from flint import arb
 from hypothesis import given, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -35,7 +34,7 @@ from attention_claims.maths import (
     entropy_arb,
     exact_rank,
     exact_softmax_rank,
-    fraction_to_fmpq,
+    fraction_to_mpf,
     gaussian_logits,
     ks_distance_normal,
     mp_attention,
@@ -43,6 +42,7 @@ from attention_claims.maths import (
     mp_singular_values,
     numerical_rank,
     participation_ratio,
+    precision,
     singular_values,
     softmax_attention,
     sorted_standard_normals,
@@ -341,14 +341,27 @@ def _mp_softmax(z, T):
 
 @pytest.mark.claim("lower-entropy-more-concentrated", reading="min-entropy-bound")
 @given(p=probability_vector())
-def test_min_entropy_bound(p, claim_log):
-    h = entropy_arb(p)
-    gap = arb(fraction_to_fmpq(max(p))) - (-h).exp()
+def test_min_entropy_bound(p, claim_log, claimed):
+    with precision(200):
+        h = entropy_arb(p)  # radius about 1e-58
+    # the claimed lower bound on max_i p_i as a function of H (nats; the document's formal: exp(-H)), evaluated in
+    # 50-digit mpmath from H's arb enclosure (radius far below 1e-40); max p - bound is decided where it is more
+    # than MARGIN from 0: the arb radius of H, the rounding of H to 50 digits and a formula of a few operations at
+    # 50 digits are each below 1e-45 times the bound's scale (at most 1 here), so a sign beyond the margin is certain
+    margin = mpmath.mpf(10) ** -40
+    with mpmath.workdps(50):
+        bound = claimed.eval("top_weight_lower", H=mpmath.mpf(h.mid().str(60, radius=False)))
+        gap = fraction_to_mpf(max(p)) - bound
     claim_log.example(n=len(p), H=float(h.mid()))
-    if certified_sign(gap) < 0:
-        refute(f"max p = {max(p)} < exp(-H) = {(-h).exp()}", example={"p": [str(v) for v in p]}, certified=True,
-               certificate=f"arb: max p - exp(-H) = {gap}")
-    claim_log.note("max_i p_i - exp(-H(p)) is never certified negative (arb); it is 0 at one-hot and uniform p.")
+    if h.rad() > margin / 100 or not mpmath.isfinite(gap):
+        raise ArithmeticError(f"entropy enclosure too wide ({h}) or bound not finite ({bound}) at p = {p}")  # a bug
+    if gap < -margin:
+        refute(f"max p = {max(p)} < the claimed {claimed.text('top_weight_lower')} = {mpmath.nstr(bound, 20)} "
+               f"(H = {h.mid().str(20, radius=False)})", example={"p": [str(v) for v in p]}, certified=True,
+               certificate=f"50-digit mpmath from an arb enclosure of H: max p - bound = {mpmath.nstr(gap, 12)}, "
+                           f"beyond the 1e-40 rounding margin")
+    claim_log.note("max_i p_i minus the claimed bound (exp(-H(p))) is never below -1e-40 at 50 digits (H certified "
+                   "by arb); it is 0 at one-hot and uniform p.")
 
 
 @pytest.mark.claim("lower-entropy-more-concentrated", reading="top-weight-order")

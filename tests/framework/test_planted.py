@@ -226,6 +226,11 @@ BATCH2_FALSEHOODS = [
       as_stated="banded-causal-exact", claimed={"rank": "N - 1"}),
     V("banded-generic-rank-n-minus-1", "study-note-sparse-attention-avoids-low-rank", ("banded-bidirectional-generic",),
       as_stated="banded-bidirectional-generic", claimed={"rank": "N - 1"}),
+    # the min-entropy bound max p >= e^{-H} with a halved exponent, and with bits confused for nats (2^{-H}, H in nats)
+    V("top-weight-above-exp-minus-half-h", "lower-entropy-more-concentrated", ("min-entropy-bound",),
+      as_stated="min-entropy-bound", claimed={"top_weight_lower": "exp(-H/2)"}),
+    V("top-weight-above-2-to-minus-h", "lower-entropy-more-concentrated", ("min-entropy-bound",),
+      as_stated="min-entropy-bound", claimed={"top_weight_lower": "2**(-H)"}),
 ]
 
 
@@ -418,6 +423,8 @@ TRUTHS = [
       claimed={"direction": "0 < -hr_change * s_change"}),
     V("banded-causal-rank-rewritten", "study-note-sparse-attention-avoids-low-rank", ("banded-causal-exact",),
       as_stated="banded-causal-exact", claimed={"rank": "min(N, N + window)"}),
+    V("top-weight-above-exp-minus-h-rewritten", "lower-entropy-more-concentrated", ("min-entropy-bound",),
+      as_stated="min-entropy-bound", claimed={"top_weight_lower": "1/exp(H)"}),
 ]
 
 
