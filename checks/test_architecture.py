@@ -1246,8 +1246,10 @@ def test_bhojanapalli_representation(n, data, seed, claim_log, claimed):
     rank_x = fmpz_mat(d, n, [int(v) for v in X.ravel()]).rank()
     ok = _expressible(X, m)
     claim_log.example(n=n, d=d, expressible=int(ok))
-    if d >= threshold and rank_x == n and not ok:
-        refute(f"d = {d} >= {claimed.text('threshold')} = {threshold}, X of full column rank, yet P ∝ 2^m is not "
+    # sufficiency is tested at every d >= threshold with X of full rank min(d, n) (full column rank where d >= n, the
+    # theorem's hypothesis; for a threshold below n, full row rank where d < n, since no d x n X has column rank n)
+    if d >= threshold and rank_x == min(d, n) and not ok:
+        refute(f"d = {d} >= {claimed.text('threshold')} = {threshold}, X of full rank {rank_x}, yet P ∝ 2^m is not "
                f"expressible", example={"X": X, "m": m}, certified=True, certificate="exact rational ranks")
     if d < threshold and rank_x == min(d, n) and ok:
         # the theorem only claims that *some* X, P fail; try a few more P for this X before refuting

@@ -231,6 +231,9 @@ BATCH2_FALSEHOODS = [
       as_stated="min-entropy-bound", claimed={"top_weight_lower": "exp(-H/2)"}),
     V("top-weight-above-2-to-minus-h", "lower-entropy-more-concentrated", ("min-entropy-bound",),
       as_stated="min-entropy-bound", claimed={"top_weight_lower": "2**(-H)"}),
+    # Bhojanapalli et al.'s head size one short: d >= n - 1 taken to suffice (at d = n - 1, X of full rank n - 1)
+    V("bhojanapalli-threshold-n-minus-1", "bhojanapalli-low-rank-bottleneck", ("exact",),
+      claimed={"threshold": "n - 1"}),
 ]
 
 
@@ -425,6 +428,8 @@ TRUTHS = [
       as_stated="banded-causal-exact", claimed={"rank": "min(N, N + window)"}),
     V("top-weight-above-exp-minus-h-rewritten", "lower-entropy-more-concentrated", ("min-entropy-bound",),
       as_stated="min-entropy-bound", claimed={"top_weight_lower": "1/exp(H)"}),
+    V("bhojanapalli-threshold-rewritten", "bhojanapalli-low-rank-bottleneck", ("exact",),
+      claimed={"threshold": "n**2 / n"}),
 ]
 
 
