@@ -630,7 +630,7 @@ def _is_layer_report(path) -> bool:
 
 @pytest.mark.parametrize(("key", "N"), _params("theorem-11-29-effective-rank-by-depth", "", placeholder=True,
                                                 skip_if=lambda s: "fewer than 3 layers, no thirds" if s.layers < 3 else None))
-def test_effective_rank_falls_with_depth(key, N, claim_log, request):
+def test_effective_rank_falls_with_depth(key, N, claim_log, claimed, request):
     meas = _measure(key, N)
     _write_layer_report(request, meas)
     for mean, _lo, _hi in meas.layer_stats("eff_rank_90"):
@@ -642,11 +642,13 @@ def test_effective_rank_falls_with_depth(key, N, claim_log, request):
     energy = _thirds(meas.get("energy_top10"))
     claim_log.note(f"Thirds of the layers ({'+'.join(map(str, sizes))}): mean eff-rank {t[0]:.1f} / {t[1]:.1f} / "
                    f"{t[2]:.1f}; mean top-10% energy {energy[0]:.3f} / {energy[1]:.3f} / {energy[2]:.3f}.")
-    if t[0] > t[1] > t[2]:
+    # the claimed order of the thirds' mean effective ranks (the document: high, medium, low, so first > middle > last)
+    order = lambda th: claimed.eval("order", first=th[0], middle=th[1], last=th[2])  # noqa: E731
+    if order(t):
         return
     t64 = _thirds(meas.get("eff_rank_90", "float64"))
     refute(f"{_label(meas)}: mean eff-rank by thirds of the layers is {t[0]:.1f} (first) / {t[1]:.1f} (middle) / "
-           f"{t[2]:.1f} (last), not strictly decreasing",
+           f"{t[2]:.1f} (last), not {claimed.text('order')}",
            example={"model": key, "N": N, "thirds": t, "layer_means": [s[0] for s in meas.layer_stats("eff_rank_90")]},
-           certified=not (t64[0] > t64[1] > t64[2]),
+           certified=not order(t64),
            certificate=f"float64 forward pass and SVD: {t64[0]:.2f} / {t64[1]:.2f} / {t64[2]:.2f}")

@@ -234,6 +234,9 @@ BATCH2_FALSEHOODS = [
     # Bhojanapalli et al.'s head size one short: d >= n - 1 taken to suffice (at d = n - 1, X of full rank n - 1)
     V("bhojanapalli-threshold-n-minus-1", "bhojanapalli-low-rank-bottleneck", ("exact",),
       claimed={"threshold": "n - 1"}),
+    # 定理 11.29's order of the layers reversed (effective rank rising with depth), the mark moved to MiniLM at N = 128
+    V("effective-rank-rises-with-depth", "theorem-11-29-effective-rank-by-depth", ("on-minilm-l6-at-n-128",),
+      as_stated="on-minilm-l6-at-n-128", claimed={"order": "first < middle < last"}),
 ]
 
 
@@ -430,6 +433,8 @@ TRUTHS = [
       as_stated="min-entropy-bound", claimed={"top_weight_lower": "1/exp(H)"}),
     V("bhojanapalli-threshold-rewritten", "bhojanapalli-low-rank-bottleneck", ("exact",),
       claimed={"threshold": "n**2 / n"}),
+    V("effective-rank-by-depth-rewritten", "theorem-11-29-effective-rank-by-depth", ("on-minilm-l6-at-n-128",),
+      as_stated="on-minilm-l6-at-n-128", claimed={"order": "last < middle < first"}),
 ]
 
 
