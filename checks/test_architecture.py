@@ -892,14 +892,27 @@ def test_bidirectional_loses_full_rank(N, d, s, seed, claim_log, claimed, causal
 @pytest.mark.claim("study-note-multi-head-raises-rank", reading="vs-single-small-head")
 @given(case=multi_head_case())
 @profiles.scaled(0.125)
-def test_multi_head_output_rank(case, claim_log):
+def test_multi_head_output_rank(case, claim_log, claimed):
     h, dh, d, N, X, (Wq, Wk, Wv) = case
+    Q0, K0, V0 = X @ Wq[:, :dh], X @ Wk[:, :dh], X @ Wv[:, :dh]  # the first small head
     with precision(128):
         ok_multi, info = certified_rank_at_least(lambda: _heads_output(X, Wq, Wk, Wv, h, dh)[0],
                                                  _heads_output(X, Wq, Wk, Wv, h, dh)[1], d)
+        ok_single, _ = certified_rank_at_least(lambda: arb_softmax_attention(Q0, K0) * arb_matrix(V0),
+                                               attention_matrix(Q0, K0) @ V0, dh)
     claim_log.example(N=N, d=d, heads=h)
     if not ok_multi:
         refute(f"could not certify rank {d} for the multi-head output", example={"N": N, "d": d}, certified=False)
+    # exact ranks: the N x d concatenation has rank d (>= d by the arb minor, <= d by shape); one small head's
+    # N x d/h output has rank d/h where its minor is certified, else some rank in 0..d/h (shape)
+    singles = [dh] if ok_single else list(range(dh + 1))
+    fails = [r for r in singles if not claimed.eval("relation", exact=True, multi=d, single=r)]
+    if fails:
+        refute(f"exact output ranks (N = {N}, d = {d}, h = {h}): the {h} heads together {d}, one head of size {dh} "
+               f"{singles[0] if ok_single else f'at most {dh}'}; not {claimed.text('relation')}",
+               example={"N": N, "d": d, "h": h}, certified=len(fails) == len(singles),
+               certificate=f"arb minors of order {d} (the heads together) and {dh} (one head), 128 bits, each "
+                           f"excluding 0; ranks at most {d} and {dh} by shape")
     claim_log.note("The multi-head output rank min(N, d) was certified on every example (arb minor); a single "
                    "head of size d/h has output rank <= d/h by shape.")
 
@@ -927,7 +940,7 @@ def _multi_vs_single_effective_rank(X, Wq, Wk, Wv, h: int, s: float, tau: float 
 @pytest.mark.claim("study-note-multi-head-raises-rank", reading="effective-rank-vs-full-head")
 @given(s=log_uniform(0.0, math.log10(8.0)), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.125)
-def test_multi_head_effective_rank(s, seed, claim_log):
+def test_multi_head_effective_rank(s, seed, claim_log, claimed):
     N, d, h, trials = 64, 16, 4, 30
     rng = np.random.default_rng(seed)
     wins, pairs = 0, []
@@ -935,7 +948,7 @@ def test_multi_head_effective_rank(s, seed, claim_log):
         X = rng.standard_normal((N, d))
         Wq, Wk, Wv = (rng.standard_normal((d, d)) / math.sqrt(d) for _ in range(3))
         multi, single = _multi_vs_single_effective_rank(X, Wq, Wk, Wv, h, s)
-        wins += multi > single
+        wins += bool(claimed.eval("relation", exact=True, multi=multi, single=single))  # the document: multi > single
         pairs.append((multi, single))
     share = wins / trials
     claim_log.example(logit_scale=s, share_multi_head_higher=share)
@@ -955,7 +968,7 @@ EVERY_DRAW_SCALES, EVERY_DRAW_TRIALS = (1.0, 2.0, 4.0, 8.0), 30
 
 
 @pytest.mark.claim("study-note-multi-head-raises-rank", reading="effective-rank-every-draw")
-def test_multi_head_effective_rank_every_draw(claim_log):
+def test_multi_head_effective_rank_every_draw(claim_log, claimed):
     """The stricter reading "in every draw": the as-stated reading's setting (N = 64, d = 16, h = 4), 30 draws
     of numpy default_rng(0) at each logit scale 1, 2, 4, 8. A draw counts as a failure only when the
     multi-head effective rank is not higher and both effective ranks are the same at tau = 0.9 +- 1e-9, so
@@ -968,7 +981,8 @@ def test_multi_head_effective_rank_every_draw(claim_log):
             X = rng.standard_normal((N, d))
             Wq, Wk, Wv = (rng.standard_normal((d, d)) / math.sqrt(d) for _ in range(3))
             ranks = [_multi_vs_single_effective_rank(X, Wq, Wk, Wv, h, s, tau) for tau in (0.9, 0.9 - 1e-9, 0.9 + 1e-9)]
-            bad = ranks[0][0] <= ranks[0][1] and ranks[0] == ranks[1] == ranks[2]
+            holds = claimed.eval("relation", exact=True, multi=ranks[0][0], single=ranks[0][1])  # multi > single
+            bad = not holds and ranks[0] == ranks[1] == ranks[2]
             failed.append(bad)
             claim_log.example(logit_scale=s)
             if bad and first is None:

@@ -237,6 +237,12 @@ BATCH2_FALSEHOODS = [
     # 定理 11.29's order of the layers reversed (effective rank rising with depth), the mark moved to MiniLM at N = 128
     V("effective-rank-rises-with-depth", "theorem-11-29-effective-rank-by-depth", ("on-minilm-l6-at-n-128",),
       as_stated="on-minilm-l6-at-n-128", claimed={"order": "first < middle < last"}),
+    # "multi-head raises the rank" reversed, and "keeps it": decided by the exact output ranks (d against d/h), the mark
+    # moved to vs-single-small-head (the effective-rank readings refute on float64 draws, uncertified: undecided)
+    V("multi-head-lowers-rank", "study-note-multi-head-raises-rank", ("vs-single-small-head",),
+      as_stated="vs-single-small-head", claimed={"relation": "multi < single"}),
+    V("multi-head-keeps-rank", "study-note-multi-head-raises-rank", ("vs-single-small-head",),
+      as_stated="vs-single-small-head", claimed={"relation": "multi == single"}),
 ]
 
 
@@ -435,6 +441,8 @@ TRUTHS = [
       claimed={"threshold": "n**2 / n"}),
     V("effective-rank-by-depth-rewritten", "theorem-11-29-effective-rank-by-depth", ("on-minilm-l6-at-n-128",),
       as_stated="on-minilm-l6-at-n-128", claimed={"order": "last < middle < first"}),
+    V("multi-head-raises-rank-weaker", "study-note-multi-head-raises-rank", ("vs-single-small-head",),
+      as_stated="vs-single-small-head", claimed={"relation": "multi >= single"}),
 ]
 
 
