@@ -351,7 +351,7 @@ def test_trained_model_measurement(benchmark, bench_results, tmp_path_factory, m
 
 
 _MEASURE_ONE = """
-import json, resource, sys, time
+import json, os, resource, sys, time
 from attention_claims.models import measurement, registry
 key, N, text_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 if len(sys.argv) > 4:  # a model folder, registered as pytest --claims-model does
@@ -361,8 +361,43 @@ rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t0 = time.perf_counter()
 meas = measurement.measure_uncached(key, N, text)
 seconds = time.perf_counter() - t0
-print(json.dumps({"seconds": round(seconds, 1), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+peak = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+floor = {}
+if N > measurement.GESDD_MAX_N:  # the floor of the Gram route (issue 37), at rates measured now, in this process
+    import numpy as np, torch
+    from attention_claims.models import loading
+
+    def rate(mul, a, reps=5):  # GFLOP/s of an n x n matrix product, best of reps
+        best = float("inf")
+        for _ in range(reps + 1):
+            t = time.perf_counter(); mul(a); best = min(best, time.perf_counter() - t)
+        return 2 * a.shape[0] ** 3 / best / 1e9
+
+    n = 2048
+    rates = {"torch_float32": rate(lambda a: a @ a, torch.rand(n, n, dtype=torch.float32)),
+             "torch_float64": rate(lambda a: a @ a, torch.rand(n, n, dtype=torch.float64)),
+             "numpy_float64": rate(lambda a: a @ a, np.random.default_rng(0).random((n, n)))}
+    inner = loading._prepared(key, N, "float32", text)[2]
+    cfg, spec = inner.config, meas.spec
+    width = spec.heads * getattr(cfg, "head_dim", None) if getattr(cfg, "head_dim", None) else cfg.hidden_size
+    linear = sum(2 * N * m.in_features * m.out_features for m in inner.modules() if isinstance(m, torch.nn.Linear))
+    attention = spec.layers * 4 * N * N * width  # Q K^T and A V, every head, the whole N x N (eager)
+    forward = linear + attention
+    heads = spec.layers * spec.heads * len(meas.heads)
+    gram = heads * 7 / 3 * N ** 3
+    floor_s = forward / rates["torch_float32"] / 1e9 + forward / rates["torch_float64"] / 1e9 + gram / rates["numpy_float64"] / 1e9
+    floor = {"floor": {"seconds": round(floor_s, 1), "forward_gflop_per_pass": round(forward / 1e9, 1),
+                       "gram_gflop": round(gram / 1e9, 1), "heads": heads,
+                       "matmul_gflops": {k: round(v, 1) for k, v in rates.items()},
+                       "formula": "forward/rate(torch float32) + forward/rate(torch float64) + heads (7/3) N^3 / "
+                                  "rate(numpy float64), rates of a 2048 x 2048 product on the machine's threads"},
+             "ratio_to_floor": round(seconds / floor_s, 2)}
+print(json.dumps({"seconds": round(seconds, 1), "peak_rss_mb": peak, **floor,
                   "rss_after_import_mb": round(rss0), "eff_rank_90_mean": float(meas.get("eff_rank_90").mean())}))
+dump = os.environ.get("ATTENTION_CLAIMS_BENCH_DUMP")  # a folder: the whole measurement, to compare two runs' heads
+if dump:
+    with open(os.path.join(dump, f"{meas.model}-n{N}.json"), "w", encoding="utf-8") as f:
+        json.dump(meas.to_json(), f)
 """
 
 

@@ -3,11 +3,12 @@ the per-layer singular-value spectra, and their JSON cache.
 
 A measurement streams (:func:`measure_layers`): each layer's ``(H, N, N)`` attention is reduced to its
 per-head measures and its spectrum inside the forward pass (a hook, :func:`.loading.attention_layers`),
-before the next layer runs, so the ``(L, H, N, N)`` stack is never held. Peak memory, in bytes, is about
-``W + H·N²·(b + 8 + 8) + F``: the loaded weights ``W`` (``4 P`` for the float32 model, ``8 P`` for the
-float64 one, ``P`` parameters; both stay loaded), one layer's weights in the forward pass's dtype (``b`` =
-4 or 8 bytes), their float64 copy and LAPACK's working copy of one head (``N²·8``, counted per layer
-above as an upper bound), plus ``F``, the pass's own activations of one layer (the ``(H, N, N)`` logits
+while the pass goes on to the next layer (the heads of at most :data:`LAYERS_IN_FLIGHT` = 2 layers queued to
+the worker threads), so the ``(L, H, N, N)`` stack is never held. Peak memory, in bytes, is about
+``W + 2·H·N²·b + w·4·N²·8 + F``: the loaded weights ``W`` (``4 P`` for the float32 model, ``8 P`` for the
+float64 one, ``P`` parameters; both stay loaded), two queued layers' weights in the forward pass's dtype
+(``b`` = 4 or 8 bytes), per worker (``w`` of them, the CPUs) one head's float64 copy, Gram matrix and
+LAPACK's copy and workspace, plus ``F``, the pass's own activations of one layer (the ``(H, N, N)`` logits
 and softmax, ``2·H·N²·b``). Holding the stack instead cost ``L·H·N²·(4 + 8)`` (9.1 GB of float64 alone
 for SmolLM2-135M, L = 30, H = 9, at N = 2048).
 
@@ -88,8 +89,8 @@ def head_measures(A: torch.Tensor, dtype: str) -> dict[str, np.ndarray]:
     the machine epsilon of the numerical-rank tolerance ``sigma_1 * N * eps`` (NumPy's
     ``matrix_rank`` default, :func:`attention_claims.maths.default_rank_tolerance`). The singular
     values are always computed in float64 (NumPy's batched ``linalg.svd``, LAPACK gesdd; on this
-    CPU build about 28 times faster than ``torch.linalg.svdvals`` on the same ``(L, H, N, N)``
-    stack, and equal to it within 1e-15; the count equals :func:`attention_claims.maths.numerical_rank` with that ``eps`` up to
+    suite's 2-core machine about as fast as ``torch.linalg.svdvals`` on the same ``(L, H, N, N)`` stack
+    (re-measured for issue 37; an older CPU build had it 28 times faster), and equal to it within 1e-15; the count equals :func:`attention_claims.maths.numerical_rank` with that ``eps`` up to
     singular values within rounding of the tolerance).
 
     Returns a dict ``name -> (L, H) float64 array`` with the keys of :data:`MEASURES`
@@ -111,6 +112,14 @@ def _measures_from(A: torch.Tensor, S: np.ndarray, dtype: str) -> dict[str, np.n
     out["diag_min"] = diag.amin(-1).numpy()
     with np.errstate(divide="ignore"):
         out["logdet"] = np.log(diag.numpy()).sum(-1)
+    _spectral_measures(out, S, dtype)
+    return out
+
+
+def _spectral_measures(out: dict[str, np.ndarray], S: np.ndarray, dtype: str) -> None:
+    """Fill the singular-value measures of :data:`MEASURES` into ``out`` (``{name: (L, H)}``) from the
+    ``(L, H, N)`` singular values ``S`` (rows descending) of a stack computed in ``dtype``."""
+    L, H, N = S.shape
     idx = np.arange(1, N + 1, dtype=np.float64)
     for layer in range(L):
         for h in range(H):
@@ -128,7 +137,6 @@ def _measures_from(A: torch.Tensor, S: np.ndarray, dtype: str) -> dict[str, np.n
             out["alpha"][layer, h], out["alpha_r2"][layer, h] = _fit(s)
             out["alpha_resolved"][layer, h], out["alpha_resolved_r2"][layer, h] = _fit(s[s > tol])
             out["envelope_c1"][layer, h] = float(np.max(s * idx))
-    return out
 
 
 def layer_spectra(S: np.ndarray) -> np.ndarray:
@@ -205,10 +213,72 @@ def resolved(S: np.ndarray, method: str) -> np.ndarray:
     return np.where(S >= gram_resolution(S.shape[-1]) * S[:, :1], S, 0.0)
 
 
-def gram_singular_values(a: np.ndarray) -> tuple[np.ndarray, bool]:
+def _find_dlauum():
+    """LAPACK's ``dlauum`` (the product of a triangular matrix with its transpose, in place) in the OpenBLAS
+    that NumPy itself calls, through ctypes (which releases the GIL, so two worker threads run two heads at
+    once; ``scipy.linalg.lapack``'s wrapper holds the GIL and serialised them: issue 37). Returns
+    ``(function, integer ctype)`` or ``None`` when no such symbol is found (then the general product)."""
+    import ctypes
+
+    from threadpoolctl import threadpool_info
+
+    for info in threadpool_info():
+        if info.get("internal_api") != "openblas":
+            continue
+        try:
+            lib = ctypes.CDLL(info["filepath"])
+        except OSError:
+            continue
+        prefix = info.get("prefix") or ""
+        for name in (f"{prefix}dlauum_64_" if prefix.startswith("scipy") else "", "scipy_dlauum_64_", "dlauum_64_",
+                     "dlauum_"):
+            fn = getattr(lib, name, None) if name else None
+            if fn is not None:
+                return fn, (ctypes.c_int64 if name.endswith("64_") else ctypes.c_int32)
+    return None
+
+
+_DLAUUM: list = []
+
+
+def triangular_gram(a: np.ndarray) -> np.ndarray:
+    """``aᵀ a`` of a lower-triangular ``(N, N)`` float64 matrix ``a`` (its strict upper triangle exactly 0), in
+    the *lower* triangle of the returned C-ordered array (its upper triangle is ``a``'s, zeros): LAPACK's
+    ``dlauum`` (N³/3 flops instead of the N³ of NumPy's symmetric product ``a @ a.T``; 0.056 s instead of
+    0.162 s at N = 2048 on this suite's machine, one thread, issue 37). ``aᵀ a`` and ``a aᵀ`` have the same eigenvalues
+    (the squared singular values), and for ``a >= 0`` the same rounding bound
+    (:func:`gram_singular_values`). Falls back to ``a.T @ a`` where NumPy's OpenBLAS has no ``dlauum``.
+
+    Raises:
+        ValueError: ``a`` is not square.
+    """
+    import ctypes
+
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(f"triangular_gram: expected a square matrix, got shape {a.shape}")
+    if not _DLAUUM:
+        _DLAUUM.append(_find_dlauum())
+    found = _DLAUUM[0]
+    if found is None:
+        return np.tril(a.T @ a)
+    fn, cint = found
+    g = np.array(a, dtype=np.float64, order="C", copy=True)
+    n, info = cint(g.shape[0]), cint(0)
+    # Fortran reads the C-ordered g as gᵀ, upper triangular: dlauum('U') puts gᵀ·g = aᵀa (symmetric) in
+    # Fortran's upper triangle, which is C's lower triangle
+    fn(ctypes.c_char_p(b"U"), ctypes.byref(n), g.ctypes.data_as(ctypes.c_void_p), ctypes.byref(n),
+       ctypes.byref(info), ctypes.c_size_t(1))
+    if info.value != 0:
+        raise ValueError(f"triangular_gram: dlauum returned info = {info.value}")
+    return g
+
+
+def gram_singular_values(a: np.ndarray, lower: bool = False) -> tuple[np.ndarray, bool]:
     """Singular values of one ``(N, N)`` float64 matrix ``a`` from ``eigvalsh(a aᵀ)`` (descending,
     dimensionless), with the unresolved tail set to 0, and whether the effective ranks at
-    :data:`TAUS` are certified by the rounding bound.
+    :data:`TAUS` are certified by the rounding bound. ``lower``: ``a`` is lower triangular (a causal
+    head, strict upper triangle exactly 0), and the product is :func:`triangular_gram`'s ``aᵀ a`` (the
+    same eigenvalues, the same bound below with ``|a|ᵀ|a|`` for ``|a||a|ᵀ``).
 
     Error bound (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.5 for the
     product; LAPACK Users' Guide §4.7 for the symmetric eigensolver's backward error): the computed
@@ -231,7 +301,7 @@ def gram_singular_values(a: np.ndarray) -> tuple[np.ndarray, bool]:
     Raises:
         numpy.linalg.LinAlgError: the eigensolver did not converge.
     """
-    lam = np.linalg.eigvalsh(a @ a.T)[::-1]
+    lam = np.linalg.eigvalsh(triangular_gram(a) if lower else a @ a.T, UPLO="L")[::-1]
     N = a.shape[0]
     delta = gram_resolution(N) ** 2 * max(float(lam[0]), 0.0)
     lam = np.where(lam > delta, lam, 0.0)
@@ -246,38 +316,67 @@ def gram_singular_values(a: np.ndarray) -> tuple[np.ndarray, bool]:
     return np.sqrt(lam), certified
 
 
+def _upper_max(a: np.ndarray, block: int = 256) -> float:
+    """``max_{j > i} |a_ij|`` of one ``(N, N)`` matrix (0 for N = 1), by blocks of rows, so that no ``N x N``
+    copy is made (the whole-layer ``torch.triu`` copy cost 9 of the 11.8 serial seconds, issue 37); a max
+    is exact, so this equals :func:`_measures_from`'s value bitwise."""
+    N = a.shape[0]
+    m = 0.0
+    for r0 in range(0, N - 1, block):
+        blk = np.triu(a[r0:r0 + block, r0 + 1:])  # entry (i, j) is a[r0 + i, r0 + 1 + j]: j >= i is above the diagonal
+        m = max(m, float(np.abs(blk).max()))
+        if math.isnan(m):
+            break
+    return m
+
+
+def _head(A: torch.Tensor | np.ndarray, h: int, method: str) -> tuple[np.ndarray, dict[str, float]]:
+    """One head ``h`` of a layer ``A`` (``(H, N, N)``, any float dtype): its float64 singular values (descending,
+    :func:`head_singular_values`) and the scalar measures read off the matrix (``row_sum_err``, ``upper_max``,
+    ``diag_min``, ``logdet``: the formulas of :func:`_measures_from`, on one head)."""
+    t = A[h] if isinstance(A, torch.Tensor) else torch.from_numpy(np.asarray(A[h]))
+    t = t.detach().to("cpu", torch.float64)
+    a = t.numpy()
+    upper = _upper_max(a)
+    diag = np.diagonal(a)
+    with np.errstate(divide="ignore"):
+        scalars = {"row_sum_err": float((t.sum(-1) - 1).abs().amax(-1)), "upper_max": upper,
+                   "diag_min": float(diag.min()), "logdet": float(np.log(diag).sum())}
+    if method == "gesdd":
+        return _gesdd(a), scalars
+    s, certified = gram_singular_values(a, lower=upper == 0.0)
+    return (s if certified else _gesdd(a)), scalars
+
+
+def _workers(H: int) -> int:
+    return max(1, min(H, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
 def head_singular_values(A: np.ndarray, workers: int | None = None) -> tuple[np.ndarray, str]:
     """Singular values of every head of one layer, ``A`` an ``(H, N, N)`` float64 array: an ``(H, N)``
     array (each row descending, dimensionless) and the method, ``"gesdd"`` (N <= :data:`GESDD_MAX_N`:
-    LAPACK's exact SVD, values only) or ``"gram"`` (:func:`gram_singular_values`; a head whose
-    effective ranks it cannot certify is recomputed with gesdd).
+    LAPACK's exact SVD, values only) or ``"gram"`` (:func:`gram_singular_values`, the triangular product for a
+    head whose strict upper triangle is 0; a head whose effective ranks it cannot certify is recomputed with
+    gesdd).
 
     The heads run ``workers`` at a time (default: the CPUs this process may use), each with one BLAS
-    thread (threadpoolctl): OpenBLAS's own threading slows gesdd down about 3 times on this suite's
-    2-core machine (12 s against 3.5 s on one thread at N = 2048). The values are those of one
-    single-threaded LAPACK call per matrix, whatever ``workers``.
+    thread (threadpoolctl), so that the values are those of one single-threaded LAPACK call per matrix,
+    whatever ``workers`` (on this suite's 2-core machine OpenBLAS's two threads gave gesdd 0.90 s against
+    1.44 s on one thread at N = 2048, issue 37: two heads on one thread each use the two cores as well).
     """
     from concurrent.futures import ThreadPoolExecutor
 
     from threadpoolctl import threadpool_limits
 
     H, N = A.shape[0], A.shape[-1]
-    workers = workers or max(1, min(H, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                                    else os.cpu_count() or 1))
+    workers = workers or _workers(H)
     method = "gesdd" if N <= GESDD_MAX_N else "gram"
-
-    def one(h: int) -> np.ndarray:
-        if method == "gesdd":
-            return _gesdd(A[h])
-        s, certified = gram_singular_values(A[h])
-        return s if certified else _gesdd(A[h])
-
     with threadpool_limits(limits=1, user_api="blas"):
         if workers == 1:
-            rows = [one(h) for h in range(H)]
+            rows = [_head(A, h, method)[0] for h in range(H)]
         else:
             with ThreadPoolExecutor(workers) as pool:
-                rows = list(pool.map(one, range(H)))
+                rows = [r[0] for r in pool.map(lambda h: _head(A, h, method), range(H))]
     return np.stack(rows), method
 
 
@@ -329,8 +428,10 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str, on_layer=None
                    spectra_on: str | None = None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
     """:func:`measure_stack` of model ``key``'s attention, one layer at a time during the forward pass.
 
-    Each layer's ``(H, N, N)`` weights (forward pass in ``dtype``) are copied to float64 and reduced head
-    by head (:func:`head_singular_values`: heads in parallel, one BLAS thread each): up to
+    Each layer's ``(H, N, N)`` weights (forward pass in ``dtype``) are queued to worker threads while the pass
+    goes on to the next layer (at most :data:`LAYERS_IN_FLIGHT` layers queued, :func:`_measure_layers_queued`),
+    each head copied to float64 and reduced on its own (as :func:`head_singular_values`: one BLAS thread
+    each; a causal head's Gram product is the triangular one, :func:`triangular_gram`): up to
     :data:`GESDD_MAX_N` by LAPACK's exact SVD (gesdd, values only, the same call per matrix as the
     batched one, so the numbers equal :func:`measure_stack` 's on the whole stack), above it by the Gram
     route (:func:`gram_singular_values`), then :func:`_measures_from` and :func:`layer_spectra` on that
@@ -361,20 +462,66 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str, on_layer=None
     Raises:
         TextTooShort: (a ``ValueError``) the text has fewer than ``N`` tokens.
     """
-    parts: list[dict[str, np.ndarray]] = []
-    spectra: list[np.ndarray] = []
-
     spectra_on = spectra_on or ("lapack" if device == "cpu" else "torch")
     if spectra_on not in ("torch", "lapack"):
         raise ValueError(f"spectra_on: must be 'torch' or 'lapack', got {spectra_on!r}")
+    if spectra_on == "lapack":
+        return _measure_layers_queued(key, N, text, dtype, on_layer, device)
+
+    parts: list[dict[str, np.ndarray]] = []
+    spectra: list[np.ndarray] = []
 
     def reduce(layer: int, A: torch.Tensor) -> None:
-        if spectra_on == "torch":
-            S, method = torch_singular_values(A), "svd"
+        S, method = torch_singular_values(A), "svd"
         A64 = A.to("cpu", torch.float64)[None]  # (1, H, N, N)
-        if spectra_on == "lapack":
-            S, method = head_singular_values(A64[0].numpy())
-        part = _measures_from(A64, S[None], dtype)
+        parts.append(_measures_from(A64, S[None], dtype))
+        spectra.append(layer_spectra(resolved(S, method)[None]))
+        if on_layer is not None:
+            on_layer()
+
+    if attention_layers(key, N, text, dtype, reduce, device=device) is None:
+        return None
+    return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
+
+
+#: How many layers' attention the CPU measurement holds while their heads are reduced (:func:`measure_layers`):
+#: the forward pass of layer l + 1 runs while the workers reduce layers l and l - 1 (issue 37).
+LAYERS_IN_FLIGHT = 2
+
+
+def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_layer, device: str):
+    """:func:`measure_layers` on the CPU (``spectra_on="lapack"``): each layer's heads are queued to a pool of
+    worker threads (one BLAS thread each, :func:`_head`) as soon as the forward pass hands the layer over, and
+    the pass goes on to the next layer while they run; at most :data:`LAYERS_IN_FLIGHT` layers are queued (the
+    hook waits for the oldest before queueing a third). The heads of consecutive layers share the workers, so
+    nine heads a layer no longer leave one of two cores idle. Each layer's measures are then assembled in order
+    from its heads' results, with the formulas of :func:`_measures_from`, so the numbers are those of
+    :func:`head_singular_values` + :func:`_measures_from` on the layer (bitwise: the same calls per head).
+
+    Memory held by the queue, in bytes: ``LAYERS_IN_FLIGHT · H · N² · b`` (the layers' attention in the pass's
+    dtype, ``b`` = 4 or 8; 302 MB at N = 2048 for SmolLM2-135M in float32, 604 MB in float64) plus, per worker,
+    a head's float64 copy, its Gram matrix and ``eigvalsh``'s copy and workspace (about ``4 · N² · 8``, 134 MB
+    at N = 2048).
+    """
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    spec = get_spec(key)
+    method = "gesdd" if N <= GESDD_MAX_N else "gram"
+    parts: list[dict[str, np.ndarray]] = []
+    spectra: list[np.ndarray] = []
+    pending: deque = deque()
+
+    def finish() -> None:
+        futures = pending.popleft()
+        heads = [f.result() for f in futures]
+        S = np.stack([s for s, _ in heads])
+        part = {k: np.full((1, len(heads)), np.nan) for k in MEASURES}
+        for name in ("row_sum_err", "upper_max", "diag_min", "logdet"):
+            part[name][0] = [sc[name] for _, sc in heads]
+        _spectral_measures(part, S[None], dtype)
         if method == "gram":
             for name in GRAM_UNRESOLVED:
                 part[name][:] = math.nan
@@ -383,7 +530,22 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str, on_layer=None
         if on_layer is not None:
             on_layer()
 
-    if attention_layers(key, N, text, dtype, reduce, device=device) is None:
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers(spec.heads)) as pool:
+        def reduce(layer: int, A: torch.Tensor) -> None:
+            while len(pending) >= LAYERS_IN_FLIGHT:
+                finish()
+            pending.append([pool.submit(_head, A, h, method) for h in range(A.shape[0])])
+
+        try:
+            done = attention_layers(key, N, text, dtype, reduce, device=device)
+            while pending:
+                finish()
+        except BaseException:
+            for futures in pending:
+                for f in futures:
+                    f.cancel()
+            raise
+    if done is None:
         return None
     return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
 

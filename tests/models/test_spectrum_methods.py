@@ -79,3 +79,64 @@ def test_the_cold_time_estimate_is_fitted_to_the_benchmarks():
         measured = bench["results"][f"model_measurement/smollm2-135m/N={N}"]["seconds"]
         est = measurement.estimate_seconds("smollm2-135m", N, ("float32", "float64"))
         assert abs(est - measured) <= 0.3 * measured, (N, est, measured)
+
+
+def _bidirectional_attention(N: int, d: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    S = rng.standard_normal((N, d)) @ rng.standard_normal((N, d)).T / np.sqrt(d)
+    A = np.exp(S - S.max(axis=1, keepdims=True))
+    return A / A.sum(axis=1, keepdims=True)
+
+
+def test_the_triangular_gram_product_is_the_general_ones_lower_triangle():
+    """dlauum (issue 37) on a causal head: the lower triangle of aᵀa, within the product's rounding bound."""
+    from threadpoolctl import threadpool_info
+
+    A = _causal_attention(300, 16, 3)
+    G = measurement.triangular_gram(A)
+    ref = A.T @ A
+    N = A.shape[0]
+    bound = N * np.finfo(np.float64).eps * np.linalg.norm(ref, 2)
+    assert np.abs(np.tril(G) - np.tril(ref)).max() <= bound
+    assert np.array_equal(np.triu(G, 1), np.triu(A, 1))  # the upper triangle is the input's (zeros), untouched
+    if any(i.get("internal_api") == "openblas" for i in threadpool_info()):
+        assert measurement._find_dlauum() is not None  # NumPy's OpenBLAS: the fast path, not the fallback
+    with pytest.raises(ValueError, match="expected a square matrix"):
+        measurement.triangular_gram(A[:, :10])
+
+
+@pytest.mark.parametrize("kind", ["causal", "bidirectional"])
+def test_the_gram_route_per_head_gives_the_stacked_exact_svds_effective_ranks(kind, monkeypatch):
+    """head_singular_values above GESDD_MAX_N (the triangular product for causal heads, the general one for
+    bidirectional heads) against the stacked exact SVD: every effective rank equal, every resolved value
+    within sqrt(delta) (issue 37: the new path keeps every effective rank)."""
+    make = _causal_attention if kind == "causal" else _bidirectional_attention
+    A = np.stack([make(256, 8 + 8 * k, k) for k in range(5)])
+    monkeypatch.setattr(measurement, "GESDD_MAX_N", 64)
+    S, method = head_singular_values(A, workers=2)
+    exact = np.linalg.svd(A, compute_uv=False)
+    assert method == "gram"
+    for h in range(A.shape[0]):
+        for tau in measurement.TAUS:
+            assert effective_rank(S[h], tau) == effective_rank(exact[h], tau)
+        floor = measurement.gram_resolution(256) * exact[h, 0]
+        assert np.all(np.abs(S[h] - exact[h]) <= 2 * floor)
+    one, _ = head_singular_values(A, workers=1)
+    assert np.array_equal(one, S)  # one BLAS thread per head: the workers do not change a value
+
+
+def test_the_scalar_measures_per_head_are_the_stacked_ones_bitwise():
+    """_head's row sums, strict upper maximum, diagonal and log-determinant equal _measures_from's on the
+    stack, bitwise (they replace its whole-layer torch.triu copy, issue 37)."""
+    import torch
+
+    A = np.stack([_causal_attention(300, 8, 0), _bidirectional_attention(300, 8, 1), np.ones((300, 300)) / 300])
+    ref = measurement._measures_from(torch.from_numpy(A)[None], np.linalg.svd(A, compute_uv=False)[None], "float64")
+    for h in range(3):
+        _s, scalars = measurement._head(torch.from_numpy(A).to(torch.float32), h, "gesdd")
+        _s, scalars64 = measurement._head(A, h, "gesdd")
+        for name, value in scalars64.items():
+            assert value == ref[name][0, h], (name, h)
+        assert scalars.keys() == scalars64.keys()
+    assert ref["upper_max"][0, 0] == 0 and ref["upper_max"][0, 1] > 0
+    assert measurement._upper_max(np.ones((1, 1))) == 0.0

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import tiny_models
 import torch
@@ -209,6 +210,32 @@ def test_the_torch_spectra_route_gives_the_lapack_routes_measures(registered, mo
     assert torch_spectra.shape == lapack_spectra.shape == (2, 64)
     with pytest.raises(ValueError, match="spectra_on: must be 'torch' or 'lapack', got 'gpu'"):
         measurement.measure_layers(key, 64, None, "float32", spectra_on="gpu")
+
+
+@pytest.mark.parametrize("family", ["llama", "bert"])
+def test_the_queued_gram_route_keeps_the_stacked_exact_svds_measures(registered, monkeypatch, family):
+    """The CPU measurement with layers queued to the workers while the pass goes on and the triangular Gram
+    product for causal heads (issue 37), forced above N = 32, against the stacked exact SVD
+    (:func:`measure_stack` on the whole ``(L, H, N, N)`` attention) of a causal (Llama) and a bidirectional
+    (BERT) model: every effective rank equal, the matrix measures bitwise, the energies within the Gram
+    route's bound; and the queue's depth changes no number."""
+    from attention_claims import models
+    from attention_claims.models import measurement
+
+    key = registered[family].key
+    ref, _ = models.measure_stack(models.attention(key, 64), "float32")
+    monkeypatch.setattr(measurement, "GESDD_MAX_N", 32)
+    queued, spectra = measurement.measure_layers(key, 64, None, "float32")
+    for name in ("eff_rank_90", "eff_rank_95", "row_sum_err", "upper_max", "diag_min", "logdet"):
+        np.testing.assert_array_equal(queued[name], ref[name], err_msg=name)
+    assert (ref["upper_max"] == 0).all() == (family == "llama")
+    # gram_singular_values: within 2 N delta / ||A||_F^2 <= 2 N gram_resolution(N)^2 (delta's sigma_1^2 over ||A||_F^2 <= 1)
+    assert abs(queued["energy_top10"] - ref["energy_top10"]).max() <= 2 * 64 * measurement.gram_resolution(64) ** 2
+    monkeypatch.setattr(measurement, "LAYERS_IN_FLIGHT", 1)
+    one, one_spectra = measurement.measure_layers(key, 64, None, "float32")
+    for name in measurement.MEASURES:
+        np.testing.assert_array_equal(one[name], queued[name], err_msg=name)
+    np.testing.assert_array_equal(one_spectra, spectra)
 
 
 def test_a_model_moved_to_a_device_is_a_copy_with_the_same_attention(registered):
