@@ -3,10 +3,10 @@ the per-layer singular-value spectra, and their JSON cache.
 
 A measurement streams (:func:`measure_layers`): each layer's ``(H, N, N)`` attention is reduced to its
 per-head measures and its spectrum inside the forward pass (a hook, :func:`.loading.attention_layers`),
-while the pass goes on to the next layer (the heads of at most :data:`LAYERS_IN_FLIGHT` = 2 layers queued to
+while the pass goes on to the next layer (the heads of at most :data:`LAYERS_IN_FLIGHT` = 1 layer queued to
 the worker threads), so the ``(L, H, N, N)`` stack is never held. Peak memory, in bytes, is about
-``W + 2·H·N²·b + w·4·N²·8 + F``: the loaded weights ``W`` (``4 P`` for the float32 model, ``8 P`` for the
-float64 one, ``P`` parameters; both stay loaded), two queued layers' weights in the forward pass's dtype
+``W + H·N²·b + w·4·N²·8 + F``: the loaded weights ``W`` (``4 P`` for the float32 model, ``8 P`` for the
+float64 one, ``P`` parameters; both stay loaded), the queued layer's weights in the forward pass's dtype
 (``b`` = 4 or 8 bytes), per worker (``w`` of them, the CPUs) one head's float64 copy, Gram matrix and
 LAPACK's copy and workspace, plus ``F``, the pass's own activations of one layer (the ``(H, N, N)`` logits
 and softmax, ``2·H·N²·b``). Holding the stack instead cost ``L·H·N²·(4 + 8)`` (9.1 GB of float64 alone
@@ -484,22 +484,26 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str, on_layer=None
     return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
 
 
-#: How many layers' attention the CPU measurement holds while their heads are reduced (:func:`measure_layers`):
-#: the forward pass of layer l + 1 runs while the workers reduce layers l and l - 1 (issue 37).
-LAYERS_IN_FLIGHT = 2
+#: How many layers' attention the CPU measurement holds queued while their heads are reduced
+#: (:func:`measure_layers`): with 1, the forward pass of layer l + 1 runs while the workers reduce layer l, so
+#: at most two layers' attention are alive (the queued one and the one the pass computes). SmolLM2-135M at
+#: N = 2048 on this suite's 2-core machine, 2026-11-27, beside other light jobs: 182.8 s and 3,949 MiB with 1;
+#: 173.9 and 180.3 s but 4,136 and 4,154 MiB (over the 4 GiB goal) with 2 (issue 37).
+LAYERS_IN_FLIGHT = 1
 
 
 def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_layer, device: str):
     """:func:`measure_layers` on the CPU (``spectra_on="lapack"``): each layer's heads are queued to a pool of
     worker threads (one BLAS thread each, :func:`_head`) as soon as the forward pass hands the layer over, and
     the pass goes on to the next layer while they run; at most :data:`LAYERS_IN_FLIGHT` layers are queued (the
-    hook waits for the oldest before queueing a third). The heads of consecutive layers share the workers, so
+    hook waits for the oldest before queueing one more). The heads of consecutive layers share the workers, so
     nine heads a layer no longer leave one of two cores idle. Each layer's measures are then assembled in order
     from its heads' results, with the formulas of :func:`_measures_from`, so the numbers are those of
     :func:`head_singular_values` + :func:`_measures_from` on the layer (bitwise: the same calls per head).
 
-    Memory held by the queue, in bytes: ``LAYERS_IN_FLIGHT · H · N² · b`` (the layers' attention in the pass's
-    dtype, ``b`` = 4 or 8; 302 MB at N = 2048 for SmolLM2-135M in float32, 604 MB in float64) plus, per worker,
+    Memory held by the queue, in bytes: ``LAYERS_IN_FLIGHT · H · N² · b`` (the queued layers' attention in the
+    pass's dtype, ``b`` = 4 or 8; for SmolLM2-135M at N = 2048 and one layer queued, 151 MB in the float32 pass,
+    302 MB in the float64 one), beside the layer the pass is computing, plus, per worker,
     a head's float64 copy, its Gram matrix and ``eigvalsh``'s copy and workspace (about ``4 · N² · 8``, 134 MB
     at N = 2048).
     """
@@ -552,9 +556,9 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
 
 #: seconds per head and dtype on this suite's 2-core machine, idle, the head's share of its layer's forward
 #: pass included, fitted to the SmolLM2-135M entries of ``reports/bench.json`` (30 x 9 heads, both dtypes,
-#: 2026-11-25: 19.8 s at N = 512 by gesdd, 318.5 s at N = 2048 by the Gram route; 51.4 s at N = 1024, where
-#: this gives 44 s); scaled as N³
-SECONDS_PER_HEAD = {"gesdd": (512, 0.027), "gram": (2048, 0.58)}
+#: 2026-11-25: 19.8 s at N = 512 by gesdd; 2026-11-27: 182.8 s at N = 2048 by the Gram route, layers queued
+#: and the triangular product, issue 37); scaled as N³
+SECONDS_PER_HEAD = {"gesdd": (512, 0.027), "gram": (2048, 0.33)}
 
 #: seconds to load a built-in model in both dtypes and run the passes' other work
 SECONDS_BASE = 5.0
