@@ -90,7 +90,7 @@ def head_measures(A: torch.Tensor, dtype: str) -> dict[str, np.ndarray]:
     ``matrix_rank`` default, :func:`attention_claims.maths.default_rank_tolerance`). The singular
     values are always computed in float64 (NumPy's batched ``linalg.svd``, LAPACK gesdd; on this
     suite's 2-core machine about as fast as ``torch.linalg.svdvals`` on the same ``(L, H, N, N)`` stack
-    (re-measured for issue 37; an older CPU build had it 28 times faster), and equal to it within 1e-15; the count equals :func:`attention_claims.maths.numerical_rank` with that ``eps`` up to
+    (as measured in issue 37; an older CPU build had it 28 times faster), and equal to it within 1e-15; the count equals :func:`attention_claims.maths.numerical_rank` with that ``eps`` up to
     singular values within rounding of the tolerance).
 
     Returns a dict ``name -> (L, H) float64 array`` with the keys of :data:`MEASURES`
