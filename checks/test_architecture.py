@@ -49,6 +49,7 @@ from attention_claims.maths import (
     rational_rows_equal,
     realises,
 )
+from attention_claims.maths.rounding import attention_output_tolerance
 from attention_claims.testkit import (
     Tolerance,
     gamma,
@@ -1177,6 +1178,23 @@ def test_flash_changes_attention(case, claim_log):
         refute_deferred(f"flash applies A to {err:.2e}", certify=certify)
 
 
+def _fused_kernel_tolerance(Q, K, V, dtype: str) -> Tolerance:
+    """The bound on ``|fused output - float64 attention| / max|V|`` for CUDA's fused flash / memory-efficient
+    kernels on float16 / bfloat16 inputs ``Q, K (N, d)``, ``V (N, d_v)`` (their values, as float64), whatever
+    their order of operations (:func:`attention_claims.maths.rounding.attention_output_tolerance`): logits, exps
+    and sums in float32 on tensor cores, which truncate (``u = 2^-23``; Fasi et al. 2021), ``exp2f`` / ``expf``
+    within 2 ulps (CUDA C++ Programming Guide, single-precision table; three more logit roundings cover
+    ``log2 e`` and ``__expf``'s argument error, ``2 + 1.173 |x|`` ulps), subnormals flushed (``2^-126``), ``P``
+    rounded to ``dtype`` before ``P V`` (FlashAttention-2: Dao 2023, §3.1), at most one rescaling per key, the
+    output rounded to ``dtype``. Measured with torch's CPU flash kernel in float16 / bfloat16 (300 draws of this
+    check's distribution): at most 0.31 / 0.38 of the bound used; a dropped or added causal mask exceeds it by
+    37 to 660 times. The bound nears a share 0.1 of max|V| only at logit magnitudes of a few thousand."""
+    N, d = Q.shape
+    L = (np.abs(Q) @ np.abs(K).T).max(axis=1) / math.sqrt(d) * (1 + 2.0**-50)
+    return attention_output_tolerance(L, 1.0, d, N, "float32", u=2.0**-23, exp_ulps=2, logit_roundings=5,
+                                      stored=dtype, rescalings=N, output=dtype, flush=2.0**-126)
+
+
 @pytest.mark.parametrize("device,dtype,reading", reading_params("study-note-flashattention-perceiver"))
 @given(case=qkv(n=(1, 64), dims=[8, 16, 32, 64]))  # head sizes every fused CUDA backend accepts
 @profiles.scaled(0.25)
@@ -1185,12 +1203,12 @@ def test_flash_matches_reference(device, dtype, reading, case, claim_log):
     Q, K, V, causal = case
     dt = getattr(torch, dtype)
     # the reference is float64 attention of the *same* inputs the kernel sees (rounded to the dtype), so the
-    # comparison measures the kernel, not the rounding of Q, K, V; tolerance: 4 units in the last place of
-    # the dtype (2^-52, 2^-11, 2^-8) relative to max |V|, with float64 at 1e-12
+    # comparison measures the kernel, not the rounding of Q, K, V; tolerance: float64 at 1e-12 relative to
+    # max |V|; float16 / bfloat16 the derived bound of attention_output_tolerance (any order of operations)
     q, k, v = (torch.as_tensor(x).to(dtype=dt) for x in (Q, K, V))
     Qr, Kr, Vr = (x.double().numpy() for x in (q, k, v))
     ref = masked_softmax_attention(Qr, Kr, "causal" if causal else None).numpy() @ Vr
-    tol = {"float64": 1e-12, "float16": 4 * 2.0**-11, "bfloat16": 4 * 2.0**-8}[dtype]
+    tol = 1e-12 if dtype == "float64" else _fused_kernel_tolerance(Qr, Kr, Vr, dtype)
     if device == "cpu":
         out = _flash_cpu(Qr, Kr, Vr, causal)
     else:
@@ -1199,12 +1217,20 @@ def test_flash_matches_reference(device, dtype, reading, case, claim_log):
         qc, kc, vc = (x[None, None].to(device) for x in (q, k, v))
         with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
             out = torch.nn.functional.scaled_dot_product_attention(qc, kc, vc, is_causal=causal)[0, 0].double().cpu().numpy()
-    err = float(np.abs(out - ref).max() / np.abs(Vr).max())
+    vmax = max(float(np.abs(Vr).max()), 2.0**-1074)
+    err = float(np.abs(out - ref).max() / vmax)
     target(err, label="relative error")
     claim_log.example(N=Q.shape[0], d=Q.shape[1], rel_err=err)
-    if err > tol:
+    if isinstance(tol, Tolerance):  # per row (the row's logit magnitude), relative to max |V|
+        tol.state(claim_log)
+        used = tol.excess((out - ref) / vmax)
+        claim_log.track("error / derived rounding bound", used)
+        bad, stated = used > 1, f"the derived bound {tol.largest:.3g} ({used:.3g} of the row's bound used)"
+    else:
+        bad, stated = err > tol, f"{tol:.3g}"
+    if bad:
         refute(f"{device}/{dtype}: fused attention differs from float64 attention of the same inputs by {err:.3e} > "
-               f"{tol:.3g} (relative to max |V|)", example={"Q": Q, "K": K, "V": V, "causal": causal},
+               f"{stated} (relative to max |V|)", example={"Q": Q, "K": K, "V": V, "causal": causal},
                certified=False, certificate="float64 reference")
 
 

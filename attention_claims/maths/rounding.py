@@ -271,3 +271,129 @@ def within_rounding(computed, reference, tolerance: Tolerance, log=None) -> bool
         tolerance.state(log)
         log.track("error / rounding tolerance", used)
     return used <= 1.0
+
+
+def softmax_tolerance(logit_magnitude, d: int, n: int, dtype, *, exp_ulps: float = 1.0, u: float | None = None,
+                      logit_roundings: int = 2) -> Tolerance:
+    """The relative bound ``tau`` on each weight of a softmax row computed in floating point, in any summation
+    order: ``|p_hat_j - p_j| <= tau * p_j`` for ``p = softmax(z)``, ``z_j = s q . k_j`` with inner dimension
+    ``d`` and ``n`` logits in the row.
+
+    Args:
+        logit_magnitude: ``L >= max_j s |q| . |k_j|`` (one number, or one per row: an array of shape ``(N,)``
+            gives an ``(N, 1)`` bound that broadcasts over the row).
+        d, n: the dot products' length and the row's length (both >= 1).
+        dtype: the working precision (where the logits, exps and sums are computed).
+        exp_ulps: the exp's error in ulps of its result (one ulp is at most ``2u`` relative, Higham §2.1):
+            1 for SLEEF's ``u10`` functions that torch's CPU kernels call, 2 for CUDA's ``expf`` / ``exp2f``
+            (CUDA C++ Programming Guide, "Mathematical Functions", single precision table).
+        u: the unit roundoff of each operation when it is not ``dtype``'s (e.g. ``2^-23`` for tensor-core
+            accumulation, which truncates instead of rounding: Fasi, Higham, Mikaitis & Pranesh, "Numerical
+            behavior of NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330, 2021).
+        logit_roundings: roundings of a logit after its dot product (the scale's own rounding and the product
+            with it: 2; one more per extra factor, such as ``log2 e`` before an ``exp2``).
+
+    Derivation (Higham, 2nd ed.: Lemma 3.1 and 3.3 for ``theta_k``, eq. (3.5) for dot products, eq. (3.4) for
+    sums in any order): the computed logit is ``z_j + delta_j``, ``|delta_j| <= gamma_(d+r) L`` (``r`` =
+    ``logit_roundings``); the shift by the row maximum is an error common to every ``j`` that the
+    normalisation cancels, and its subtraction adds ``u |z_j - z_max| <= 2uL(1 + gamma_(d+r))``, so each
+    weight's logit moves by at most ``Delta = 2 gamma_(d+r+1) L`` relative to the others; an exp with relative
+    error ``e = 2 u exp_ulps`` moves it by at most ``e / (1 - e) >= |ln(1 + e)|`` more. Softmax of logits each
+    moved by at most ``Delta'`` changes each weight by a factor in ``[e^(-2 Delta'), e^(2 Delta')]`` (the
+    numerator moves by ``e^(+-Delta')``, the normaliser, a weighted mean of those, too); the sum of ``n``
+    positive terms and the division add ``(1 + theta_n)``. So ``tau = e^(2 Delta') (1 + gamma_n) - 1``.
+
+    Raises:
+        ValueError: ``d`` or ``n`` below 1, an unknown dtype, a negative or non-finite magnitude, ``u`` not in
+            ``(0, 1)``, or a ``gamma_k`` that does not exist in the format.
+    """
+    _counts(d=d, n=n)
+    w = _unit(dtype, u)
+    L = _magnitude(logit_magnitude)
+    e = 2 * w * exp_ulps
+    delta = 2 * _gamma_u(d + logit_roundings + 1, w) * L + e / (1 - e)
+    tau = np.expm1(2 * delta) * (1 + _gamma_u(n, w)) + _gamma_u(n, w)
+    if np.ndim(tau):
+        tau = np.asarray(tau)[:, None]
+    return Tolerance(tau, f"tau = e^(2 Delta)(1 + gamma_{n}) - 1, Delta = 2 gamma_{d + logit_roundings + 1} L "
+                          f"+ exp error ({exp_ulps:g} ulp), L = {_label(L)}, u = {w:.3g} ({dtype_name(dtype)}; "
+                          "Higham eqs. 3.4, 3.5, Lemma 3.3)")
+
+
+def attention_output_tolerance(logit_magnitude, value_max, d: int, n: int, dtype, *, exp_ulps: float = 1.0,
+                               u: float | None = None, logit_roundings: int = 2, stored=None, rescalings: int = 0,
+                               output=None, flush: float = 0.0) -> Tolerance:
+    """The absolute bound on ``|o_hat - o|`` for one entry of an attention output ``o = softmax(z) V`` computed
+    in floating point by any kernel that evaluates the logits, exps and sums in the working precision in any
+    order (a fused kernel's order of operations need not be known).
+
+    Args:
+        logit_magnitude, d, n, dtype, exp_ulps, u, logit_roundings: as :func:`softmax_tolerance`.
+        value_max: ``max |V|`` (a number; the bound is absolute, in the units of ``V``).
+        stored: the dtype the unnormalised weights are rounded to before the product with ``V`` (FlashAttention
+            rounds ``P`` to the input dtype for the second matrix product), or ``None``.
+        rescalings: how many times a partial sum is rescaled (an online softmax rescales once per key block: at
+            most ``n``); the same rounded factor scales the numerator and the normaliser, so only the
+            multiplications' roundings remain.
+        output: the dtype the result is rounded to, or ``None``.
+        flush: an absolute error allowed on each exp (e.g. ``2^-126`` where subnormals are flushed to 0).
+
+    Derivation: the weights are those of :func:`softmax_tolerance` before normalisation, each ``(1 + sigma_j)``
+    with ``|sigma_j| <= u_stored`` (plus ``s/2`` absolutely, ``s`` the stored dtype's smallest subnormal,
+    Higham Thm 2.2); numerator and normaliser are sums of ``n`` terms in any order with ``rescalings`` more
+    roundings (eq. (3.4)), and the quotient one more, so ``o_hat = sum_j w_j v_j (1 + phi_j)``, ``w`` the softmax
+    of the moved logits, ``|phi_j| <= (1 + u_stored)(1 + gamma_(2n + 2 rescalings + 1)) - 1`` (Lemma 3.3). With
+    ``|w_j - p_j| <= (e^(2 Delta') - 1) p_j`` and ``sum_j p_j |v_j| <= max |V|``:
+    ``|o_hat - o| <= [e^(2 Delta')(1 + phi) - 1] max|V| + n (s/2 + flush) max|V| / (1 - e) + u_out |o_hat|``.
+    A wrong kernel (a dropped mask, a wrong scale, a wrong row) moves outputs by a share of ``max |V|``; the
+    bound is that share only where ``Delta'`` reaches ~0.1 (logits of order ``0.1 / (2 gamma_d)``).
+
+    Raises:
+        ValueError: as :func:`softmax_tolerance`, a negative ``rescalings`` or ``flush``, or a bad ``value_max``.
+    """
+    _counts(d=d, n=n)
+    if isinstance(rescalings, bool) or not isinstance(rescalings, int) or rescalings < 0 or flush < 0:
+        raise ValueError(f"rounding: rescalings must be an integer >= 0 and flush >= 0, got {rescalings!r}, {flush!r}")
+    w = _unit(dtype, u)
+    vmax, L = float(_magnitude(value_max)), _magnitude(logit_magnitude)
+    e = 2 * w * exp_ulps
+    delta = 2 * _gamma_u(d + logit_roundings + 1, w) * L + e / (1 - e)
+    us = UNIT_ROUNDOFF[dtype_name(stored)] if stored is not None else 0.0
+    ss = SMALLEST_SUBNORMAL[dtype_name(stored if stored is not None else dtype)]
+    phi = (1 + us) * (1 + _gamma_u(2 * n + 2 * rescalings + 1, w)) - 1
+    bound = (np.expm1(2 * delta) * (1 + phi) + phi) * vmax + n * (ss / 2 + flush) * vmax / (1 - e)
+    if output is not None:
+        bound = bound * (1 + UNIT_ROUNDOFF[dtype_name(output)]) + UNIT_ROUNDOFF[dtype_name(output)] * vmax
+    if np.ndim(bound):
+        bound = np.asarray(bound)[:, None]
+    parts = [f"[e^(2 Delta)(1 + phi) - 1] max|V|, Delta = 2 gamma_{d + logit_roundings + 1} L + exp error "
+             f"({exp_ulps:g} ulp), phi = (1 + u_stored)(1 + gamma_{2 * n + 2 * rescalings + 1}) - 1, L = {_label(L)}, "
+             f"max|V| = {vmax:.3g}, u = {w:.3g} ({dtype_name(dtype)})"]
+    if stored is not None:
+        parts.append(f"weights stored in {dtype_name(stored)}")
+    if output is not None:
+        parts.append(f"output rounded to {dtype_name(output)}")
+    return Tolerance(bound, "; ".join(parts) + " (any summation order: Higham eqs. 3.4, 3.5, Lemma 3.3, Thm 2.2)")
+
+
+def _counts(**counts) -> None:
+    for name, k in counts.items():
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"rounding: {name} must be an integer >= 1, got {k!r}")
+
+
+def _unit(dtype, u) -> float:
+    """The working unit roundoff: ``u`` when given (checked in (0, 1)), else ``dtype``'s."""
+    name = dtype_name(dtype)
+    if u is None:
+        return UNIT_ROUNDOFF[name]
+    if not (isinstance(u, (int, float)) and 0 < u < 1):
+        raise ValueError(f"rounding: a unit roundoff must lie in (0, 1), got {u!r}")
+    return float(u)
+
+
+def _gamma_u(k: int, u: float) -> float:
+    """Higham's ``gamma_k = k u / (1 - k u)`` for an explicit unit roundoff (Lemma 3.1)."""
+    if k * u >= 1:
+        raise ValueError(f"rounding: gamma_{k} does not exist for u = {u:g} (k u >= 1)")
+    return k * u / (1 - k * u)
