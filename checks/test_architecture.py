@@ -558,30 +558,39 @@ def test_causal_vs_bidirectional_effective_search(claim_log):
 @pytest.mark.claim("causal-implicit-position", reading="exact")
 @given(case=token_layer())
 @profiles.scaled(0.25)
-def test_implicit_position_exact(case, claim_log):
+def test_implicit_position_exact(case, claim_log, claimed):
+    """The record's ``claimed.bidirectional`` and ``claimed.causal`` are relations in ``changed``: the number of
+    output rows that a permutation of the tokens changes beyond permuting them (exact rational functions of
+    t = e^{1/sqrt D}). Equivariance is ``changed == 0``; breaking it is ``changed > 0``, read for a permutation
+    that reorders distinct tokens (a swap of the first two when they differ; the drawn permutation when it moves
+    a token to a place held by a different one)."""
     X, Wq, Wk, perm = case
     N, D = X.shape
-    V = X * 1 + np.arange(1, D + 1)  # values: an injective affine map of the tokens
-    M = (X @ Wq) @ (X @ Wk).T
-    Xp = X[perm]
-    Mp, Vp = (Xp @ Wq) @ (Xp @ Wk).T, Xp * 1 + np.arange(1, D + 1)
-    bi, bi_p = exact_attention_rows(M, V), exact_attention_rows(Mp, Vp)
-    claim_log.example(N=N)
-    for i in range(N):
-        if not rational_rows_equal(bi_p[i], bi[perm[i]]):
-            refute(f"bidirectional attention is not permutation-equivariant at row {i}", example={
-                "X": X, "Wq": Wq, "Wk": Wk, "perm": perm}, certified=True, certificate="exact rational functions of t")
-    # causal: swap the first two tokens when they differ
+
+    def layer(Y, mask=None):
+        return exact_attention_rows((Y @ Wq) @ (Y @ Wk).T, Y * 1 + np.arange(1, D + 1), mask)  # V injective in Y
+
+    def changed(P, mask):  # rows i with f(PX)_i != f(X)_{P(i)}
+        before, after = layer(X, mask), layer(X[P], mask)
+        return sum(1 for i in range(N) if not rational_rows_equal(after[i], before[P[i]]))
+
+    perms = []
+    if not np.array_equal(X[perm], X):
+        perms.append(("the drawn permutation", perm, ("bidirectional",)))
     if N >= 2 and not np.array_equal(X[0], X[1]):
         swap = np.arange(N)
         swap[[0, 1]] = [1, 0]
-        Xs = X[swap]
-        c = exact_attention_rows(M, V, "causal")
-        cs = exact_attention_rows((Xs @ Wq) @ (Xs @ Wk).T, Xs * 1 + np.arange(1, D + 1), "causal")
-        if rational_rows_equal(cs[0], c[1]):
-            refute("swapping two distinct tokens left the causal output row 0 unchanged", example={"X": X},
-                   certified=True, certificate="exact rational functions of t")
-        claim_log.track("causal rows changed by a swap", 1)
+        perms.append(("a swap of the first two (distinct) tokens", swap, ("bidirectional", "causal")))
+    claim_log.example(N=N)
+    for what, P, masks in perms:
+        for mask in masks:
+            c = changed(P, None if mask == "bidirectional" else mask)
+            if not claimed.eval(mask, exact=True, changed=c):
+                refute(f"{mask} attention, {what} {list(map(int, P))}: {c} of {N} output rows changed beyond the "
+                       f"permutation; claimed {claimed.text(mask)}", example={"X": X, "Wq": Wq, "Wk": Wk, "perm": P},
+                       certified=True, certificate="exact rational functions of t")
+            if mask == "causal":
+                claim_log.track("causal rows changed by a swap", c)
     # BOS followed by identical tokens: causal outputs distinct, bidirectional identical
     bos = np.vstack([X[:1] + 3, np.repeat(X[:1], N, axis=0)])
     Mb, Vb = (bos @ Wq) @ (bos @ Wk).T, bos * 1 + np.arange(1, D + 1)
@@ -592,9 +601,10 @@ def test_implicit_position_exact(case, claim_log):
         refute(f"BOS + {N} identical tokens: causal rows pairwise distinct = {distinct}, bidirectional rows "
                f"identical = {same}", example={"X": bos, "Wq": Wq, "Wk": Wk}, certified=True,
                certificate="exact rational functions of t")
-    claim_log.note("One layer, integer inputs: outputs compared exactly as rational functions of "
-                   "t = e^{1/sqrt D}; the bidirectional layer commuted with every drawn permutation, "
-                   "a swap of two distinct tokens changed the causal output, and after a BOS token the "
+    claim_log.note(f"One layer, integer inputs: outputs compared exactly as rational functions of "
+                   f"t = e^{{1/sqrt D}}; with changed = the output rows a permutation of distinct tokens changes "
+                   f"beyond permuting them, bidirectional {claimed.text('bidirectional')} and causal "
+                   f"{claimed.text('causal')} held on every draw, and after a BOS token the "
                    "causal outputs of identical tokens were pairwise distinct (position recoverable).")
 
 
@@ -696,21 +706,29 @@ def test_implicit_position_float32(N, D, seed, claim_log):
 @pytest.mark.claim("kv-cache-reuse-decoder-only", reading="exact")
 @given(case=growing_sequence())
 @profiles.scaled(0.25)
-def test_kv_cache_exact(case, claim_log):
+def test_kv_cache_exact(case, claim_log, claimed):
+    """The record's ``claimed.causal``, ``claimed.bidirectional`` and ``claimed.prefixlm`` are relations in
+    ``changed``: how many of the n earlier output rows appending m tokens changes (exact rational functions of
+    t = e^s). A reusable cache is ``changed == 0``."""
     n, m, Q, K, V, _ = case
     short, full = (Q[:n] @ K[:n].T, V[:n]), (Q @ K.T, V)
-    causal = _changed(exact_attention_rows(*short, "causal"), exact_attention_rows(*full, "causal"), n)
-    bidir = _changed(exact_attention_rows(*short), exact_attention_rows(*full), n)
-    # multi-turn PrefixLM / encoder: the whole history is the prefix and the new turn joins it
-    pre = _changed(exact_attention_rows(*short, attention_mask("prefix", n, prefix=n)),
-                   exact_attention_rows(*full, attention_mask("prefix", n + m, prefix=n + m)), n)
+    changed = {
+        "causal": _changed(exact_attention_rows(*short, "causal"), exact_attention_rows(*full, "causal"), n),
+        "bidirectional": _changed(exact_attention_rows(*short), exact_attention_rows(*full), n),
+        # multi-turn PrefixLM / encoder: the whole history is the prefix and the new turn joins it
+        "prefixlm": _changed(exact_attention_rows(*short, attention_mask("prefix", n, prefix=n)),
+                             exact_attention_rows(*full, attention_mask("prefix", n + m, prefix=n + m)), n),
+    }
     claim_log.example(n=n, m=m)
-    if causal or not bidir or not pre:
-        refute(f"appending {m} tokens to {n}: changed causal rows {causal}, bidirectional {bidir}, "
-               f"PrefixLM (turn joins the prefix) {pre}", example={"Q": Q, "K": K, "V": V}, certified=True,
-               certificate="exact rational functions of t")
-    claim_log.note("Exact: no cached causal row changed; every example changed a bidirectional row and a "
-                   "PrefixLM row when the new turn joined the prefix.")
+    wrong = [k for k, rows in changed.items() if not claimed.eval(k, exact=True, changed=len(rows))]
+    if wrong:
+        refute(f"appending {m} tokens to {n}: changed causal rows {changed['causal']}, bidirectional "
+               f"{changed['bidirectional']}, PrefixLM (turn joins the prefix) {changed['prefixlm']}; claimed "
+               + ", ".join(f"{k}: {claimed.text(k)}" for k in wrong), example={"Q": Q, "K": K, "V": V},
+               certified=True, certificate="exact rational functions of t")
+    claim_log.note("Exact, with changed = the earlier rows that appending tokens changes: causal "
+                   f"{claimed.text('causal')}, bidirectional {claimed.text('bidirectional')} and PrefixLM (the new "
+                   f"turn joining the prefix) {claimed.text('prefixlm')} held on every example.")
 
 
 @pytest.mark.claim("kv-cache-reuse-decoder-only", reading="prefixlm-generated-tokens")
@@ -1092,7 +1110,11 @@ def test_rope_logit_rank(N, half, seed, claim_log, claimed, rope_draws):
 @pytest.mark.claim("study-note-rope-position-modelling", reading="order-sensitivity")
 @given(N=st.integers(2, 6), seed=st.integers(0, 2**32 - 1))
 @profiles.scaled(0.25)
-def test_rope_order_sensitivity(N, seed, claim_log):
+def test_rope_order_sensitivity(N, seed, claim_log, claimed):
+    """The record's ``claimed.order_sensitive`` is a relation in ``changed``: how many of the d = 2 output
+    coordinates of the swapped token differ, with a certified sign (arb), from the other token's output before
+    the swap. ``changed > 0`` is order sensitivity; ``changed == 0`` (RoPE attention permutation-equivariant)
+    is refuted, certified, by one swap with a non-zero certified difference."""
     rng = np.random.default_rng(seed)
     d = 2
     X = rng.standard_normal((N, d))
@@ -1111,9 +1133,13 @@ def test_rope_order_sensitivity(N, seed, claim_log):
         B = arb_softmax_attention(rot(X[swap]), rot(X[swap])) * arb_matrix(X[swap])
         diffs = [certified_sign(B[0, c] - A[1, c]) for c in range(d)]
     claim_log.example(N=N)
-    if not any(diffs):
-        refute("with RoPE, swapping two tokens only swapped their outputs (no certified difference)",
-               example={"X": X}, certified=False)
+    changed = sum(1 for v in diffs if v)
+    if not claimed.eval("order_sensitive", exact=True, changed=changed):
+        refute(f"with RoPE, swapping two tokens changed {changed} of the swapped output's {d} coordinates beyond "
+               f"the swap (certified signs {diffs}); claimed {claimed.text('order_sensitive')}",
+               example={"X": X}, certified=changed > 0,
+               certificate="arb intervals (128 bits) of the differences exclude 0" if changed else
+               "none: no certified difference, which does not prove equality")
     claim_log.note("With RoPE a swap of two distinct tokens changed the swapped token's output (arb-certified "
                    "difference; the rotation angles are the float64 values, converted exactly).")
 
@@ -1355,21 +1381,27 @@ def _padded(n: int, p: int, side: str, kind: str, *arrays):
 @pytest.mark.claim("reply-padding-masked-no-effect", reading="exact")
 @given(case=padded_sequence())
 @profiles.scaled(0.25)
-def test_padding_masked_exact(case, claim_log):
+def test_padding_masked_exact(case, claim_log, claimed):
+    """The record's ``claimed.masked`` and ``claimed.unmasked`` are relations in ``changed``, the real output
+    rows (of ``n``) that padding changes (exact rational functions of t = e^s): with the pads' keys masked (pads on
+    either side, bidirectional or causal), and without the key mask (right padding, bidirectional: the control)."""
     n, p, Q, K, V, side, kind = case
     before = exact_attention_rows(Q[:n] @ K[:n].T, V[:n], kind)
     real, keep, Qp, Kp, Vp = _padded(n, p, side, kind, Q, K, V)
     after = exact_attention_rows(Qp @ Kp.T, Vp, keep)
     changed = [r for r, i in enumerate(real) if not rational_rows_equal(before[r], after[i])]
+    wrong = [] if claimed.eval("masked", exact=True, changed=len(changed), n=n) else ["masked"]
     control = []
     if side == "right" and kind == "bidirectional":  # the same padding with no key mask
         unmasked = exact_attention_rows(Qp @ Kp.T, Vp)
         control = [r for r, i in enumerate(real) if not rational_rows_equal(before[r], unmasked[i])]
+        wrong += [] if claimed.eval("unmasked", exact=True, changed=len(control), n=n) else ["unmasked"]
     claim_log.example(n=n, p=p, left_padded=int(side == "left"), causal=int(kind == "causal"),
                       unmasked_changed=len(control))
-    if changed or (side == "right" and kind == "bidirectional" and len(control) != n):
+    if wrong:
         refute(f"{p} pads on the {side} of {n} tokens ({kind}): masked real outputs changed at {changed}; "
-               f"unmasked, changed at {control}", example={"Q": Q, "K": K, "V": V, "side": side, "mask": kind},
+               f"unmasked, changed at {control}; claimed " + ", ".join(f"{k}: {claimed.text(k)}" for k in wrong),
+               example={"Q": Q, "K": K, "V": V, "side": side, "mask": kind},
                certified=True, certificate="exact rational functions of t")
     claim_log.note("Exact: with the pads' keys masked no real output changed, pads on either side, bidirectional "
                    "or causal; without the key mask every bidirectional real output moved towards the pads' "

@@ -403,7 +403,10 @@ def test_hurley_rickard_reversed(x, data, claim_log, claimed):
 
 @pytest.mark.claim("reply-smaller-s-sparser-like-entropy", reading="exact")
 @given(p=probability_vector(), data=st.data())
-def test_smaller_is_sparser(p, data, claim_log):
+def test_smaller_is_sparser(p, data, claim_log, claimed):
+    """The record's ``claimed.s`` and ``claimed.gini`` are relations between a measure's values at the sparsest
+    (``one_hot``) and the densest (``uniform``) probability vector of length n > 1, exact rationals (S compared
+    through S^2, S >= 0): smaller-is-sparser is ``one_hot < uniform``, larger-is-sparser ``one_hot > uniform``."""
     n = len(p)
     s2 = s_squared_exact(p)
     h = entropy_arb(p)
@@ -420,6 +423,12 @@ def test_smaller_is_sparser(p, data, claim_log):
         problems.append("entropy is not maximal (ln n) exactly at uniform")
     if n > 1 and ((gini == 1 - Fraction(1, n)) != one_hot or (gini == 0) != uniform):
         problems.append("Gini extremes are not exactly one-hot / uniform")
+    if n > 1:
+        hot, flat = [Fraction(1)] + [Fraction(0)] * (n - 1), [Fraction(1, n)] * n
+        for key, f in (("s", s_squared_exact), ("gini", gini_index)):
+            if not claimed.eval(key, exact=True, one_hot=f(hot), uniform=f(flat)):
+                problems.append(f"{'S^2' if key == 's' else 'Gini'} is {f(hot)} at one-hot and {f(flat)} at uniform "
+                                f"(n = {n}): not {claimed.text(key)}")
     pp = data.draw(probability_vector(n), label="p'")
     with mpmath.workdps(50):
         def hoyer(v):

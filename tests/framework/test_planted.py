@@ -243,6 +243,30 @@ BATCH2_FALSEHOODS = [
       as_stated="vs-single-small-head", claimed={"relation": "multi < single"}),
     V("multi-head-keeps-rank", "study-note-multi-head-raises-rank", ("vs-single-small-head",),
       as_stated="vs-single-small-head", claimed={"relation": "multi == single"}),
+    # issue 35, qualitative claims: a universal statement refuted by one exact counterexample. "Changed" counts the
+    # output rows a permutation / an append / padding changes (exact rational functions of t); "changed > 0" is
+    # read on every draw (a swap of distinct tokens, any append, any padding), so it too is refuted by one draw.
+    V("causal-attention-permutation-equivariant", "causal-implicit-position", ("exact",),
+      claimed={"causal": "changed == 0"}),
+    V("bidirectional-attention-order-sensitive", "causal-implicit-position", ("exact",),
+      claimed={"bidirectional": "changed > 0"}),
+    V("encoder-cache-reusable", "kv-cache-reuse-decoder-only", ("exact",), claimed={"bidirectional": "changed == 0"}),
+    V("prefixlm-turn-cache-reusable", "kv-cache-reuse-decoder-only", ("exact",), claimed={"prefixlm": "changed == 0"}),
+    V("causal-cache-not-reusable", "kv-cache-reuse-decoder-only", ("exact",), claimed={"causal": "changed > 0"}),
+    V("padding-harmless-without-mask", "reply-padding-masked-no-effect", ("exact",), claimed={"unmasked": "changed == 0"}),
+    V("masked-padding-changes-outputs", "reply-padding-masked-no-effect", ("exact",), claimed={"masked": "changed > 0"}),
+    # "not normalised / can be negative" turned into "every row is normalised / non-negative": one witness refutes it
+    V("gau-rows-sum-to-1", "unnormalised-attention-not-distributions", ("exact",), claimed={"gau": "count == 0"}),
+    V("nonlocal-rows-nonnegative", "unnormalised-attention-not-distributions", ("exact",),
+      claimed={"nonlocal": "count == 0"}),
+    V("l2-normalised-rows-sum-to-1", "unnormalised-attention-not-distributions", ("exact",), claimed={"l2": "total == 1"}),
+    # RoPE "does not help position modelling": attention with RoPE stays permutation-equivariant (mark moved to the
+    # held reading order-sensitivity; refuted by one swap whose output difference arb certifies)
+    V("rope-attention-permutation-equivariant", "study-note-rope-position-modelling", ("order-sensitivity",),
+      as_stated="order-sensitivity", claimed={"order_sensitive": "changed == 0"}),
+    # the sparsity conventions reversed: larger S sparser, smaller Gini index sparser
+    V("larger-s-sparser", "reply-smaller-s-sparser-like-entropy", ("exact",), claimed={"s": "one_hot > uniform"}),
+    V("smaller-gini-sparser", "reply-smaller-s-sparser-like-entropy", ("exact",), claimed={"gini": "one_hot < uniform"}),
 ]
 
 
@@ -443,6 +467,16 @@ TRUTHS = [
       as_stated="on-minilm-l6-at-n-128", claimed={"order": "last < middle < first"}),
     V("multi-head-raises-rank-weaker", "study-note-multi-head-raises-rank", ("vs-single-small-head",),
       as_stated="vs-single-small-head", claimed={"relation": "multi >= single"}),
+    # issue 35, qualitative claims: equivalent rewritings (integer counts) and weaker true relations
+    V("causal-breaks-equivariance-rewritten", "causal-implicit-position", ("exact",), claimed={"causal": "changed >= 1"}),
+    V("causal-cache-reusable-rewritten", "kv-cache-reuse-decoder-only", ("exact",), claimed={"causal": "changed <= 0"}),
+    V("unmasked-padding-changes-some-output", "reply-padding-masked-no-effect", ("exact",),
+      claimed={"unmasked": "changed > 0"}),
+    V("l2-normalised-row-sum-at-least-1", "unnormalised-attention-not-distributions", ("exact",),
+      claimed={"l2": "total >= 1"}),
+    V("rope-order-sensitive-rewritten", "study-note-rope-position-modelling", ("order-sensitivity",),
+      as_stated="order-sensitivity", claimed={"order_sensitive": "changed >= 1"}),
+    V("smaller-s-sparser-rewritten", "reply-smaller-s-sparser-like-entropy", ("exact",), claimed={"s": "uniform > one_hot"}),
 ]
 
 
