@@ -511,14 +511,23 @@ def test_svd_dtypes(device, dtype, reading, N, d, scale, seed, claim_log):
     U, S, Vh = torch.linalg.svd(A)
     eps = float(torch.finfo(A.dtype).eps)
     eye = torch.eye(N, dtype=A.dtype, device=A.device)
-    e_u = float((U.T @ U - eye).abs().max())
-    e_v = float((Vh @ Vh.T - eye).abs().max())
-    e_r = float(((U * S) @ Vh - A).abs().max() / S[0])
-    worst = max(e_u, e_v, e_r) / (10 * N * eps)
+    # LAPACK's own acceptance test of its SVD drivers (TESTING/EIG/xDRVBD, ratios 1-3, 1-norms, ulp = eps of the
+    # dtype) with its threshold THRESH = 35 (TESTING/svd.in): the routine's stated accuracy, not a chosen factor;
+    # the ratios are evaluated in float64 from the dtype's factors (their own rounding ~N eps64, negligible)
+    U64, S64, Vh64, A64 = (x.to("cpu", torch.float64) for x in (U, S, Vh, A))
+    eye = torch.eye(N, dtype=torch.float64)
+    def one(X):  # the 1-norm: the largest column sum of |X|
+        return float(X.abs().sum(dim=0).max())
+
+    e_u = one(U64.T @ U64 - eye) / (N * eps)
+    e_v = one(Vh64 @ Vh64.T - eye) / (N * eps)
+    e_r = one((U64 * S64) @ Vh64 - A64) / max(one(A64), 2.0**-1074) / (N * eps)
+    worst = max(e_u, e_v, e_r) / 35
     claim_log.example(N=N, error_over_tolerance=worst)
     if worst > 1 or bool((S < 0).any()) or bool((S[1:] > S[:-1]).any()):
-        refute(f"{dtype}/{device} SVD: orthogonality/reconstruction errors {e_u:.3g}, {e_v:.3g}, {e_r:.3g} exceed "
-               f"10 N eps", example={"N": N, "d": d, "scale": scale, "seed": seed}, certified=False)
+        refute(f"{dtype}/{device} SVD: LAPACK's test ratios (orthogonality of U, V; reconstruction) {e_u:.3g}, "
+               f"{e_v:.3g}, {e_r:.3g} exceed its threshold 35 (TESTING/svd.in)",
+               example={"N": N, "d": d, "scale": scale, "seed": seed}, certified=False)
 
 
 # -- 定义 11.25 ----------------------------------------------------------------------------------

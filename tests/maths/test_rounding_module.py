@@ -163,3 +163,41 @@ def test_entrywise_tolerance_from_arrays_and_tensors():
         tol.excess(np.zeros(3))
     with pytest.raises(ValueError, match="magnitude"):
         matmul_tolerance(2, "float32", np.array([1.0, -1.0]))
+
+
+def test_attention_output_bound_holds_for_cpu_flash_and_catches_a_wrong_mask():
+    from attention_claims.maths.rounding import attention_output_tolerance
+
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        N, d, s = int(rng.integers(2, 33)), 16, 10 ** rng.uniform(-2, 1.5)
+        Q, K, V = rng.standard_normal((N, d)) * s, rng.standard_normal((N, d)), rng.standard_normal((N, d))
+        q, k, v = (torch.as_tensor(x).to(torch.float16) for x in (Q, K, V))
+        Qr, Kr, Vr = (x.double().numpy() for x in (q, k, v))
+        z = Qr @ Kr.T / math.sqrt(d) + np.triu(np.full((N, N), -np.inf), 1)
+        ref = np.exp(z - z.max(1, keepdims=True)) / np.exp(z - z.max(1, keepdims=True)).sum(1, keepdims=True) @ Vr
+        out = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            q[None, None], k[None, None], v[None, None], is_causal=True)[0][0, 0].double().numpy()
+        L = (np.abs(Qr) @ np.abs(Kr).T).max(axis=1) / math.sqrt(d) * (1 + 2.0**-50)
+        tol = attention_output_tolerance(L, 1.0, d, N, "float32", u=2.0**-23, exp_ulps=2, logit_roundings=5,
+                                         stored="float16", rescalings=N, output="float16", flush=2.0**-126)
+        vmax = np.abs(Vr).max()
+        assert tol.excess((out - ref) / vmax) <= 1
+        unmasked = torch.softmax(torch.as_tensor(Qr @ Kr.T / math.sqrt(d)), -1).numpy() @ Vr
+        assert tol.excess((unmasked - ref) / vmax) > 10
+
+
+def test_softmax_and_output_bounds_refuse_bad_input_and_state_their_derivation():
+    from attention_claims.maths.rounding import attention_output_tolerance, softmax_tolerance
+
+    tau = softmax_tolerance(10.0, 8, 8, "float64")
+    assert 0 < float(tau) < 1e-12 and "gamma_8" in tau.derivation and "Higham" in tau.derivation
+    assert softmax_tolerance(np.array([1.0, 2.0]), 8, 8, "float64").value.shape == (2, 1)
+    for bad in ({"d": 0}, {"n": 0}, {"u": 2.0}):
+        kw = {"d": 8, "n": 8, **bad}
+        with pytest.raises(ValueError):
+            softmax_tolerance(1.0, kw.pop("d"), kw.pop("n"), "float32", **kw)
+    with pytest.raises(ValueError):
+        attention_output_tolerance(1.0, 1.0, 8, 8, "float32", rescalings=-1)
+    with pytest.raises(ValueError):
+        attention_output_tolerance(-1.0, 1.0, 8, 8, "float32")
