@@ -3,10 +3,10 @@ value is refused at load; every refusal names the file, the claim and the field.
 
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 
 import pytest
+from budget import cpu_budget
 
 from attention_claims.framework.expr import ExpressionError, evaluate, parse
 from attention_claims.framework.records import ClaimRecordError, parse_claim
@@ -31,10 +31,8 @@ def _record(claimed: dict, nonfinite: dict | None = None) -> dict:
 
 
 def _refused(claimed: dict, *fragments: str, nonfinite: dict | None = None, field: str = "claimed.x") -> str:
-    start = time.monotonic()
-    with pytest.raises(ClaimRecordError) as info:
+    with cpu_budget(5, what="refusing the record"), pytest.raises(ClaimRecordError) as info:  # not evaluated in full
         parse_claim(_record(claimed, nonfinite), "r.toml")
-    assert time.monotonic() - start < 5
     text = str(info.value)
     assert text.startswith(f"r.toml: claim 'c': field '{field}': "), text
     for f in fragments:
@@ -76,13 +74,12 @@ def test_finding_6_parser_recursion_and_memory_errors_become_expression_errors(m
 
 
 def test_finding_6_exact_powers_are_bounded_at_evaluation():
-    start = time.monotonic()
-    for kw in ({"exact": True}, {}):
-        with pytest.raises(ExpressionError, match="exponent"):
-            evaluate("x ** n", x=Fraction(3, 7), n=10**10, **kw)
-        with pytest.raises(ExpressionError, match="bits"):
-            evaluate("x ** n", x=10**100, n=5000, **kw)
-    assert time.monotonic() - start < 5
+    with cpu_budget(5, what="refusing the powers"):
+        for kw in ({"exact": True}, {}):
+            with pytest.raises(ExpressionError, match="exponent"):
+                evaluate("x ** n", x=Fraction(3, 7), n=10**10, **kw)
+            with pytest.raises(ExpressionError, match="bits"):
+                evaluate("x ** n", x=10**100, n=5000, **kw)
     # what the shipped checks do stays allowed: lambda = 1 to n = 10,000, lambda = k/1000 to n = 300
     assert evaluate("lam ** n", exact=True, lam=Fraction(1), n=Fraction(10_000)) == 1
     assert evaluate("lam ** (2*n)", exact=True, lam=Fraction(999, 1000), n=Fraction(300)) > 0
@@ -135,9 +132,8 @@ def test_finding_6_shipped_formulas_stay_within_the_limits():
     ("x = nan", "not a finite number"),
 ])
 def test_finding_6_end_to_end_usage_error_naming_file_claim_field(planted, claimed, fragment):
-    start = time.monotonic()
-    run = planted({"c.toml": record_toml("c", extra="[claimed]\n" + claimed)}, {"test_x.py": OK})
-    assert time.monotonic() - start < 60
+    with cpu_budget(60, what="the run that stops at the record"):  # a second or two idle
+        run = planted({"c.toml": record_toml("c", extra="[claimed]\n" + claimed)}, {"test_x.py": OK})
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR, run.result.stdout.str() + run.result.stderr.str()
     text = run.result.stderr.str() + run.result.stdout.str()
     for f in ("c.toml", "claim 'c'", "field 'claimed.x'", fragment):

@@ -4,9 +4,9 @@ the annotated documents, budgets on the real report when one is on this machine.
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
+from budget import cpu_budget
 from render_fixture import DOC, DOC_TEXT, fixture_report, real_report, real_sources
 
 from attention_claims.framework.render import annotate, claim_topics, reading_kind, render_html
@@ -108,15 +108,14 @@ def test_real_report_budgets_and_quotes(real, tmp_path):
     sources = real_sources()
     # the checks draw their plots during the run (plugin, in the workers); here the cache is warmed first
     warm([p for c in report["claims"] for r in c.get("readings", []) for p in r.get("plots") or []])
-    t0 = time.perf_counter()
-    html = render_html(report, sources=sources, report_dir=folder)
-    md = render_markdown(report)
-    write_plot_files(report, tmp_path)
-    import json
+    # the 3 s budget (docs/performance.md) in CPU seconds: wall-clock time failed it beside other runs
+    with cpu_budget(3.0, what="writing the whole catalog's report"):
+        html = render_html(report, sources=sources, report_dir=folder)
+        md = render_markdown(report)
+        write_plot_files(report, tmp_path)
+        import json
 
-    json.dumps(report, indent=2, ensure_ascii=False)
-    seconds = time.perf_counter() - t0
-    assert seconds <= 3.0, seconds
+        json.dumps(report, indent=2, ensure_ascii=False)
     assert len(html.encode()) <= 5_000_000
     assert html.count('<details class="claim') == len(report["claims"])
     assert md.count("<details") == len(report["claims"])

@@ -110,8 +110,8 @@ def test_verdict_rules_for_errors_interruptions_and_selection():
 def test_writing_the_three_files_for_the_full_catalog_fits_the_budget(tmp_path):
     """Issue 11's budget: the three files of a full report in at most 3 s, the HTML at most 5 MB."""
     import shutil
-    import time
 
+    from budget import cpu_budget
     from render_fixture import real_report
 
     from attention_claims.framework.report import write_reports
@@ -126,12 +126,10 @@ def test_writing_the_three_files_for_the_full_catalog_fits_the_budget(tmp_path):
     report = Report(generated=data["generated"], environment=Environment(**data["environment"]),
                     run=Run(**{k: v for k, v in data["run"].items() if k in Run.__dataclass_fields__}),
                     trust=Trust(**data["trust"]), claims=[ClaimEntry.from_json(c) for c in data["claims"]])
-    times = []
-    for _ in range(2):  # the first pays for compiling the templates once per process
-        start = time.perf_counter()
+    write_reports(report, tmp_path)  # the first pays for compiling the templates once per process
+    # the budget in CPU seconds (tests/budget.py): wall-clock time failed it beside other runs
+    with cpu_budget(3.0, what="writing claims.json, claims.md and claims.html"):
         write_reports(report, tmp_path)
-        times.append(time.perf_counter() - start)
-    assert min(times) <= 3.0, times
     assert (tmp_path / "claims.html").stat().st_size <= 5 * 2**20
     _validate(json.loads((tmp_path / "claims.json").read_text(encoding="utf-8")))
 
