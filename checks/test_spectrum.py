@@ -37,8 +37,12 @@ from attention_claims.engine import (
 )
 from attention_claims.engine import suspects as batched_suspects
 from attention_claims.maths import (
+    arb_row_cosines,
+    arb_softmax_attention,
     attention_matrix,
     bisect_predicate,
+    certified_count_above_relative,
+    decimal_fraction,
     eckart_young_factors,
     effective_rank,
     exact_effective_rank,
@@ -50,9 +54,11 @@ from attention_claims.maths import (
     knee_spectrum_energy,
     mp_matrix_effective_rank,
     mp_singular_values,
+    precision,
     row_cosines,
     singular_values,
     softmax_attention,
+    to_arb,
     top_fraction_energy,
 )
 from attention_claims.testkit import (
@@ -233,6 +239,42 @@ def _near_zero_fraction(A, rel):
     return float(np.mean(s < rel * s[0]))
 
 
+#: Bits of the arb enclosures that certify the row-cosine and near-zero refutations (the logits of float64
+#: inputs are enclosed to about 2^-190 relative; the certificates need far less).
+CERT_BITS = 200
+
+
+def _certify_mean_cosine(Q, K, thr) -> tuple[bool, str]:
+    """Whether the exact ``softmax(Q K^T / sqrt d)`` of the float64 ``Q (N, d)``, ``K (N, d)`` has mean pairwise
+    row cosine below ``thr`` (its words as written, :func:`decimal_fraction`), decided by the arb enclosure of
+    the mean (:func:`arb_row_cosines` of :func:`arb_softmax_attention`, ``CERT_BITS`` bits), and the
+    certificate's words."""
+    with precision(CERT_BITS):
+        C = arb_row_cosines(arb_softmax_attention(Q, K))
+        n = len(C)
+        mean = sum((C[i][j] for i in range(n) for j in range(n) if i != j), to_arb(0)) / (n * n - n)
+        ok = bool(mean < to_arb(decimal_fraction(thr)))
+        return ok, (f"arb ({CERT_BITS} bits) from the exact float64 Q, K: the mean pairwise row cosine of the exact "
+                    f"softmax(QK^T/sqrt d) lies in {mean.str(12, radius=False)} +/- {float(mean.rad()):.1e}, "
+                    f"{'below' if ok else 'not certainly below'} {thr}")
+
+
+def _certify_near_zero(Q, K, A, rel, frac) -> tuple[bool, str]:
+    """Whether fewer than ``frac`` of the singular values of the exact ``softmax(Q K^T / sqrt d)`` (float64
+    ``Q (N, d)``, ``K (N, d)``; stored as ``A (N, N)``) lie below ``rel`` times the largest (both as written,
+    :func:`decimal_fraction`), decided by :func:`certified_count_above_relative` (Weyl's inequality from the
+    arb enclosure's distance to ``A``, an exact rational count on ``A``), and the certificate's words."""
+    r, f = decimal_fraction(rel), decimal_fraction(frac)
+    with precision(CERT_BITS):
+        m, T = certified_count_above_relative(arb_softmax_attention(Q, K), A, r)
+    n = min(A.shape)
+    ok = Fraction(n - m, n) < f
+    return ok, (f"exact rational inertia count (python-flint) on the stored float64 matrix: {m} of {n} singular "
+                f"values exceed {float(T):.6g} = {rel} (sigma_1 + delta) + delta, delta >= |A_exact - A|_F from the "
+                f"{CERT_BITS}-bit arb enclosure of softmax(QK^T/sqrt d) (Weyl), so at most {n - m}/{n} of the exact "
+                f"matrix's singular values lie below {rel} sigma_1, {'below' if ok else 'not certainly below'} {frac}")
+
+
 # -- 080: diagonal concentration and rank ---------------------------------------------------------
 def _locality_logits(C: np.ndarray, beta) -> np.ndarray:
     N = C.shape[0]
@@ -399,9 +441,9 @@ def test_rows_similar(scale_exp, reading, N, d, seed, data, claim_log, claimed, 
     target(-mc, label="-mean cosine")
     if mc < thr:
         def certify():
+            ok, why = _certify_mean_cosine(Q1 * s, K, claimed.eval("cosine_threshold", exact=True))
             refute(f"mean pairwise row cosine {mc:.4f} < {thr} at logit scale {s:.3g} (N = {N}, d = {d})",
-                   example={"N": N, "d": d, "seed": seed, "scale": s}, certified=False,
-                   certificate="float64 (a cosine, not a rank: no exact certificate)",
+                   example={"N": N, "d": d, "seed": seed, "scale": s}, certified=ok, certificate=why,
                    boundary=_scale_boundary(_mean_cosine, Q1, K, 1e-4, s, lambda v: v >= thr))
 
         refute_deferred(f"mean cosine {mc:.4f} < {thr}", certify=certify)
@@ -426,9 +468,10 @@ def test_singular_values_near_zero(scale_exp, reading, N, seed, data, claim_log,
     target(-f, label="-fraction near 0")
     if f < frac:
         def certify():
+            ok, why = _certify_near_zero(Q1 * s, K, attention_matrix(Q1 * s, K), claimed.eval("relative_threshold", exact=True),
+                                         claimed.eval("fraction", exact=True))
             refute(f"only {f:.2f} of the singular values are below {rel} sigma_1 at logit scale {s:.3g} (N = {N}, "
-                   f"d = {d})", example={"N": N, "d": d, "seed": seed, "scale": s}, certified=False,
-                   certificate="float64 SVD (a threshold count, not an exact rank)",
+                   f"d = {d})", example={"N": N, "d": d, "seed": seed, "scale": s}, certified=ok, certificate=why,
                    boundary=_scale_boundary(stat, Q1, K, 1e-4, s, lambda v: v >= frac))
 
         refute_deferred(f"fraction {f:.2f} < {frac}", certify=certify)
@@ -1034,9 +1077,10 @@ def test_rows_similar_batched(scale_exp, reading, N, d, seed, data, claim_log, c
             continue
 
         def certify(i=i, mc_i=mc_i):
+            ok, why = _certify_mean_cosine(Q1[i] * s, K[i], claimed.eval("cosine_threshold", exact=True))
             refute(f"mean pairwise row cosine {mc_i:.4f} < {thr} at logit scale {s:.3g} (N = {N}, d = {d})",
-                   example={"N": N, "d": d, "seed": seed, "batch": BATCH, "index": i, "scale": s}, certified=False,
-                   certificate="float64 (a cosine, not a rank: no exact certificate)",
+                   example={"N": N, "d": d, "seed": seed, "batch": BATCH, "index": i, "scale": s}, certified=ok,
+                   certificate=why,
                    boundary=_scale_boundary(_mean_cosine, Q1[i], K[i], 1e-4, s, lambda v: v >= thr))
 
         refute_deferred(f"mean cosine {mc_i:.4f} < {thr}", certify=certify)
@@ -1066,9 +1110,11 @@ def test_singular_values_near_zero_batched(scale_exp, reading, N, seed, data, cl
             continue
 
         def certify(i=i, f_i=f_i):
+            ok, why = _certify_near_zero(Q1[i] * s, K[i], attention_matrix(Q1[i] * s, K[i]),
+                                         claimed.eval("relative_threshold", exact=True), claimed.eval("fraction", exact=True))
             refute(f"only {f_i:.2f} of the singular values are below {rel} sigma_1 at logit scale {s:.3g} (N = {N}, "
                    f"d = {d})", example={"N": N, "d": d, "seed": seed, "batch": BATCH, "index": i, "scale": s},
-                   certified=False, certificate="float64 SVD (a threshold count, not an exact rank)",
+                   certified=ok, certificate=why,
                    boundary=_scale_boundary(stat, Q1[i], K[i], 1e-4, s, lambda v: v >= frac))
 
         refute_deferred(f"fraction {f_i:.2f} < {frac}", certify=certify)

@@ -445,3 +445,23 @@ def row_cosines(A) -> np.ndarray:
     A = np.asarray(A, dtype=np.float64)
     U = A / np.linalg.norm(A, axis=1, keepdims=True)
     return U @ U.T
+
+
+def arb_row_cosines(A_arb: arb_mat) -> list[list[arb]]:
+    """Certified enclosures of the cosines between the rows of the arb matrix ``A_arb (N, M)`` (e.g.
+    :func:`arb_softmax_attention`): ``a_i . a_j / (|a_i| |a_j|)`` in arb at the current flint precision,
+    an ``(N, N)`` nested list; the arb counterpart of :func:`row_cosines`.
+
+    Raises:
+        AttentionInputError: a row whose norm's enclosure reaches 0 (no cosine).
+    """
+    n, m = A_arb.nrows(), A_arb.ncols()
+    rows = [[A_arb[i, j] for j in range(m)] for i in range(n)]
+    norms = []
+    for i, row in enumerate(rows):
+        sq = sum((x * x for x in row), arb(0))
+        if not sq > 0:
+            raise AttentionInputError(f"A: the enclosure of row {i}'s norm ({sq.sqrt()}) reaches 0; no cosine")
+        norms.append(sq.sqrt())
+    return [[sum((x * y for x, y in zip(rows[i], rows[j], strict=True)), arb(0)) / (norms[i] * norms[j])
+             for j in range(n)] for i in range(n)]

@@ -275,3 +275,122 @@ def mp_matrix_effective_rank(A, tau, dps: int = 30) -> int:
     """
     with mpmath.workdps(dps):
         return mp_effective_rank(mp_singular_values(A, dps), tau)[0]
+
+
+# -- certified bounds for the exact matrix behind a float64 one (Weyl) ------------------------------
+
+def _arb_upper(x) -> Fraction:
+    """The exact upper end of the arb ball ``x`` as a :class:`fractions.Fraction`."""
+    man, exp = x.upper().man_exp()
+    return Fraction(int(man)) * Fraction(2) ** int(exp)
+
+
+def _arb_lower(x) -> Fraction:
+    """The exact lower end of the arb ball ``x`` as a :class:`fractions.Fraction`."""
+    man, exp = x.lower().man_exp()
+    return Fraction(int(man)) * Fraction(2) ** int(exp)
+
+
+def _float_up(x: Fraction) -> float:
+    """The least float64 ``>= x`` (``x`` a non-negative rational below the float range's top)."""
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+def enclosure_frobenius_distance(A_arb, A) -> Fraction:
+    """An upper bound, exact, of ``|X - A|_F`` over every matrix ``X`` in the arb enclosure ``A_arb``
+    (an ``(N, M)`` ``flint.arb_mat``, e.g. :func:`attention_claims.maths.arb_softmax_attention`) for the
+    float64 ``A (N, M)``: ``sqrt(sum_ij (|mid_ij - a_ij| + rad_ij)^2)`` in arb, its upper end. By Weyl's
+    inequality for singular values (Horn & Johnson, Matrix Analysis, 2nd ed., Cor. 7.3.5),
+    ``|sigma_i(X) - sigma_i(A)| <= |X - A|_2 <= |X - A|_F`` for every ``i``. Dimensionless (as ``A``).
+
+    Raises:
+        AttentionInputError: ``A`` not a non-empty finite 2-D array, or its shape differs from ``A_arb``'s.
+    """
+    from flint import arb
+
+    a = as_array(A, "A")
+    if (A_arb.nrows(), A_arb.ncols()) != a.shape:
+        raise AttentionInputError(f"A: shape {a.shape} differs from the enclosure's ({A_arb.nrows()}, {A_arb.ncols()})")
+    total = arb(0)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            total += (A_arb[i, j] - arb(float(a[i, j]))).abs_upper() ** 2
+    return _arb_upper(total.sqrt())
+
+
+def certified_sigma1_upper(A, *, rel: float = 1e-12) -> Fraction:
+    """An exact ``t >= sigma_1(A)`` for the float64 matrix ``A (N, M)`` as stored: the float64 SVD's
+    ``sigma_1`` times ``1 + rel`` (rounded up), certified by
+    :func:`attention_claims.maths.certified_singular_value_count` ``(A, t) == 0`` (no singular value
+    exceeds ``t``: exact rational Sylvester inertia); ``rel`` is widened 1000-fold (twice at most) if the
+    float64 value was not an upper bound that close (LAPACK's ``sigma_1`` errs by about ``N eps``
+    relative, Demmel & Kahan 1990). Dimensionless (as ``A``).
+
+    Raises:
+        AttentionInputError: ``A`` not a non-empty finite 2-D array, or ``rel`` not positive.
+        CertificationError: no ``t`` up to ``sigma_1 (1 + 1000^2 rel)`` was certified (not expected).
+    """
+    from .exact import CertificationError
+    from .rank import certified_singular_value_count
+
+    a = as_array(A, "A")
+    if not rel > 0:
+        raise AttentionInputError(f"rel: must be > 0, got {rel!r}")
+    s1 = float(np.linalg.svd(a, compute_uv=False)[0])
+    for widen in (1.0, 1e3, 1e6):
+        t = _float_up(Fraction(s1) * (1 + Fraction(rel) * Fraction(widen)))
+        if t > 0 and certified_singular_value_count(a, t) == 0:
+            return Fraction(t)
+    raise CertificationError(f"sigma_1 of A: no upper bound within {1e6 * rel:g} relative of {s1!r} was certified")
+
+
+def certified_count_above_relative(A_arb, A, rel) -> tuple[int, Fraction]:
+    """A certified lower bound ``m`` of ``#{i : sigma_i(X) > rel * sigma_1(X)}`` for every matrix ``X`` in
+    the arb enclosure ``A_arb (N, M)`` of the float64 ``A (N, M)`` (singular values ``i <= min(N, M)``),
+    with ``rel`` in ``[0, 1]`` (a float or Fraction, taken exactly). With ``delta =``
+    :func:`enclosure_frobenius_distance` and ``t1 =`` :func:`certified_sigma1_upper` ``(A)``, Weyl gives
+    ``rel * sigma_1(X) <= rel (t1 + delta)`` and ``sigma_i(X) >= sigma_i(A) - delta``, so every ``i`` with
+    ``sigma_i(A) > T = rel (t1 + delta) + delta`` counts; ``m`` is the exact count of those
+    (:func:`attention_claims.maths.certified_singular_value_count` at ``T`` rounded up). Hence at most
+    ``min(N, M) - m`` singular values of ``X`` lie below ``rel * sigma_1(X)``.
+
+    Returns ``(m, T)``. ``m = 0`` also when a zero pivot prevents the exact count (nothing certified).
+
+    Raises:
+        AttentionInputError: bad ``A``, shapes that differ, or ``rel`` outside ``[0, 1]``.
+        CertificationError: as :func:`certified_sigma1_upper`.
+    """
+    from .rank import certified_singular_value_count
+
+    r = Fraction(rel)
+    if not 0 <= r <= 1:
+        raise AttentionInputError(f"rel: must be in [0, 1], got {rel!r}")
+    delta = enclosure_frobenius_distance(A_arb, A)
+    T = r * (certified_sigma1_upper(A) + delta) + delta
+    m = certified_singular_value_count(A, _float_up(T))
+    return (m or 0), T
+
+
+def certified_top_energy_upper(A_arb, A) -> Fraction:
+    """An exact upper bound of the top-1 energy fraction ``sigma_1(X)^2 / |X|_F^2`` (003 定义 11.25's
+    ratio at ``k = 1``) over every matrix ``X`` in the arb enclosure ``A_arb (N, M)`` of the float64
+    ``A (N, M)``: ``(t1 + delta)^2 / F^2`` with ``t1 =`` :func:`certified_sigma1_upper` ``(A)``,
+    ``delta =`` :func:`enclosure_frobenius_distance` (Weyl: ``sigma_1(X) <= t1 + delta``) and ``F`` the
+    lower end of the arb enclosure of ``|X|_F``. Dimensionless.
+
+    Raises:
+        AttentionInputError: bad ``A``, shapes that differ, or an enclosure of ``|X|_F`` that reaches 0.
+        CertificationError: as :func:`certified_sigma1_upper`.
+    """
+    from flint import arb
+
+    delta = enclosure_frobenius_distance(A_arb, A)
+    sq = arb(0)
+    for i in range(A_arb.nrows()):
+        for j in range(A_arb.ncols()):
+            sq += A_arb[i, j] ** 2
+    low = _arb_lower(sq)
+    if not low > 0:
+        raise AttentionInputError(f"A: the enclosure of |X|_F^2 ({sq}) reaches 0; no energy fraction")
+    return min(Fraction(1), (certified_sigma1_upper(A) + delta) ** 2 / low)

@@ -243,6 +243,16 @@ BATCH2_FALSEHOODS = [
       as_stated="vs-single-small-head", claimed={"relation": "multi < single"}),
     V("multi-head-keeps-rank", "study-note-multi-head-raises-rank", ("vs-single-small-head",),
       as_stated="vs-single-small-head", claimed={"relation": "multi == single"}),
+    # the study note's vague spectral claims made sharper than they hold, the mark moved to a held reading; refuted
+    # with certificates (an arb mean cosine; Weyl from an arb enclosure with an exact inertia count; an arb c and a
+    # certified top-1 energy): rows near-identical (cosine 0.999), nearly every singular value near 0 (99 %), and
+    # the top-1 energy bound with a square root for the square (sqrt(c) > c^2)
+    V("rows-similar-cosine-0-999", "study-note-similar-patterns-correlated", ("small-logit-scale",),
+      as_stated="small-logit-scale", claimed={"cosine_threshold": 0.999}),
+    V("near-zero-fraction-0-99", "study-note-most-singular-values-near-zero", ("small-logit-scale",),
+      as_stated="small-logit-scale", claimed={"fraction": 0.99}),
+    V("row-correlation-top1-sqrt-c", "study-note-row-correlation-low-rank", ("effective-rank",),
+      as_stated="effective-rank", claimed={"top1_energy_lower": "sqrt(c)"}),
     # issue 35, qualitative claims: a universal statement refuted by one exact counterexample. "Changed" counts the
     # output rows a permutation / an append / padding changes (exact rational functions of t); "changed > 0" is
     # read on every draw (a swap of distinct tokens, any append, any padding), so it too is refuted by one draw.
@@ -467,6 +477,12 @@ TRUTHS = [
       as_stated="on-minilm-l6-at-n-128", claimed={"order": "last < middle < first"}),
     V("multi-head-raises-rank-weaker", "study-note-multi-head-raises-rank", ("vs-single-small-head",),
       as_stated="vs-single-small-head", claimed={"relation": "multi >= single"}),
+    V("rows-similar-cosine-0-8", "study-note-similar-patterns-correlated", ("small-logit-scale",),
+      as_stated="small-logit-scale", claimed={"cosine_threshold": 0.8}),
+    V("near-zero-fraction-0-25", "study-note-most-singular-values-near-zero", ("small-logit-scale",),
+      as_stated="small-logit-scale", claimed={"fraction": 0.25}),
+    V("row-correlation-top1-rewritten", "study-note-row-correlation-low-rank", ("effective-rank",),
+      as_stated="effective-rank", claimed={"top1_energy_lower": "c * c"}),
     # issue 35, qualitative claims: equivalent rewritings (integer counts) and weaker true relations
     V("causal-breaks-equivariance-rewritten", "causal-implicit-position", ("exact",), claimed={"causal": "changed >= 1"}),
     V("causal-cache-reusable-rewritten", "kv-cache-reuse-decoder-only", ("exact",), claimed={"causal": "changed <= 0"}),
