@@ -643,14 +643,16 @@ def test_summary_quadratic(beta, eps, claim_log):
 @pytest.mark.claim("sparsity-summary-quadratic-vs-linear", reading="plain-linear-floor")
 @given(beta=st.floats(-100, 100), gamma=log_uniform(-2, 2))
 @profiles.scaled(0.125)
-def test_summary_plain_linear(beta, gamma, claim_log):
+def test_summary_plain_linear(beta, gamma, claim_log, claimed):
+    """S(beta, gamma) of f = identity at 20 digits against the record's ``claimed.floor`` (sqrt(2/pi))."""
     with mpmath.workdps(20):
         s = s_reference("identity", beta, gamma, dps=20)
-        below = bool(s < mpmath.sqrt(2 / mpmath.pi) * (1 - mpmath.mpf("1e-15")))
+        floor = mpmath.mpf(claimed.eval("floor"))
+        below = bool(s < floor * (1 - mpmath.mpf("1e-15")))
     claim_log.example(S=float(s))
     if below:
-        refute(f"f = identity: S = {mpmath.nstr(s, 15)} < sqrt(2/pi)", example={"beta": beta, "gamma": gamma},
-               certified=True, certificate="20-digit quadrature")
+        refute(f"f = identity: S = {mpmath.nstr(s, 15)} < {claimed.text('floor')} = {mpmath.nstr(floor, 15)}",
+               example={"beta": beta, "gamma": gamma}, certified=True, certificate="20-digit quadrature")
 
 
 @pytest.mark.claim("sparsity-summary-quadratic-vs-linear", reading="nonnegative-linear-needs-low-snr")

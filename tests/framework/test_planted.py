@@ -277,6 +277,9 @@ BATCH2_FALSEHOODS = [
     # the sparsity conventions reversed: larger S sparser, smaller Gini index sparser
     V("larger-s-sparser", "reply-smaller-s-sparser-like-entropy", ("exact",), claimed={"s": "one_hot > uniform"}),
     V("smaller-gini-sparser", "reply-smaller-s-sparser-like-entropy", ("exact",), claimed={"gini": "one_hot < uniform"}),
+    # the summary's plain-linear floor raised above its infimum sqrt(2/pi) = 0.7979 (mark moved to that held reading)
+    V("summary-linear-floor-0-8", "sparsity-summary-quadratic-vs-linear", ("plain-linear-floor",),
+      as_stated="plain-linear-floor", claimed={"floor": "0.8"}),
 ]
 
 
@@ -493,6 +496,8 @@ TRUTHS = [
     V("rope-order-sensitive-rewritten", "study-note-rope-position-modelling", ("order-sensitivity",),
       as_stated="order-sensitivity", claimed={"order_sensitive": "changed >= 1"}),
     V("smaller-s-sparser-rewritten", "reply-smaller-s-sparser-like-entropy", ("exact",), claimed={"s": "uniform > one_hot"}),
+    V("summary-linear-floor-0-79", "sparsity-summary-quadratic-vs-linear", ("plain-linear-floor",),
+      as_stated="plain-linear-floor", claimed={"floor": "0.79"}),
 ]
 
 
