@@ -105,6 +105,29 @@ def test_the_triangular_gram_product_is_the_general_ones_lower_triangle():
         measurement.triangular_gram(A[:, :10])
 
 
+def test_symmetric_eigenvalues_is_two_stage_lapack_and_agrees_with_eigvalsh():
+    """The two-stage eigensolver (issue 37) against NumPy's one-stage ``eigvalsh`` on the lower triangle of a
+    Gram matrix: within the backward-error bound both share (N eps ||G||, LAPACK Users' Guide §4.7) -- a wrong
+    triangle ('U' for 'L') or a transposed read would give the eigenvalues of a different matrix; the upper
+    triangle is not read; bad input is refused."""
+    from threadpoolctl import threadpool_info
+
+    A = _causal_attention(300, 16, 5)
+    G = measurement.triangular_gram(A)
+    ref = np.linalg.eigvalsh(G, UPLO="L")
+    junk = G.copy()
+    junk[np.triu_indices(300, 1)] = 7.0  # the upper triangle is not read
+    w = measurement.symmetric_eigenvalues(junk)
+    assert np.all(np.diff(w) >= 0)
+    assert np.abs(w - ref).max() <= 300 * np.finfo(np.float64).eps * ref[-1]
+    assert abs(np.abs(w - np.linalg.eigvalsh(G, UPLO="U")).max()) > 1e-3  # the other triangle is another matrix
+    if any(i.get("internal_api") == "openblas" for i in threadpool_info()):
+        assert measurement._find_lapack("dsyevd_2stage") is not None  # the two-stage path, not the fallback
+    for bad in (G[:, :10].copy(), G.astype(np.float32), np.asfortranarray(G)[:, ::2]):
+        with pytest.raises(ValueError, match="square C-contiguous float64"):
+            measurement.symmetric_eigenvalues(bad)
+
+
 @pytest.mark.parametrize("kind", ["causal", "bidirectional"])
 def test_the_gram_route_per_head_gives_the_stacked_exact_svds_effective_ranks(kind, monkeypatch):
     """head_singular_values above GESDD_MAX_N (the triangular product for causal heads, the general one for
