@@ -2,7 +2,11 @@
 
 The dry run is run as CI runs it (it downloads python-flint and the other packages the device image
 lacks or has at other versions, for the device's Python, from PyPI and builds this checkout's wheel): the wheel folder, its size against the device
-tool's 64 MiB limit, the device leg's command lines and the ``run`` call it prints. The device leg
+tool's 64 MiB limit, the device leg's command lines and the ``run`` call it prints. The wheels of its
+last successful download are kept in the suite's cache (``<cache root>/gpu-run-wheels``, with their
+SHA-256 sums) and offered to pip alone (``PIP_NO_INDEX``, ``PIP_FIND_LINKS``), so that a warm run needs
+no network and does not fail on a PyPI hiccup; a pin the cache lacks is downloaded again. ``.ci/run``
+runs the script itself with PyPI. The device leg
 itself is run with the GPU facts and the phases' commands replaced by stand-ins (no CUDA here): the
 folder it writes, the commit stamped into reports made without ``.git``, the README, what goes to
 ``$OUT``, a phase stopped at its cap, and the problems that make it exit 1.
@@ -77,15 +81,71 @@ def _deep_report():
 
 # --------------------------------------------------------------------------------------------- the dry run
 
+WHEEL_CACHE = "gpu-run-wheels"
+"""The suite's cache folder (under ``cache_root()``) of the carried wheels of the last successful dry run."""
+WHEEL_LIST = "wheels.json"
+
+
+def _wheel_cache() -> Path | None:
+    """The carried wheels' cache folder, or None when it cannot be trusted (``trusted_dir``: a warning)."""
+    from attention_claims._cache import trusted_dir
+
+    return trusted_dir(WHEEL_CACHE)
+
+
+def _cache_holds_its_wheels(cache: Path) -> bool:
+    """Whether every wheel that the cache's list names is there with its recorded SHA-256."""
+    from attention_claims._cache import read_checked
+
+    text = read_checked(cache / WHEEL_LIST)
+    try:
+        listed = json.loads(text) if text else {}
+    except ValueError:
+        return False
+    return bool(listed) and all((cache / n).is_file() and gpu_run.sha256(cache / n) == h for n, h in listed.items())
+
+
+def _remember_wheels(cache: Path, wheels: Path) -> None:
+    """Keep the downloaded wheels (not the project's own, which each run builds) as the cache's only
+    wheels, with their SHA-256 list (``write_checked``)."""
+    from attention_claims._cache import write_checked
+
+    keep = {w.name: w for w in wheels.glob("*.whl") if not w.name.startswith("attention_claims-")}
+    for old in cache.glob("*.whl"):
+        if old.name not in keep:
+            old.unlink()
+    for name, wheel in keep.items():
+        if not (cache / name).is_file() or gpu_run.sha256(cache / name) != gpu_run.sha256(wheel):
+            shutil.copy2(wheel, cache / name)
+    write_checked(cache / WHEEL_LIST, json.dumps({n: gpu_run.sha256(cache / n) for n in sorted(keep)}))
+
+
+def _dry_run(wheels: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), "--dry-run", "--wheels", str(wheels)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600, env=env)
+
+
+def _offline(done: subprocess.CompletedProcess) -> bool:
+    return done.returncode == 4 and "PyPI must be reachable" in done.stderr
+
+
 @pytest.mark.subprocess_run
 def test_dry_run_builds_the_wheel_folder_under_the_limit_and_prints_the_commands(tmp_path):
     wheels = tmp_path / "wheels"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--dry-run", "--wheels", str(wheels)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-    if done.returncode == 4 and "PyPI must be reachable" in done.stderr:
-        if os.environ.get("CI") == "true" or os.environ.get("ATTENTION_CLAIMS_REQUIRE_TOOLS") == "1":
-            pytest.fail(f"PyPI is unreachable in CI: {done.stderr}")
-        pytest.skip(f"PyPI unreachable here: {done.stderr.strip().splitlines()[-1]}")
+    cache, done = _wheel_cache(), None
+    if cache is not None and _cache_holds_its_wheels(cache):  # pip offered the cached wheels only
+        done = _dry_run(wheels, {**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(cache)})
+        if _offline(done):  # a pin the cache lacks (constraints.txt moved): from PyPI below
+            done = None
+    if done is None:
+        done = _dry_run(wheels, dict(os.environ))
+        if _offline(done):
+            if os.environ.get("ATTENTION_CLAIMS_REQUIRE_TOOLS") == "1":  # .ci/run and the CI workflow set it
+                pytest.fail(f"PyPI is unreachable in CI: {done.stderr}")
+            pytest.skip(f"PyPI unreachable here and no cached wheels ({WHEEL_CACHE}): "
+                        f"{done.stderr.strip().splitlines()[-1]}")
+        if done.returncode == 0 and cache is not None:
+            _remember_wheels(cache, wheels)
     assert done.returncode == 0, done.stderr + done.stdout
     names = sorted(p.name for p in wheels.glob("*.whl"))
     pins = gpu_run.constraint_versions(gpu_run.carried())
