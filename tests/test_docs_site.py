@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -125,16 +126,61 @@ def test_no_page_writes_a_signature_of_a_public_name_by_hand():
     assert found == []
 
 
+SITE_TOOLS = ("mkdocs", "mkdocs-material", "mkdocstrings", "mkdocstrings-python", "mkdocs-autorefs", "griffe", "griffelib",
+              "pymdown-extensions", "markdown", "pygments", "jinja2")
+"""The distributions the build runs; their versions are part of the built site's cache key."""
+
+
+def site_inputs_digest() -> str:
+    """SHA-256 of everything ``mkdocs build`` reads here: ``mkdocs.yml``, every file under ``docs/`` (the
+    pages and the hook), every file of the package (the docstrings, the command line's help), each by its
+    path and bytes, and the Python and :data:`SITE_TOOLS` versions. An edit of any of them changes it."""
+    import hashlib
+    from importlib import metadata
+
+    h = hashlib.sha256(sys.version.encode())
+    for name in SITE_TOOLS:
+        try:
+            h.update(f"\0{name}=={metadata.version(name)}".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"\0{name} absent".encode())
+    files = [ROOT / "mkdocs.yml", *(p for top in ("docs", "attention_claims") for p in (ROOT / top).rglob("*")
+                                    if p.is_file() and "__pycache__" not in p.parts)]
+    for p in sorted(files):
+        data = p.read_bytes()
+        h.update(f"\0{p.relative_to(ROOT).as_posix()}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """The site, built once with ``mkdocs build --strict`` (warnings are errors)."""
+    """The site, built once with ``mkdocs build --strict`` (warnings are errors).
+
+    A build that passed is kept in the suite's cache (``<cache root>/docs-site/<digest>``, the digest of
+    its inputs, :func:`site_inputs_digest`; the latest two are kept) and reused while no input changed:
+    the build is 14 s of the warm run, and the same inputs give the same site. ``.ci/run`` builds it
+    afresh (``mkdocs build --strict``) besides."""
+    from attention_claims._cache import mark_dir, prune_oldest, trusted_dir
+
     _require("mkdocs")
     _require("mkdocstrings")
+    digest = site_inputs_digest()
+    cache = trusted_dir("docs-site")
+    if cache is not None and (cache / digest / "built").is_file():
+        return cache / digest / "site"
     out = tmp_path_factory.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-4000:]
+    if cache is not None and digest == site_inputs_digest() and mark_dir(cache / digest):  # unchanged meanwhile
+        try:
+            shutil.copytree(out, cache / digest / "site")
+            (cache / digest / "built").write_text(f"{digest}\n", encoding="utf-8")  # last: the copy is whole
+        except OSError:
+            pass
+        prune_oldest([p for p in cache.iterdir() if re.fullmatch(r"[0-9a-f]{64}", p.name)], keep=2)
     return out
 
 
@@ -166,3 +212,23 @@ def test_the_command_line_page_shows_every_subcommand(site):
     html = (site / "cli" / "index.html").read_text(encoding="utf-8")
     missing = [name for name in COMMANDS if f"$ attention-claims {name} --help" not in html]
     assert missing == [] and "usage: attention-claims new" in html
+
+
+def test_the_site_cache_key_changes_with_every_input(tmp_path, monkeypatch):
+    """The cached site is reused only while :func:`site_inputs_digest` is unchanged: an edit of a page,
+    of the hook, of ``mkdocs.yml``, of a module, or a new file in either folder changes it."""
+    (tmp_path / "docs" / "hooks").mkdir(parents=True)
+    (tmp_path / "attention_claims" / "__pycache__").mkdir(parents=True)
+    files = {"mkdocs.yml": "site_name: x\n", "docs/index.md": "# x\n", "docs/hooks/reference.py": "X = 1\n",
+             "attention_claims/cli.py": '"""Help."""\n'}
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    seen = {site_inputs_digest()}
+    (tmp_path / "attention_claims" / "__pycache__" / "cli.pyc").write_bytes(b"compiled")  # not an input
+    assert site_inputs_digest() in seen
+    for rel in [*files, "docs/new.md", "attention_claims/new.py"]:
+        (tmp_path / rel).write_text("edited\n", encoding="utf-8")
+        digest = site_inputs_digest()
+        assert digest not in seen, rel
+        seen.add(digest)
