@@ -392,18 +392,57 @@ def _upper_max(a: np.ndarray, block: int = 256) -> float:
     return m
 
 
-def _head(A: torch.Tensor | np.ndarray, h: int, method: str) -> tuple[np.ndarray, dict[str, float]]:
-    """One head ``h`` of a layer ``A`` (``(H, N, N)``, any float dtype): its float64 singular values (descending,
-    :func:`head_singular_values`) and the scalar measures read off the matrix (``row_sum_err``, ``upper_max``,
-    ``diag_min``, ``logdet``: the formulas of :func:`_measures_from`, on one head)."""
-    t = A[h] if isinstance(A, torch.Tensor) else torch.from_numpy(np.asarray(A[h]))
-    t = t.detach().to("cpu", torch.float64)
-    a = t.numpy()
-    upper = _upper_max(a)
-    diag = np.diagonal(a)
-    with np.errstate(divide="ignore"):
-        scalars = {"row_sum_err": float((t.sum(-1) - 1).abs().amax(-1)), "upper_max": upper,
-                   "diag_min": float(diag.min()), "logdet": float(np.log(diag).sum())}
+class _QueuedLayer:
+    """One layer's ``(H, N, N)`` attention queued to the workers (:func:`_measure_layers_queued`), held only until
+    every head has read it: each head (:func:`_head`) takes its scalars and its own float64 copy, then calls
+    :meth:`read_done`; the last one drops the layer and wakes :meth:`wait_read`, so that the forward pass queues
+    the next layer while this layer's last heads are still in the eigensolver (no core idles at the end of
+    each layer: nine heads on two workers left one idle for the last head's whole spectrum, issue 37), and the
+    attention alive is still one queued layer beside the one the pass computes."""
+
+    def __init__(self, A: torch.Tensor):
+        import threading
+
+        self.A: torch.Tensor | None = A
+        self._left = A.shape[0]
+        self._lock = threading.Lock()
+        self._read = threading.Event()
+
+    def read_done(self) -> None:
+        with self._lock:
+            self._left -= 1
+            if self._left == 0:
+                self.A = None
+                self._read.set()
+
+    def wait_read(self) -> None:
+        self._read.wait()
+
+
+def _head(A: torch.Tensor | np.ndarray | None, h: int, method: str,
+          queued: _QueuedLayer | None = None) -> tuple[np.ndarray, dict[str, float]]:
+    """One head ``h`` of a layer ``A`` (``(H, N, N)``, any float dtype; or ``queued.A``, released once read): its
+    float64 singular values (descending, :func:`head_singular_values`) and the scalar measures read off the
+    matrix (``row_sum_err``, ``upper_max``, ``diag_min``, ``logdet``: the formulas of :func:`_measures_from`,
+    on one head)."""
+    try:
+        if queued is not None:
+            A = queued.A
+        t = A[h] if isinstance(A, torch.Tensor) else torch.from_numpy(np.asarray(A[h]))
+        t = t.detach().to("cpu", torch.float64)
+        a = t.numpy()
+        upper = _upper_max(a)
+        diag = np.diagonal(a)
+        with np.errstate(divide="ignore"):
+            scalars = {"row_sum_err": float((t.sum(-1) - 1).abs().amax(-1)), "upper_max": upper,
+                       "diag_min": float(diag.min()), "logdet": float(np.log(diag).sum())}
+        if queued is not None and isinstance(A, torch.Tensor) and \
+                t.untyped_storage().data_ptr() == A.untyped_storage().data_ptr():
+            a = a.copy()  # a float64 pass's head is a view of the layer: its own copy lets the layer go
+        del t, diag, A
+    finally:
+        if queued is not None:
+            queued.read_done()
     if method == "gesdd":
         return _gesdd(a), scalars
     s, certified = gram_singular_values(a, lower=upper == 0.0)
@@ -557,16 +596,17 @@ LAYERS_IN_FLIGHT = 1
 def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_layer, device: str):
     """:func:`measure_layers` on the CPU (``spectra_on="lapack"``): each layer's heads are queued to a pool of
     worker threads (one BLAS thread each, :func:`_head`) as soon as the forward pass hands the layer over, and
-    the pass goes on to the next layer while they run; at most :data:`LAYERS_IN_FLIGHT` layers are queued (the
-    hook waits for the oldest before queueing one more). The heads of consecutive layers share the workers, so
-    nine heads a layer no longer leave one of two cores idle. Each layer's measures are then assembled in order
+    the pass goes on to the next layer while they run; at most :data:`LAYERS_IN_FLIGHT` layers are queued unread
+    (the hook waits until every head of the oldest has read it, :class:`_QueuedLayer`, not until they have
+    finished), so the next layer's heads are queued behind the last heads of this one and nine heads a layer
+    no longer leave one of two cores idle at each layer's end. Each layer's measures are then assembled in order
     from its heads' results, with the formulas of :func:`_measures_from`, so the numbers are those of
     :func:`head_singular_values` + :func:`_measures_from` on the layer (bitwise: the same calls per head).
 
     Memory held by the queue, in bytes: ``LAYERS_IN_FLIGHT · H · N² · b`` (the queued layers' attention in the
     pass's dtype, ``b`` = 4 or 8; for SmolLM2-135M at N = 2048 and one layer queued, 151 MB in the float32 pass,
-    302 MB in the float64 one), beside the layer the pass is computing, plus, per worker,
-    a head's float64 copy (the float32 pass only) and its Gram matrix, which the eigensolver overwrites
+    302 MB in the float64 one), beside the layer the pass is computing, plus, per worker, a head's own float64
+    copy (kept for the exact-SVD fallback) and its Gram matrix, which the eigensolver overwrites
     (:func:`symmetric_eigenvalues`), plus its workspace (about ``2 · N² · 8``, 67 MB at N = 2048, and under 2 MB).
     """
     from collections import deque
@@ -581,7 +621,7 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
     pending: deque = deque()
 
     def finish() -> None:
-        futures = pending.popleft()
+        _, futures = pending.popleft()
         heads = [f.result() for f in futures]
         S = np.stack([s for s, _ in heads])
         part = {k: np.full((1, len(heads)), np.nan) for k in MEASURES}
@@ -598,16 +638,21 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
 
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers(spec.heads)) as pool:
         def reduce(layer: int, A: torch.Tensor) -> None:
-            while len(pending) >= LAYERS_IN_FLIGHT:
+            unread = [q for q, _ in pending if q.A is not None]
+            while len(unread) >= LAYERS_IN_FLIGHT:  # wait for the oldest queued layer to be read, not finished
+                unread.pop(0).wait_read()
+            queued = _QueuedLayer(A)
+            del A
+            pending.append((queued, [pool.submit(_head, None, h, method, queued) for h in range(spec.heads)]))
+            while pending and all(f.done() for f in pending[0][1]):
                 finish()
-            pending.append([pool.submit(_head, A, h, method) for h in range(A.shape[0])])
 
         try:
             done = attention_layers(key, N, text, dtype, reduce, device=device)
             while pending:
                 finish()
         except BaseException:
-            for futures in pending:
+            for _, futures in pending:
                 for f in futures:
                     f.cancel()
             raise

@@ -212,8 +212,9 @@ def test_the_torch_spectra_route_gives_the_lapack_routes_measures(registered, mo
         measurement.measure_layers(key, 64, None, "float32", spectra_on="gpu")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("family", ["llama", "bert"])
-def test_the_queued_gram_route_keeps_the_stacked_exact_svds_measures(registered, monkeypatch, family):
+def test_the_queued_gram_route_keeps_the_stacked_exact_svds_measures(registered, monkeypatch, family, dtype):
     """The CPU measurement with layers queued to the workers while the pass goes on and the triangular Gram
     product for causal heads (issue 37), forced above N = 32, against the stacked exact SVD
     (:func:`measure_stack` on the whole ``(L, H, N, N)`` attention) of a causal (Llama) and a bidirectional
@@ -223,19 +224,54 @@ def test_the_queued_gram_route_keeps_the_stacked_exact_svds_measures(registered,
     from attention_claims.models import measurement
 
     key = registered[family].key
-    ref, _ = models.measure_stack(models.attention(key, 64), "float32")
+    ref, _ = models.measure_stack(models.attention(key, 64, dtype=dtype), dtype)
     monkeypatch.setattr(measurement, "GESDD_MAX_N", 32)
-    queued, spectra = measurement.measure_layers(key, 64, None, "float32")
+    queued, spectra = measurement.measure_layers(key, 64, None, dtype)
     for name in ("eff_rank_90", "eff_rank_95", "row_sum_err", "upper_max", "diag_min", "logdet"):
         np.testing.assert_array_equal(queued[name], ref[name], err_msg=name)
     assert (ref["upper_max"] == 0).all() == (family == "llama")
     # gram_singular_values: within 2 N delta / ||A||_F^2 <= 2 N gram_resolution(N)^2 (delta's sigma_1^2 over ||A||_F^2 <= 1)
     assert abs(queued["energy_top10"] - ref["energy_top10"]).max() <= 2 * 64 * measurement.gram_resolution(64) ** 2
     monkeypatch.setattr(measurement, "LAYERS_IN_FLIGHT", 2 if measurement.LAYERS_IN_FLIGHT == 1 else 1)
-    one, one_spectra = measurement.measure_layers(key, 64, None, "float32")
+    one, one_spectra = measurement.measure_layers(key, 64, None, dtype)
     for name in measurement.MEASURES:
         np.testing.assert_array_equal(one[name], queued[name], err_msg=name)
     np.testing.assert_array_equal(one_spectra, spectra)
+
+
+def test_a_queued_layer_is_released_once_every_head_has_read_it_and_a_failing_head_neither_hangs_nor_is_lost(
+        registered, monkeypatch):
+    """Issue 37: the forward pass queues the next layer once the previous one has been *read* (each head took
+    its own copy), so the layer's attention is dropped then, even when a head fails; a head's failure reaches
+    the caller instead of hanging the pass."""
+    import threading
+
+    from attention_claims.models import measurement
+
+    A = torch.rand(3, 8, 8, dtype=torch.float64)
+    q = measurement._QueuedLayer(A)
+    heads = [measurement._head(None, h, "gesdd", q) for h in range(2)]
+    assert q.A is not None and not q._read.is_set()
+    s, _ = measurement._head(None, 2, "gesdd", q)
+    assert q.A is None and q._read.is_set()  # released after the last read
+    np.testing.assert_array_equal(s, np.linalg.svd(A[2].numpy(), compute_uv=False))
+    assert heads[0][0].shape == (8,)
+    A[0, 0, 0] = -1.0  # the copies are the heads' own: the layer may change or go
+
+    key = registered["llama"].key
+    monkeypatch.setattr(measurement, "GESDD_MAX_N", 32)
+    real = measurement.gram_singular_values
+    calls = []
+
+    def failing(a, lower=False):
+        calls.append(threading.get_ident())
+        if len(calls) == 3:
+            raise np.linalg.LinAlgError("planted: the eigensolver did not converge")
+        return real(a, lower)
+
+    monkeypatch.setattr(measurement, "gram_singular_values", failing)
+    with pytest.raises(np.linalg.LinAlgError, match="planted"):
+        measurement.measure_layers(key, 64, None, "float64")
 
 
 def test_a_model_moved_to_a_device_is_a_copy_with_the_same_attention(registered):
