@@ -49,6 +49,7 @@ from attention_claims.maths import (
     exact_frobenius_sq,
     exact_rank,
     exact_softmax_rank,
+    fmpq_matrix,
     fraction_to_mpf,
     hurwitz_zeta,
     knee_spectrum_energy,
@@ -397,7 +398,18 @@ def test_bidirectional_effective_rank_sharp_search(cid, claim_log, claimed):
 # -- reader: SVD of the logits -----------------------------------------------------------------
 @pytest.mark.claim("reader-logits-svd-rotation", reading="cpu-float64")
 @given(data=st.data(), N=st.integers(1, 8), D=st.integers(1, 8), d=st.integers(1, 8))
-def test_logits_svd(data, N, D, d, claim_log):
+def test_logits_svd(data, N, D, d, claim_log, claimed):
+    """The full float64 SVD ``U Sigma V^T`` of ``W_q W_k^T`` (``D x D``) is orthogonal and rebuilds the logits
+    ``X W_q W_k^T X^T`` (``N x N``), and the record's ``claimed.orientation``, a relation in ``det_u`` and ``det_v``
+    (each +-1), holds for some SVD of the exact product.
+
+    An SVD is unique only up to flipping a left and right singular pair together (both determinants change sign)
+    and, when ``W_q W_k^T`` is singular, a null-space column alone. So for a non-singular product every SVD has
+    ``det U det V = sign det(W_q W_k^T)`` (``det M = det U prod sigma_i det V``), and the sign pairs an SVD can have
+    are ``(1, s), (-1, -s)``; for a singular one all four. The relation is read on the computed SVD's signs first;
+    if it fails there, on those pairs, with ``det(W_q W_k^T)`` exact (python-flint ``fmpq_mat`` of the float64
+    entries' exact values): a relation no pair satisfies is refuted with that exact determinant as certificate.
+    """
     el = st.floats(-10, 10, allow_subnormal=False)
     X = data.draw(hnp.arrays(np.float64, (N, D), elements=el), label="X")
     Wq = data.draw(hnp.arrays(np.float64, (D, d), elements=el), label="W_q")
@@ -406,7 +418,8 @@ def test_logits_svd(data, N, D, d, claim_log):
     U, s, Vt = np.linalg.svd(M, full_matrices=True)
     eye = np.eye(D)
     orth = max(np.abs(U.T @ U - eye).max(), np.abs(Vt @ Vt.T - eye).max())
-    dets = (abs(abs(np.linalg.det(U)) - 1), abs(abs(np.linalg.det(Vt)) - 1))
+    det_u, det_v = float(np.linalg.det(U)), float(np.linalg.det(Vt))
+    dets = (abs(abs(det_u) - 1), abs(abs(det_v) - 1))
     logits = X @ Wq @ Wk.T @ X.T
     rebuilt = X @ U @ np.diag(s) @ Vt @ X.T
     scale = max(np.abs(X).max() ** 2 * max(np.abs(M).max(), 1e-300) * D * D, 1e-300)
@@ -420,8 +433,22 @@ def test_logits_svd(data, N, D, d, claim_log):
         refute(f"SVD of W_q W_k^T: orthogonality error {orth:.3e}, |det| error {max(dets):.3e}, rebuild error {rel:.3e}",
                example={"X": X, "W_q": Wq, "W_k": Wk}, certified=bool(orth_mp > mpmath.mpf("1e-10")),
                certificate=f"40-digit mpmath SVD: orthogonality error {mpmath.nstr(orth_mp, 5)}")
-    claim_log.note("Full SVD (float64): U, V orthogonal (det +-1: rotation, or rotation with a reflection) and "
-                   "X U Sigma V^T X^T = X W_q W_k^T X^T within 1e-10 relative.")
+    computed = (1 if det_u > 0 else -1, 1 if det_v > 0 else -1)  # |det| within 1e-10 of 1 (checked above)
+    claim_log.track("det U det V of the computed SVD", computed[0] * computed[1])
+    if not claimed.eval("orientation", exact=True, det_u=computed[0], det_v=computed[1]):
+        det_m = (fmpq_matrix(Wq, "W_q") * fmpq_matrix(Wk, "W_k").transpose()).det()  # exact rational
+        sign = (det_m > 0) - (det_m < 0)
+        pairs = [(1, sign), (-1, -sign)] if sign else [(1, 1), (1, -1), (-1, 1), (-1, -1)]
+        if not any(claimed.eval("orientation", exact=True, det_u=a, det_v=b) for a, b in pairs):
+            refute(f"no SVD of W_q W_k^T (D = {D}, d = {d}) has {claimed.text('orientation')}: its sign pairs "
+                   f"(det U, det V) are {pairs}", example={"W_q": Wq, "W_k": Wk}, certified=True,
+                   certificate=f"exact rational det(W_q W_k^T) = {int(det_m.p) / int(det_m.q):.6g} "
+                   f"(python-flint fmpq_mat of the float64 entries): every SVD has det U det V = {sign}"
+                   if sign else "exact rational det(W_q W_k^T) = 0 (python-flint fmpq_mat): every sign pair occurs")
+    claim_log.note("Full SVD (float64): U, V orthogonal (|det| within 1e-10 of 1) and X U Sigma V^T X^T = "
+                   f"X W_q W_k^T X^T within 1e-10 relative; {claimed.text('orientation')} held for some SVD of "
+                   "W_q W_k^T on every draw (the computed one, or one with a singular pair's signs flipped; "
+                   "det U det V = sign det(W_q W_k^T), exact, when that is non-zero).")
 
 
 @pytest.mark.parametrize("scale_exp,reading", [

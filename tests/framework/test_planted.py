@@ -280,6 +280,9 @@ BATCH2_FALSEHOODS = [
     # the summary's plain-linear floor raised above its infimum sqrt(2/pi) = 0.7979 (mark moved to that held reading)
     V("summary-linear-floor-0-8", "sparsity-summary-quadratic-vs-linear", ("plain-linear-floor",),
       as_stated="plain-linear-floor", claimed={"floor": "0.8"}),
+    # "rotations combined with reflections" narrowed to "rotations": no SVD of a W_q W_k^T with a negative exact
+    # determinant has det U = det V = 1 (det U det V = sign det; exact python-flint determinant as certificate)
+    V("svd-rotation-only", "reader-logits-svd-rotation", ("cpu-float64",), claimed={"orientation": "det_u == det_v == 1"}),
 ]
 
 
@@ -498,6 +501,9 @@ TRUTHS = [
     V("smaller-s-sparser-rewritten", "reply-smaller-s-sparser-like-entropy", ("exact",), claimed={"s": "uniform > one_hot"}),
     V("summary-linear-floor-0-79", "sparsity-summary-quadratic-vs-linear", ("plain-linear-floor",),
       as_stated="plain-linear-floor", claimed={"floor": "0.79"}),
+    # orthogonal U, V rewritten: det^2 = 1 is |det| = 1
+    V("svd-rotation-orthogonal-rewritten", "reader-logits-svd-rotation", ("cpu-float64",),
+      claimed={"orientation": "det_u**2 == det_v**2 == 1"}),
 ]
 
 
