@@ -62,6 +62,7 @@ from attention_claims.maths import (
     to_arb,
     top_fraction_energy,
 )
+from attention_claims.maths.rounding import logit_magnitude_bound, row_stochastic_sigma1_bounds, softmax_tolerance
 from attention_claims.testkit import (
     BATCH,
     batched_profile_only,
@@ -912,22 +913,64 @@ def test_small_k_on_attention_spectra(C, alpha, j, n_extra, s_frac, claim_log, c
         _refute_worst(s, t, j, k, C, alpha, N, ratio, most, "most")
 
 
+#: The premise of 推论 11.8's attention-spectra reading: every attention matrix has sigma_1 >= this floor.
+SIGMA1_FLOOR = Fraction(1)
+
+
 @pytest.mark.claim("corollary-11-8-energy-bound", reading="attention-spectra")
 @given(qk=qk_pairs(n=(1, 24), d=(1, 8), scale_exp=(-3.0, 3.0)))
 def test_attention_top_singular_value_at_least_one(qk, claim_log):
-    # The premise of reading attention-spectra: A 1 = 1 for a row-stochastic A, so sigma_1 >= |A 1|/|1| = 1.
-    # Row sums are within N eps64 of 1 and LAPACK's sigma_1 within a few N eps64 |A|_2 of the true value, so
-    # 16 N eps64 is the first-order rounding bound with room to spare; a smaller sigma_1 is not rounding.
+    """The premise of reading attention-spectra: the exact ``X = softmax(QK^T/sqrt d)`` of float64 ``Q, K (N, d)``
+    has ``sigma_1(X) >= SIGMA1_FLOOR`` (= 1: ``X 1 = 1``, so ``sigma_1 >= |X 1| / |1| = 1``).
+
+    Decided without an SVD (LAPACK states no constant for its singular values' error): every entry of the stored
+    float64 ``A`` is within the derived ``tau`` (:func:`softmax_tolerance`, Higham eqs. 3.4, 3.5) of ``X``'s, so
+    :func:`row_stochastic_sigma1_bounds` gives, exactly, ``sigma_1(A)^2 >= |A 1|^2 / N`` (the stored matrix's
+    rows sum to 1 within ``tau``: checked, a larger error is a bug of the suite) and
+    ``sigma_1(X)^2 <= |X|_1 |X|_inf <= max_j sum_i a_ij / (1 - tau)``. A floor above that upper bound is
+    refuted and certified by a 200-bit arb enclosure of ``X`` (``|X|_1 |X|_inf`` from its column and row sums):
+    a planted floor 1.01 is caught on any draw whose column sums stay below 1.0201 (N = 1, or near-uniform rows).
+    """
     Q, K, _scale = qk
     A = softmax_attention(Q, K).numpy()
-    N = A.shape[0]
-    s1 = float(singular_values(A)[0])
-    tol = 16 * N * float(np.finfo(np.float64).eps)
+    N, d = Q.shape
+    tau = softmax_tolerance(logit_magnitude_bound(Q, K), d, N, "float64")
+    b = row_stochastic_sigma1_bounds(A, tau)
+    if b.row_sum_error > b.tau:
+        raise RuntimeError(f"softmax_attention's row sums are off by {float(b.row_sum_error):.3g} > the derived "
+                           f"bound {tau} (N = {N}, d = {d}): a bug of the suite, not a counterexample")
+    upper = math.sqrt(float(b.upper_sq))
     claim_log.example(N=N)
-    claim_log.track("1 - sigma_1", 1 - s1)
-    if s1 < 1 - tol:
-        refute(f"sigma_1 = {s1!r} < 1 - {tol:.3g} for a softmax attention matrix (N = {N})",
-               example={"Q": Q, "K": K}, certified=False)
+    claim_log.track("|row sum - 1| of the stored A / tau", float(b.row_sum_error / b.tau) if b.tau else 0.0)
+    claim_log.track("1 - |A 1| / sqrt N (stored A, exact)", 1 - math.sqrt(float(b.lower_sq)))
+    claim_log.track("certified upper bound on sigma_1(X)", upper)
+    claim_log.note(f"tau (N = 24, d = 8, L = 10^3 sqrt 8): {softmax_tolerance(1e3 * math.sqrt(8), 8, 24, 'float64')}; "
+                   "per draw with its own N, d and L = logit_magnitude_bound(Q, K) (attention_claims.maths.rounding). "
+                   "A floor above the smallest certified upper bound on sigma_1 (tracked) is refuted: e.g. 1.01.")
+    target(-upper, label="-upper bound on sigma_1")
+    if b.upper_sq < SIGMA1_FLOOR ** 2:
+        def certify():
+            ok, why = _certify_sigma1_below(Q, K, SIGMA1_FLOOR)
+            refute(f"sigma_1 <= {upper:.10g} < {SIGMA1_FLOOR} for the softmax attention matrix of Q, K (N = {N}, "
+                   f"d = {d})", example={"Q": Q, "K": K}, certified=ok, certificate=why)
+
+        refute_deferred(f"sigma_1 upper bound {upper:.10g} < {SIGMA1_FLOOR}", certify=certify)
+
+
+def _certify_sigma1_below(Q, K, floor) -> tuple[bool, str]:
+    """Whether ``sigma_1(X) < floor`` (a Fraction) for the exact ``X = softmax(Q K^T / sqrt d)`` of the float64
+    ``Q (N, d)``, ``K (N, d)``, from ``sigma_1(X)^2 <= |X|_1 |X|_inf`` (Golub & Van Loan, Cor. 2.3.2) with both
+    norms from a ``CERT_BITS``-bit arb enclosure of ``X`` (:func:`arb_softmax_attention`), and the certificate."""
+    with precision(CERT_BITS):
+        X = arb_softmax_attention(Q, K)
+        n, m = X.nrows(), X.ncols()
+        rows = [sum((X[i, j] for j in range(m)), to_arb(0)) for i in range(n)]
+        cols = [sum((X[i, j] for i in range(n)), to_arb(0)) for j in range(m)]
+        prod = max(c.upper() for c in cols) * max(r.upper() for r in rows)
+        ok = bool(prod < to_arb(floor) ** 2)
+        return ok, (f"arb ({CERT_BITS} bits) from the exact float64 Q, K: sigma_1(X)^2 <= |X|_1 |X|_inf <= "
+                    f"{prod.str(15, radius=False)} (Golub & Van Loan, Cor. 2.3.2), "
+                    f"{'below' if ok else 'not certainly below'} {floor}^2")
 
 
 @pytest.mark.claim("table-11-3-1-spectral-features", reading="max-rank-column")

@@ -260,9 +260,6 @@ TABLE: dict[tuple[str, str, str], str] = {
     ("test_spectrum.py", "_scale_boundary", "0.0001"): RANGE,
     ("test_spectrum.py", "test_anchored_energy_bound", "mpmath.mpf(10) ** (-30)"): MP(40, "1e-30"),
     ("test_spectrum.py", "test_anchored_energy_bound_random_spectra", "mpmath.mpf(10) ** (-30)"): MP(40, "1e-30"),
-    ("test_spectrum.py", "test_attention_top_singular_value_at_least_one", "16 * N * float(np.finfo(np.float64).eps)"): (
-        "sigma_1 >= 1 - 16 N eps64: row sums within gamma_N of 1 and LAPACK's sigma_1 within p(N) u |A|_2 "
-        "(p unstated by LAPACK); the factor 16 covers p, chosen"),
     ("test_spectrum.py", "test_bidirectional_effective_rank.certify", "0.001"): RANGE,
     ("test_spectrum.py", "test_bidirectional_effective_rank_batched.certify", "0.001"): RANGE,
     ("test_spectrum.py", "test_corollary_11_8_attention_spectra", "mpmath.mpf(10) ** (-30)"): MP(40, "1e-30"),
@@ -323,13 +320,7 @@ def test_every_justification_says_something():
 def test_no_tolerance_is_chosen():
     """Issue 35: a tolerance is derived (or is no tolerance at all); "chosen" is not a justification."""
     chosen = sorted(key for key, why in TABLE.items() if re.search(r"\bchosen\b", why, re.IGNORECASE))
-    assert chosen == NOT_YET_DERIVED, f"tolerances justified as chosen, not derived: {chosen}"
-
-
-#: the one "chosen" tolerance not yet replaced (issue 35, open): the test above fails when it is derived (remove it
-#: here then) or when another "chosen" appears
-NOT_YET_DERIVED = [("test_spectrum.py", "test_attention_top_singular_value_at_least_one",
-                    "16 * N * float(np.finfo(np.float64).eps)")]
+    assert chosen == [], f"tolerances justified as chosen, not derived: {chosen}"
 
 
 def test_the_scanner_finds_what_it_should(tmp_path):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -397,3 +398,82 @@ def _gamma_u(k: int, u: float) -> float:
     if k * u >= 1:
         raise ValueError(f"rounding: gamma_{k} does not exist for u = {u:g} (k u >= 1)")
     return k * u / (1 - k * u)
+
+
+def logit_magnitude_bound(Q, K, scale: float | None = None) -> float:
+    """An upper bound ``L >= max_ij s |q_i| . |k_j|`` on the logits' magnitude, the ``logit_magnitude`` of
+    :func:`softmax_tolerance`, from float64 ``Q (N, d)`` and ``K (M, d)``; ``s = 1/sqrt(d)`` (the default of
+    :func:`attention_claims.maths.softmax_attention`) or ``scale``. Dimensionless (logits are in nats).
+
+    Derivation: the float64 value ``c = fl(max(|Q| |K|^T) * fl(s))`` is ``v (1 + theta)`` with ``v`` the exact
+    value and ``|theta| <= gamma_(d+3)`` (a length-``d`` dot product of non-negative terms, eq. (3.5); ``1/sqrt d``
+    rounded twice; the product once: Higham, 2nd ed., Lemma 3.1), so ``v <= c / (1 - gamma_(d+3))``; that
+    quotient's own rounding (at most ``u`` relative, and the rounding of ``gamma`` itself, ~``u gamma``) is
+    covered by two steps up to the next float64 (each at least ``u`` relative).
+
+    Raises:
+        ValueError: ``Q`` or ``K`` not finite 2-D arrays with the same number of columns ``d >= 1``, a scale
+            that is not finite and positive, or ``gamma_(d+3)`` that does not exist.
+    """
+    q, k = _float64(Q), _float64(K)
+    if q.ndim != 2 or k.ndim != 2 or q.shape[1] != k.shape[1] or q.shape[1] < 1 or not q.size or not k.size:
+        raise ValueError(f"rounding: Q and K must be non-empty 2-D arrays (N, d), (M, d), got {q.shape}, {k.shape}")
+    if not (np.isfinite(q).all() and np.isfinite(k).all()):
+        raise ValueError("rounding: Q and K must be finite")
+    d = q.shape[1]
+    s = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    if not (math.isfinite(s) and s > 0):
+        raise ValueError(f"rounding: the logit scale must be finite and > 0, got {scale!r}")
+    c = float((np.abs(q) @ np.abs(k).T).max()) * s
+    bound = c / (1 - gamma(d + 3, "float64"))
+    return math.nextafter(math.nextafter(bound, math.inf), math.inf)
+
+
+@dataclass(frozen=True)
+class Sigma1Bounds:
+    """Exact rational bounds (see :func:`row_stochastic_sigma1_bounds`), all dimensionless.
+
+    Attributes:
+        lower_sq: ``|A 1|^2 / M <= sigma_1(A)^2`` for the stored matrix ``A (N, M)``.
+        upper_sq: ``>= sigma_1(X)^2`` for every row-stochastic ``X`` with ``|a_ij - x_ij| <= tau x_ij``.
+        row_sum_error: ``max_i |sum_j a_ij - 1|`` of the stored matrix, exactly (at most ``tau`` when ``A`` is
+            such an ``X`` computed within ``tau``).
+        tau: the relative bound used, exactly (the float64 value as a fraction).
+    """
+
+    lower_sq: Fraction
+    upper_sq: Fraction
+    row_sum_error: Fraction
+    tau: Fraction
+
+
+def row_stochastic_sigma1_bounds(A, tau) -> Sigma1Bounds:
+    """Bounds on the largest singular value of a row-stochastic matrix known through a computed one, without an
+    SVD (LAPACK states no constant for its singular values' error), in exact rational arithmetic on the float64
+    entries.
+
+    Args:
+        A: the stored float64 matrix ``A (N, M)``, entries ``>= 0`` (e.g. a computed softmax attention matrix).
+        tau: the relative error bound of each entry (a :class:`Tolerance` from :func:`softmax_tolerance`, or a
+            number in ``[0, 1)``): the exact matrix ``X`` has rows summing to 1 and ``|a_ij - x_ij| <= tau x_ij``.
+
+    Derivation: ``sigma_1 = max_x |A x| / |x|`` (the induced 2-norm is the largest singular value; Golub & Van
+    Loan, *Matrix Computations*, §2.3 and §2.4), so with ``x = 1``: ``sigma_1(A)^2 >= |A 1|^2 / M`` (the squared row sums' mean over
+    ``M``; for ``X`` itself this gives ``sigma_1(X) >= 1``). Above: ``sigma_1(X)^2 <= |X|_1 |X|_inf``
+    (Golub & Van Loan, Cor. 2.3.2), ``|X|_inf = 1`` (rows sum to 1) and ``x_ij <= a_ij / (1 - tau)``, so
+    ``sigma_1(X)^2 <= max_j sum_i a_ij / (1 - tau)``. Every sum is exact (``fractions.Fraction``).
+
+    Raises:
+        ValueError: ``A`` not a non-empty finite 2-D array of entries ``>= 0``, or ``tau`` not in ``[0, 1)``.
+    """
+    a = _float64(A)
+    if a.ndim != 2 or not a.size or not np.isfinite(a).all() or (a < 0).any():
+        raise ValueError(f"rounding: A must be a non-empty finite 2-D array of entries >= 0, got shape {a.shape}")
+    t = Fraction(float(tau.largest if isinstance(tau, Tolerance) else tau))
+    if not 0 <= t < 1:
+        raise ValueError(f"rounding: tau must lie in [0, 1), got {float(t)!r}")
+    exact = [[Fraction(float(x)) for x in row] for row in a]
+    rows = [sum(row, Fraction(0)) for row in exact]
+    cols = [sum(col, Fraction(0)) for col in zip(*exact, strict=True)]
+    return Sigma1Bounds(lower_sq=sum(r * r for r in rows) / a.shape[1], upper_sq=max(cols) / (1 - t),
+                        row_sum_error=max(abs(r - 1) for r in rows), tau=t)
