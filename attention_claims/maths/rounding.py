@@ -436,18 +436,20 @@ class Sigma1Bounds:
     Attributes:
         lower_sq: ``|A 1|^2 / M <= sigma_1(A)^2`` for the stored matrix ``A (N, M)``.
         upper_sq: ``>= sigma_1(X)^2`` for every row-stochastic ``X`` with ``|a_ij - x_ij| <= tau x_ij``.
-        row_sum_error: ``max_i |sum_j a_ij - 1|`` of the stored matrix, exactly (at most ``tau`` when ``A`` is
-            such an ``X`` computed within ``tau``).
+        row_sum_error: ``max_i |sum_j a_ij - 1|`` of the stored matrix, exactly.
+        row_sum_bound: ``tau + M * absolute``: what ``row_sum_error`` is at most when ``A`` is such an ``X``
+            computed within the bounds (a larger error means the bounds do not describe ``A``).
         tau: the relative bound used, exactly (the float64 value as a fraction).
     """
 
     lower_sq: Fraction
     upper_sq: Fraction
     row_sum_error: Fraction
+    row_sum_bound: Fraction
     tau: Fraction
 
 
-def row_stochastic_sigma1_bounds(A, tau) -> Sigma1Bounds:
+def row_stochastic_sigma1_bounds(A, tau, absolute: float = 0.0) -> Sigma1Bounds:
     """Bounds on the largest singular value of a row-stochastic matrix known through a computed one, without an
     SVD (LAPACK states no constant for its singular values' error), in exact rational arithmetic on the float64
     entries.
@@ -455,16 +457,22 @@ def row_stochastic_sigma1_bounds(A, tau) -> Sigma1Bounds:
     Args:
         A: the stored float64 matrix ``A (N, M)``, entries ``>= 0`` (e.g. a computed softmax attention matrix).
         tau: the relative error bound of each entry (a :class:`Tolerance` from :func:`softmax_tolerance`, or a
-            number in ``[0, 1)``): the exact matrix ``X`` has rows summing to 1 and ``|a_ij - x_ij| <= tau x_ij``.
+            number in ``[0, 1)``): the exact matrix ``X`` has rows summing to 1 and ``|a_ij - x_ij| <= tau x_ij
+            + absolute``.
+        absolute: an absolute error allowed on each entry besides ``tau`` (``>= 0``): an exp that underflows
+            loses its relative accuracy, so a float64 softmax needs the smallest subnormal here (an underflowed
+            or subnormal ``exp`` is off by at most half of it, Higham Thm 2.2, and the division by a normaliser
+            ``>= 1`` by half of it more).
 
     Derivation: ``sigma_1 = max_x |A x| / |x|`` (the induced 2-norm is the largest singular value; Golub & Van
     Loan, *Matrix Computations*, §2.3 and §2.4), so with ``x = 1``: ``sigma_1(A)^2 >= |A 1|^2 / M`` (the squared row sums' mean over
     ``M``; for ``X`` itself this gives ``sigma_1(X) >= 1``). Above: ``sigma_1(X)^2 <= |X|_1 |X|_inf``
-    (Golub & Van Loan, Cor. 2.3.2), ``|X|_inf = 1`` (rows sum to 1) and ``x_ij <= a_ij / (1 - tau)``, so
-    ``sigma_1(X)^2 <= max_j sum_i a_ij / (1 - tau)``. Every sum is exact (``fractions.Fraction``).
+    (Golub & Van Loan, Cor. 2.3.2), ``|X|_inf = 1`` (rows sum to 1) and ``x_ij <= (a_ij + absolute) / (1 - tau)``,
+    so ``sigma_1(X)^2 <= (max_j sum_i a_ij + N absolute) / (1 - tau)``. Every sum is exact (``fractions.Fraction``).
 
     Raises:
-        ValueError: ``A`` not a non-empty finite 2-D array of entries ``>= 0``, or ``tau`` not in ``[0, 1)``.
+        ValueError: ``A`` not a non-empty finite 2-D array of entries ``>= 0``, ``tau`` not in ``[0, 1)``, or
+            ``absolute`` negative or not finite.
     """
     a = _float64(A)
     if a.ndim != 2 or not a.size or not np.isfinite(a).all() or (a < 0).any():
@@ -472,8 +480,12 @@ def row_stochastic_sigma1_bounds(A, tau) -> Sigma1Bounds:
     t = Fraction(float(tau.largest if isinstance(tau, Tolerance) else tau))
     if not 0 <= t < 1:
         raise ValueError(f"rounding: tau must lie in [0, 1), got {float(t)!r}")
+    if not (math.isfinite(absolute) and absolute >= 0):
+        raise ValueError(f"rounding: the absolute error must be finite and >= 0, got {absolute!r}")
+    ab = Fraction(float(absolute))
     exact = [[Fraction(float(x)) for x in row] for row in a]
     rows = [sum(row, Fraction(0)) for row in exact]
     cols = [sum(col, Fraction(0)) for col in zip(*exact, strict=True)]
-    return Sigma1Bounds(lower_sq=sum(r * r for r in rows) / a.shape[1], upper_sq=max(cols) / (1 - t),
-                        row_sum_error=max(abs(r - 1) for r in rows), tau=t)
+    return Sigma1Bounds(lower_sq=sum(r * r for r in rows) / a.shape[1],
+                        upper_sq=(max(cols) + a.shape[0] * ab) / (1 - t),
+                        row_sum_error=max(abs(r - 1) for r in rows), row_sum_bound=t + a.shape[1] * ab, tau=t)

@@ -17,6 +17,7 @@ import checks.test_spectrum as spectrum
 from attention_claims.framework.evidence import CheckLog, Counterexample, resolve_deferred
 from attention_claims.maths import softmax_attention
 from attention_claims.maths.rounding import (
+    SMALLEST_SUBNORMAL,
     Tolerance,
     logit_magnitude_bound,
     row_stochastic_sigma1_bounds,
@@ -52,15 +53,15 @@ def test_logit_magnitude_bound_with_a_scale_and_bad_input():
         logit_magnitude_bound(Q, K, scale=0.0)
 
 
-@given(seed=st.integers(0, 2**32 - 1), N=st.integers(1, 16), d=st.integers(1, 8), e=st.floats(-3, 3))
+@given(seed=st.integers(0, 2**32 - 1), N=st.integers(1, 16), d=st.integers(1, 8), e=st.floats(-3, 3.5))
 @settings(max_examples=30, deadline=None)
 def test_sigma1_bounds_bracket_the_singular_value(seed, N, d, e):
     Q, K = _draw(seed, N, d, 10.0**e)
     A = softmax_attention(Q, K).numpy()
     tau = softmax_tolerance(logit_magnitude_bound(Q, K), d, N, "float64")
-    b = row_stochastic_sigma1_bounds(A, tau)
-    assert b.row_sum_error <= b.tau  # the stored matrix's rows sum to 1 within the derived tau
-    assert b.lower_sq >= (1 - b.tau) ** 2
+    b = row_stochastic_sigma1_bounds(A, tau, absolute=SMALLEST_SUBNORMAL["float64"])
+    assert b.row_sum_error <= b.row_sum_bound  # the stored matrix's rows sum to 1 within the derived bound
+    assert b.lower_sq >= (1 - b.row_sum_bound) ** 2
     s1 = float(np.linalg.svd(A, compute_uv=False)[0])
     assert math.sqrt(b.lower_sq) <= s1 * (1 + 1e-12) and s1 <= math.sqrt(b.upper_sq) * (1 + 1e-12)
     assert b.upper_sq >= 1  # sigma_1(X) >= 1: the upper bound can never refute the true floor
@@ -93,6 +94,14 @@ def test_sigma1_bounds_catch_a_matrix_that_is_not_row_stochastic():
 def test_sigma1_bounds_reject_bad_input(bad, tau, match):
     with pytest.raises(ValueError, match=match):
         row_stochastic_sigma1_bounds(bad, tau)
+    with pytest.raises(ValueError, match="absolute"):
+        row_stochastic_sigma1_bounds(np.array([[1.0]]), 0.0, absolute=-1.0)
+
+
+def test_an_underflowed_entry_is_covered_by_the_absolute_term():
+    A = np.array([[1.0, 0.0], [1.0, 0.0]])  # column 1: exps that underflowed to 0, exactly e^-800 each
+    b = row_stochastic_sigma1_bounds(A, 0.0, absolute=SMALLEST_SUBNORMAL["float64"])
+    assert b.upper_sq == 2 + 2 * Fraction(2) ** -1074 and b.row_sum_bound == 2 * Fraction(2) ** -1074
 
 
 def test_certificate_of_a_floor_above_sigma_1():
