@@ -64,7 +64,6 @@ from attention_claims.maths import (
     top_fraction_energy,
 )
 from attention_claims.maths.rounding import (
-    SMALLEST_SUBNORMAL,
     logit_magnitude_bound,
     row_stochastic_sigma1_bounds,
     softmax_tolerance,
@@ -972,8 +971,8 @@ def test_attention_top_singular_value_at_least_one(qk, claim_log):
     float64 ``A`` is within the derived ``tau`` (:func:`softmax_tolerance`, Higham eqs. 3.4, 3.5) of ``X``'s, so
     :func:`row_stochastic_sigma1_bounds` gives, exactly, ``sigma_1(A)^2 >= |A 1|^2 / N`` (the stored matrix's
     rows sum to 1 within ``tau``: checked, a larger error is a bug of the suite) and
-    ``sigma_1(X)^2 <= |X|_1 |X|_inf <= (max_j sum_i a_ij + N s) / (1 - tau)`` (``s`` the smallest subnormal:
-    an exp that underflows keeps no relative accuracy). A floor above that upper bound is
+    ``sigma_1(X)^2 <= |X|_1 |X|_inf <= (max_j sum_i a_ij + N a) / (1 - tau)`` (``a`` the bound's absolute term, a
+    few smallest subnormals: an exp that underflows keeps no relative accuracy). A floor above that upper bound is
     refuted and certified by a 200-bit arb enclosure of ``X`` (``|X|_1 |X|_inf`` from its column and row sums):
     a planted floor 1.01 is caught on any draw whose column sums stay below 1.0201 (N = 1, or near-uniform rows).
     """
@@ -981,7 +980,7 @@ def test_attention_top_singular_value_at_least_one(qk, claim_log):
     A = softmax_attention(Q, K).numpy()
     N, d = Q.shape
     tau = softmax_tolerance(logit_magnitude_bound(Q, K), d, N, "float64")
-    b = row_stochastic_sigma1_bounds(A, tau, absolute=SMALLEST_SUBNORMAL["float64"])  # underflowed exps
+    b = row_stochastic_sigma1_bounds(A, tau, absolute=tau.absolute)  # exps that underflow: tau's absolute term
     if b.row_sum_error > b.row_sum_bound:
         raise RuntimeError(f"softmax_attention's row sums are off by {float(b.row_sum_error):.3g} > the derived "
                            f"bound {tau} (N = {N}, d = {d}): a bug of the suite, not a counterexample")

@@ -261,7 +261,9 @@ def within_rounding(computed, reference, tolerance: Tolerance, log=None) -> bool
         ValueError: the shapes do not broadcast.
     """
     if not isinstance(tolerance, Tolerance):
-        raise TypeError(f"rounding: within_rounding needs a Tolerance with its derivation, got {tolerance!r}")
+        hint = " (a softmax bound is partly relative: pass its .around(reference))" if isinstance(
+            tolerance, SoftmaxTolerance) else ""
+        raise TypeError(f"rounding: within_rounding needs a Tolerance with its derivation, got {tolerance!r}{hint}")
     a, b = _float64(computed), _float64(reference)
     try:
         err = a - b
@@ -274,51 +276,170 @@ def within_rounding(computed, reference, tolerance: Tolerance, log=None) -> bool
     return used <= 1.0
 
 
+@dataclass(frozen=True)
+class SoftmaxTolerance:
+    """The rounding bound of a computed softmax weight: ``|p_hat_j - p_j| <= value * p_j + absolute`` (a relative
+    part and an absolute one), returned by :func:`softmax_tolerance` with its derivation.
+
+    It is not a :class:`Tolerance` (a bound on an absolute error): :func:`within_rounding` refuses it; compare
+    with :meth:`around`, which turns it into the absolute, entrywise :class:`Tolerance` about the exact weights.
+
+    Attributes:
+        value: ``tau``, the relative part (dimensionless): a float, or a read-only float64 array of shape
+            ``(N, 1)`` (one per row) that broadcasts over a row of weights.
+        absolute: the absolute part, in units of probability (a float ``>= 0``): what an exp, a sum or a
+            quotient whose result underflows may lose besides ``tau`` (a small multiple of the dtype's smallest
+            subnormal, or of its smallest normal under flush-to-zero).
+        derivation: one line saying where both parts come from, stated in the evidence by :meth:`state`.
+
+    Raises:
+        ValueError: on construction, when a part is negative or not finite, or ``derivation`` is empty.
+    """
+
+    value: object
+    absolute: float
+    derivation: str
+
+    def __post_init__(self):
+        rel = Tolerance(self.value, self.derivation)  # the same checks and read-only storage as a Tolerance
+        if not (math.isfinite(self.absolute) and self.absolute >= 0):
+            raise ValueError(f"rounding: an absolute bound must be finite and >= 0, got {self.absolute!r}")
+        object.__setattr__(self, "value", rel.value)
+        object.__setattr__(self, "absolute", float(self.absolute))
+
+    @property
+    def largest(self) -> float:
+        """The largest relative bound ``tau`` (over the rows, when there is one per row)."""
+        return float(np.max(self.value))
+
+    def __float__(self) -> float:
+        """The relative bound ``tau`` as one number; ``TypeError`` when there is one per row (more than one)."""
+        return float(Tolerance(self.value, self.derivation))
+
+    def around(self, p) -> Tolerance:
+        """The absolute, entrywise bound ``tau |p_j| + absolute`` on ``|p_hat_j - p_j|`` about the exact weights
+        ``p`` (a number, an array or a tensor whose shape broadcasts against ``value``'s: ``(N, M)`` with ``value``
+        of shape ``(N, 1)``), rounded up so that its own float64 evaluation cannot make it smaller (two steps to
+        the next float: the product and the sum round once each).
+
+        Raises:
+            ValueError: ``p`` not finite, or shapes that do not broadcast.
+        """
+        w = np.abs(_float64(p))
+        if not np.isfinite(w).all():
+            raise ValueError("rounding: the exact softmax weights must be finite")
+        try:
+            bound = np.asarray(self.value) * w + self.absolute
+        except ValueError as e:
+            raise ValueError(f"rounding: weights of shape {w.shape} against a bound of shape "
+                             f"{np.shape(self.value)}") from e
+        bound = np.nextafter(np.nextafter(bound, np.inf), np.inf)
+        return Tolerance(bound, f"tau*p + absolute about the exact weights p: {self.derivation}")
+
+    def __str__(self) -> str:
+        head = (f"{self.value:.3g}" if np.ndim(self.value) == 0
+                else f"up to {self.largest:.3g} (one per row)")
+        return f"relative {head} + absolute {self.absolute:.3g} ({self.derivation})"
+
+    def state(self, log) -> None:
+        """Add ``"tolerance: <relative> + <absolute> (<derivation>)"`` to the evidence (``log`` a ``CheckLog``, or
+        anything with a ``note(text)`` method)."""
+        log.note(f"tolerance: {self}")
+
+
 def softmax_tolerance(logit_magnitude, d: int, n: int, dtype, *, exp_ulps: float = 1.0, u: float | None = None,
-                      logit_roundings: int = 2) -> Tolerance:
-    """The relative bound ``tau`` on each weight of a softmax row computed in floating point, in any summation
-    order: ``|p_hat_j - p_j| <= tau * p_j`` for ``p = softmax(z)``, ``z_j = s q . k_j`` with inner dimension
-    ``d`` and ``n`` logits in the row.
+                      logit_roundings: int = 2, flush: float = 0.0) -> SoftmaxTolerance:
+    """The bound on each weight of a softmax row computed in floating point, in any summation order:
+    ``|p_hat_j - p_j| <= tau * p_j + a`` for ``p = softmax(z)``, ``z_j = s q . k_j`` with inner dimension ``d``
+    and ``n`` logits in the row, the row maximum subtracted before the exps (as every stable softmax does).
+    ``tau`` (dimensionless) holds where nothing underflows; ``a`` (units of probability, a few smallest
+    subnormals) covers the exps, sums and quotients whose results underflow, which keep no relative accuracy.
 
     Args:
         logit_magnitude: ``L >= max_j s |q| . |k_j|`` (one number, or one per row: an array of shape ``(N,)``
-            gives an ``(N, 1)`` bound that broadcasts over the row).
+            gives an ``(N, 1)`` relative bound that broadcasts over the row).
         d, n: the dot products' length and the row's length (both >= 1).
-        dtype: the working precision (where the logits, exps and sums are computed).
-        exp_ulps: the exp's error in ulps of its result (one ulp is at most ``2u`` relative, Higham §2.1):
-            1 for SLEEF's ``u10`` functions that torch's CPU kernels call, 2 for CUDA's ``expf`` / ``exp2f``
-            (CUDA C++ Programming Guide, "Mathematical Functions", single precision table).
+        dtype: the working precision (where the logits, exps and sums are computed; its smallest subnormal
+            ``s`` sets ``a``).
+        exp_ulps: the exp's error in ulps of its result (one ulp is at most ``2u`` relative in the normal
+            range, Higham §2.1, and ``s`` in the subnormal range): 1 for SLEEF's ``u10`` functions that torch's
+            CPU kernels call, 2 for CUDA's ``expf`` / ``exp2f`` (CUDA C++ Programming Guide, "Mathematical
+            Functions", single precision table).
         u: the unit roundoff of each operation when it is not ``dtype``'s (e.g. ``2^-23`` for tensor-core
             accumulation, which truncates instead of rounding: Fasi, Higham, Mikaitis & Pranesh, "Numerical
             behavior of NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330, 2021).
         logit_roundings: roundings of a logit after its dot product (the scale's own rounding and the product
             with it: 2; one more per extra factor, such as ``log2 e`` before an ``exp2``).
+        flush: ``0`` with gradual underflow; the dtype's smallest normal (``2^-126`` in float32, ``2^-1022`` in
+            float64) where subnormal results are flushed to zero (a GPU's ``-ftz``, x86's FTZ/DAZ): the
+            absolute error of each operation whose result underflows.
 
-    Derivation (Higham, 2nd ed.: Lemma 3.1 and 3.3 for ``theta_k``, eq. (3.5) for dot products, eq. (3.4) for
-    sums in any order): the computed logit is ``z_j + delta_j``, ``|delta_j| <= gamma_(d+r) L`` (``r`` =
-    ``logit_roundings``); the shift by the row maximum is an error common to every ``j`` that the
+    Returns:
+        A :class:`SoftmaxTolerance`: ``value`` = ``tau``, ``absolute`` = ``a``, and the derivation of both.
+
+    Derivation of ``tau`` (Higham, 2nd ed.: Lemma 3.1 and 3.3 for ``theta_k``, eq. (3.5) for dot products,
+    eq. (3.4) for sums in any order): the computed logit is ``z_j + delta_j``, ``|delta_j| <= gamma_(d+r) L``
+    (``r`` = ``logit_roundings``); the shift by the row maximum is an error common to every ``j`` that the
     normalisation cancels, and its subtraction adds ``u |z_j - z_max| <= 2uL(1 + gamma_(d+r))``, so each
-    weight's logit moves by at most ``Delta = 2 gamma_(d+r+1) L`` relative to the others; an exp with relative
-    error ``e = 2 u exp_ulps`` moves it by at most ``e / (1 - e) >= |ln(1 + e)|`` more. Softmax of logits each
-    moved by at most ``Delta'`` changes each weight by a factor in ``[e^(-2 Delta'), e^(2 Delta')]`` (the
-    numerator moves by ``e^(+-Delta')``, the normaliser, a weighted mean of those, too); the sum of ``n``
-    positive terms and the division add ``(1 + theta_n)``. So ``tau = e^(2 Delta') (1 + gamma_n) - 1``.
+    weight's logit moves by at most ``Delta = 2 gamma_(d+r+1) L`` relative to the others (and by
+    ``2 (d + r + 1)(s/2 + flush)`` more for products and differences that underflow, Higham §2.1, Thm 2.2 and
+    the remarks after it); an exp with relative error ``e = 2 u exp_ulps`` moves it by at most
+    ``e / (1 - e) >= |ln(1 + e)|`` more. Softmax of logits each moved by at most ``Delta'`` changes each weight
+    by a factor in ``[e^(-2 Delta'), e^(2 Delta')]`` (the numerator moves by ``e^(+-Delta')``, the normaliser, a
+    weighted mean of those, too); the sum of ``n`` positive terms and the division add ``(1 + theta_n)``. So
+    ``tau = e^(2 Delta') (1 + gamma_n) - 1``.
+
+    Derivation of ``a`` (Higham, 2nd ed., §2.1, Thm 2.2 and the remarks after it: a result in the subnormal
+    range is off by at most half its spacing ``s``, absolutely): an exp whose result underflows is
+    ``E_j = E'_j + eta_j`` with ``E'_j`` the relative-error value above and ``|eta_j| <= alpha = exp_ulps s +
+    flush``. An addition of two floats whose exact result is subnormal is exact (both are multiples of ``s``,
+    so is their sum), so the normaliser is ``T = (S' + H)(1 + theta_n)`` with ``S' = sum_j E'_j >= 1 - e`` (it
+    holds the row maximum's ``exp(0)``) and ``|H| <= h = (n alpha + (n - 1) flush)(1 + gamma_n)``. The quotient
+    ``p_hat_j = E_j (1 + delta) / T + zeta_j``, ``|delta| <= u``, ``|zeta_j| <= s/2 + flush``, differs from the
+    relative-error weight ``r_j`` (``|r_j - p_j| <= tau p_j``, ``r_j <= (1 + u) / (1 - gamma_n)``) by at most
+    ``r_j h / (S' - h) + alpha (1 + u) / ((S' - h)(1 - gamma_n)) + s/2 + flush``, so
+    ``a = (1 + u)(h + alpha) / ((1 - gamma_n)(1 - e - h)) + s/2 + flush``, evaluated in exact rational arithmetic
+    and rounded up to a float64.
 
     Raises:
         ValueError: ``d`` or ``n`` below 1, an unknown dtype, a negative or non-finite magnitude, ``u`` not in
-            ``(0, 1)``, or a ``gamma_k`` that does not exist in the format.
+            ``(0, 1)``, a negative or non-finite ``flush``, or a ``gamma_k`` that does not exist in the format.
     """
     _counts(d=d, n=n)
+    if not (isinstance(flush, (int, float)) and math.isfinite(flush) and flush >= 0):
+        raise ValueError(f"rounding: flush must be a finite number >= 0, got {flush!r}")
     w = _unit(dtype, u)
     L = _magnitude(logit_magnitude)
+    s = SMALLEST_SUBNORMAL[dtype_name(dtype)]
     e = 2 * w * exp_ulps
-    delta = 2 * _gamma_u(d + logit_roundings + 1, w) * L + e / (1 - e)
+    r = logit_roundings
+    delta = 2 * _gamma_u(d + r + 1, w) * L + e / (1 - e) + 2 * (d + r + 1) * (s / 2 + flush)
     tau = np.expm1(2 * delta) * (1 + _gamma_u(n, w)) + _gamma_u(n, w)
     if np.ndim(tau):
         tau = np.asarray(tau)[:, None]
-    return Tolerance(tau, f"tau = e^(2 Delta)(1 + gamma_{n}) - 1, Delta = 2 gamma_{d + logit_roundings + 1} L "
-                          f"+ exp error ({exp_ulps:g} ulp), L = {_label(L)}, u = {w:.3g} ({dtype_name(dtype)}; "
-                          "Higham eqs. 3.4, 3.5, Lemma 3.3)")
+    absolute = _underflow_absolute(n, w, e, s, exp_ulps, flush)
+    where = "flushed to zero below the smallest normal" if flush else "gradual underflow"
+    return SoftmaxTolerance(tau, absolute,
+                            f"tau = e^(2 Delta)(1 + gamma_{n}) - 1, Delta = 2 gamma_{d + r + 1} L + exp error "
+                            f"({exp_ulps:g} ulp), L = {_label(L)}, u = {w:.3g} ({dtype_name(dtype)}; Higham eqs. "
+                            f"3.4, 3.5, Lemma 3.3); absolute {absolute:.3g} for exps, sums and quotients that "
+                            f"underflow ({where}; Higham Thm 2.2)")
+
+
+def _underflow_absolute(n: int, w: float, e: float, s: float, exp_ulps: float, flush: float) -> float:
+    """``a = (1 + u)(h + alpha) / ((1 - gamma_n)(1 - e - h)) + s/2 + flush`` of :func:`softmax_tolerance`, with
+    ``alpha = exp_ulps s + flush`` and ``h = (n alpha + (n - 1) flush)(1 + gamma_n)``, in exact rationals rounded
+    up to the next float64 (a float64 evaluation rounds to nearest, which can lie below the bound: in float64
+    ``a`` is a few subnormals, where one rounding is a large share of it)."""
+    U, E, S, F = Fraction(w), Fraction(e), Fraction(s), Fraction(flush)
+    g = n * U / (1 - n * U)
+    alpha = Fraction(exp_ulps) * S + F
+    h = (n * alpha + (n - 1) * F) * (1 + g)
+    if not E + h < 1:
+        raise ValueError(f"rounding: the exp error {e:g} leaves no lower bound on the normaliser")
+    a = (1 + U) * (h + alpha) / ((1 - g) * (1 - E - h)) + S / 2 + F
+    f = float(a)
+    return f if Fraction(f) >= a else math.nextafter(f, math.inf)
 
 
 def attention_output_tolerance(logit_magnitude, value_max, d: int, n: int, dtype, *, exp_ulps: float = 1.0,
@@ -449,20 +570,19 @@ class Sigma1Bounds:
     tau: Fraction
 
 
-def row_stochastic_sigma1_bounds(A, tau, absolute: float = 0.0) -> Sigma1Bounds:
+def row_stochastic_sigma1_bounds(A, tau, absolute: float | None = None) -> Sigma1Bounds:
     """Bounds on the largest singular value of a row-stochastic matrix known through a computed one, without an
     SVD (LAPACK states no constant for its singular values' error), in exact rational arithmetic on the float64
     entries.
 
     Args:
         A: the stored float64 matrix ``A (N, M)``, entries ``>= 0`` (e.g. a computed softmax attention matrix).
-        tau: the relative error bound of each entry (a :class:`Tolerance` from :func:`softmax_tolerance`, or a
-            number in ``[0, 1)``): the exact matrix ``X`` has rows summing to 1 and ``|a_ij - x_ij| <= tau x_ij
-            + absolute``.
+        tau: the relative error bound of each entry (a :class:`SoftmaxTolerance` from :func:`softmax_tolerance`,
+            whose largest ``tau`` is used, a :class:`Tolerance`, or a number in ``[0, 1)``): the exact matrix ``X``
+            has rows summing to 1 and ``|a_ij - x_ij| <= tau x_ij + absolute``.
         absolute: an absolute error allowed on each entry besides ``tau`` (``>= 0``): an exp that underflows
-            loses its relative accuracy, so a float64 softmax needs the smallest subnormal here (an underflowed
-            or subnormal ``exp`` is off by at most half of it, Higham Thm 2.2, and the division by a normaliser
-            ``>= 1`` by half of it more).
+            loses its relative accuracy. ``None`` (the default) takes ``tau.absolute`` from a
+            :class:`SoftmaxTolerance` (derived there: a few smallest subnormals) and 0 otherwise.
 
     Derivation: ``sigma_1 = max_x |A x| / |x|`` (the induced 2-norm is the largest singular value; Golub & Van
     Loan, *Matrix Computations*, §2.3 and §2.4), so with ``x = 1``: ``sigma_1(A)^2 >= |A 1|^2 / M`` (the squared row sums' mean over
@@ -477,7 +597,9 @@ def row_stochastic_sigma1_bounds(A, tau, absolute: float = 0.0) -> Sigma1Bounds:
     a = _float64(A)
     if a.ndim != 2 or not a.size or not np.isfinite(a).all() or (a < 0).any():
         raise ValueError(f"rounding: A must be a non-empty finite 2-D array of entries >= 0, got shape {a.shape}")
-    t = Fraction(float(tau.largest if isinstance(tau, Tolerance) else tau))
+    t = Fraction(float(tau.largest if isinstance(tau, (Tolerance, SoftmaxTolerance)) else tau))
+    if absolute is None:
+        absolute = tau.absolute if isinstance(tau, SoftmaxTolerance) else 0.0
     if not 0 <= t < 1:
         raise ValueError(f"rounding: tau must lie in [0, 1), got {float(t)!r}")
     if not (math.isfinite(absolute) and absolute >= 0):

@@ -201,3 +201,100 @@ def test_softmax_and_output_bounds_refuse_bad_input_and_state_their_derivation()
         attention_output_tolerance(1.0, 1.0, 8, 8, "float32", rescalings=-1)
     with pytest.raises(ValueError):
         attention_output_tolerance(-1.0, 1.0, 8, 8, "float32")
+
+
+def _spread_softmax(dtype, n, lowest):
+    """torch's CPU softmax of ``n`` logits spread evenly over ``[lowest, 0]`` (so the lowest exps underflow),
+    the logits as stored in ``dtype``, and the exact weights of those logits in 40-digit mpmath."""
+    import mpmath
+
+    z = torch.linspace(0.0, lowest, n, dtype=torch.float64).to(dtype)
+    p_hat = torch.softmax(z, -1).double().numpy()
+    with mpmath.workdps(40):
+        exps = [mpmath.exp(mpmath.mpf(float(x))) for x in z.double()]  # the max is 0: exp(z - max) = exp(z)
+        total = mpmath.fsum(exps)
+        exact = [x / total for x in exps]
+    return z.double().numpy(), p_hat, exact
+
+
+def _violations(p_hat, exact, tau, absolute):
+    """Indices ``j`` with ``|p_hat_j - p_j| > tau p_j + absolute``, decided in 40-digit mpmath (a float64
+    difference of subnormals would itself round by up to half the smallest subnormal)."""
+    import mpmath
+
+    with mpmath.workdps(40):
+        t, a = mpmath.mpf(float(tau)), mpmath.mpf(absolute)
+        return [j for j, (c, x) in enumerate(zip(p_hat, exact, strict=True))
+                if abs(mpmath.mpf(float(c)) - x) > t * x + a]
+
+
+@pytest.mark.parametrize("dtype,lowest,smallest_normal", [(torch.float64, -760.0, 2.0**-1022),
+                                                          (torch.float32, -112.0, 2.0**-126)])
+def test_softmax_bound_covers_exps_that_underflow(dtype, lowest, smallest_normal):
+    """Logits spread down to below ln(smallest subnormal): the lowest exps are subnormal or 0 and keep no relative
+    accuracy. The relative part tau alone (the bound before the absolute term) is violated there; tau p + a
+    holds on every weight against 40-digit mpmath, and a weight moved by 2a is caught."""
+    from attention_claims.maths.rounding import SMALLEST_SUBNORMAL, softmax_tolerance
+
+    name = str(dtype).removeprefix("torch.")
+    n = 64
+    z, p_hat, exact = _spread_softmax(dtype, n, lowest)
+    tol = softmax_tolerance(float(np.abs(z).max()), 1, n, name)
+    tiny = [j for j, x in enumerate(exact) if x < smallest_normal]
+    assert len(tiny) >= 4 and any(p_hat[j] == 0 for j in tiny) and any(0 < p_hat[j] < smallest_normal for j in tiny)
+    assert _violations(p_hat, exact, tol.value, 0.0)  # relative only: fails on the underflowed weights
+    assert _violations(p_hat, exact, tol.value, tol.absolute) == []
+    assert tol.absolute <= (n + 3) * SMALLEST_SUBNORMAL[name]  # a few subnormals, not a loose allowance
+    assert tol.around([float(x) for x in exact]).excess(p_hat - np.array([float(x) for x in exact])) <= 1
+    wrong = p_hat.copy()
+    wrong[tiny[-1]] += 2 * tol.absolute  # a wrong weight where the absolute term is all the allowance
+    assert _violations(wrong, exact, tol.value, tol.absolute) == [tiny[-1]]
+
+
+def test_softmax_bound_under_flush_to_zero():
+    """Subnormal results flushed to 0 (as a GPU's -ftz would) are off by up to the smallest normal: the
+    gradual-underflow bound does not cover them, the bound with flush = 2^-126 does."""
+    from attention_claims.maths.rounding import softmax_tolerance
+
+    z, p_hat, exact = _spread_softmax(torch.float32, 64, -100.0)
+    flushed = np.where(np.abs(p_hat) < 2.0**-126, 0.0, p_hat)
+    assert (flushed != p_hat).any()
+    L = float(np.abs(z).max())
+    gradual, ftz = softmax_tolerance(L, 1, 64, "float32"), softmax_tolerance(L, 1, 64, "float32", flush=2.0**-126)
+    assert _violations(flushed, exact, gradual.value, gradual.absolute)
+    assert _violations(flushed, exact, ftz.value, ftz.absolute) == []
+    assert ftz.value == gradual.value and "flushed" in ftz.derivation and "gradual" in gradual.derivation
+
+
+def test_softmax_tolerance_is_not_an_absolute_tolerance():
+    from attention_claims.maths.rounding import (
+        SMALLEST_SUBNORMAL,
+        SoftmaxTolerance,
+        row_stochastic_sigma1_bounds,
+        softmax_tolerance,
+    )
+
+    tol = softmax_tolerance(np.array([1.0, 2.0]), 4, 3, "float64")
+    assert isinstance(tol, SoftmaxTolerance) and not isinstance(tol, Tolerance)
+    with pytest.raises(TypeError, match=r"\.around"):
+        within_rounding(0.5, 0.5, tol)
+    with pytest.raises(TypeError, match="not one number"):
+        float(tol)
+    assert tol.around(np.full((2, 3), 1 / 3)).value.shape == (2, 3)
+    with pytest.raises(ValueError, match="broadcast|shape"):
+        tol.around(np.ones((3, 4)))
+    with pytest.raises(ValueError, match="finite"):
+        tol.around([np.nan])
+    with pytest.raises(ValueError, match="flush"):
+        softmax_tolerance(1.0, 4, 3, "float64", flush=-1.0)
+    with pytest.raises(ValueError, match="absolute"):
+        SoftmaxTolerance(0.1, -1.0, "planted")
+    log = _Log()
+    tol.state(log)
+    assert log.notes[0].startswith("tolerance: relative up to") and "absolute" in log.notes[0]
+    one = softmax_tolerance(2.0, 4, 3, "float64")
+    A = np.array([[1.0, 0.0, 0.0]] * 3)  # exps that underflowed to 0
+    b = row_stochastic_sigma1_bounds(A, one)  # the absolute term is taken from the softmax bound by default
+    assert b.row_sum_bound == Fraction(float(one)) + 3 * Fraction(one.absolute)
+    assert one.absolute > SMALLEST_SUBNORMAL["float64"]
+    assert row_stochastic_sigma1_bounds(A, one, absolute=0.0).row_sum_bound == Fraction(float(one))
