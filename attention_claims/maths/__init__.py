@@ -12,7 +12,8 @@
 - :mod:`.expressivity` — which attention patterns a head of dimension d can realise;
 - :mod:`.depth` — rank collapse with depth (Dong et al.);
 - :mod:`.boundaries` — bisection for the parameter at which a property starts to fail;
-- :mod:`.rounding` — rounding-error bounds (Higham's gamma_n) as a ``Tolerance`` with its derivation.
+- :mod:`.rounding` — rounding-error bounds (Higham's gamma_n) as a ``Tolerance`` with its derivation; the
+  softmax and attention-output bounds; bounds on a row-stochastic matrix's sigma_1 without an SVD.
 
 Nothing here imports pytest or the framework: the mathematics stands on its own. Nor does importing
 any of it import torch: each module reaches torch through the stand-in of :mod:`.arrays`
@@ -212,6 +213,12 @@ _WHERE = {
     "dot_tolerance": "rounding",
     "matmul_tolerance": "rounding",
     "within_rounding": "rounding",
+    "SoftmaxTolerance": "rounding",
+    "softmax_tolerance": "rounding",
+    "attention_output_tolerance": "rounding",
+    "logit_magnitude_bound": "rounding",
+    "Sigma1Bounds": "rounding",
+    "row_stochastic_sigma1_bounds": "rounding",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -24,8 +24,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # annotations only: importing this module does not import torch
+    import torch
 
 UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
 """The unit roundoff u (half the machine epsilon) of each dtype, a power of two (Higham Table 2.1; bfloat16:
@@ -347,7 +351,7 @@ class SoftmaxTolerance:
         log.note(f"tolerance: {self}")
 
 
-def softmax_tolerance(logit_magnitude, d: int, n: int, dtype, *, exp_ulps: float = 1.0, u: float | None = None,
+def softmax_tolerance(logit_magnitude: float | np.ndarray, d: int, n: int, dtype: str | torch.dtype | np.dtype, *, exp_ulps: float = 1.0, u: float | None = None,
                       logit_roundings: int = 2, flush: float = 0.0) -> SoftmaxTolerance:
     """The bound on each weight of a softmax row computed in floating point, in any summation order:
     ``|p_hat_j - p_j| <= tau * p_j + a`` for ``p = softmax(z)``, ``z_j = s q . k_j`` with inner dimension ``d``
@@ -358,7 +362,8 @@ def softmax_tolerance(logit_magnitude, d: int, n: int, dtype, *, exp_ulps: float
     Args:
         logit_magnitude: ``L >= max_j s |q| . |k_j|`` (one number, or one per row: an array of shape ``(N,)``
             gives an ``(N, 1)`` relative bound that broadcasts over the row).
-        d, n: the dot products' length and the row's length (both >= 1).
+        d: the dot products' length (>= 1).
+        n: the row's length (>= 1).
         dtype: the working precision (where the logits, exps and sums are computed; its smallest subnormal
             ``s`` sets ``a``).
         exp_ulps: the exp's error in ulps of its result (one ulp is at most ``2u`` relative in the normal
@@ -374,8 +379,7 @@ def softmax_tolerance(logit_magnitude, d: int, n: int, dtype, *, exp_ulps: float
             float64) where subnormal results are flushed to zero (a GPU's ``-ftz``, x86's FTZ/DAZ): the
             absolute error of each operation whose result underflows.
 
-    Returns:
-        A :class:`SoftmaxTolerance`: ``value`` = ``tau``, ``absolute`` = ``a``, and the derivation of both.
+    The result is a :class:`SoftmaxTolerance`: ``value`` = ``tau``, ``absolute`` = ``a``, and the derivation of both.
 
     Derivation of ``tau`` (Higham, 2nd ed.: Lemma 3.1 and 3.3 for ``theta_k``, eq. (3.5) for dot products,
     eq. (3.4) for sums in any order): the computed logit is ``z_j + delta_j``, ``|delta_j| <= gamma_(d+r) L``
@@ -442,15 +446,23 @@ def _underflow_absolute(n: int, w: float, e: float, s: float, exp_ulps: float, f
     return f if Fraction(f) >= a else math.nextafter(f, math.inf)
 
 
-def attention_output_tolerance(logit_magnitude, value_max, d: int, n: int, dtype, *, exp_ulps: float = 1.0,
-                               u: float | None = None, logit_roundings: int = 2, stored=None, rescalings: int = 0,
-                               output=None, flush: float = 0.0) -> Tolerance:
+def attention_output_tolerance(logit_magnitude: float | np.ndarray, value_max: float, d: int, n: int,
+                               dtype: str | torch.dtype | np.dtype, *, exp_ulps: float = 1.0,
+                               u: float | None = None, logit_roundings: int = 2,
+                               stored: str | torch.dtype | np.dtype | None = None, rescalings: int = 0,
+                               output: str | torch.dtype | np.dtype | None = None, flush: float = 0.0) -> Tolerance:
     """The absolute bound on ``|o_hat - o|`` for one entry of an attention output ``o = softmax(z) V`` computed
     in floating point by any kernel that evaluates the logits, exps and sums in the working precision in any
     order (a fused kernel's order of operations need not be known).
 
     Args:
-        logit_magnitude, d, n, dtype, exp_ulps, u, logit_roundings: as :func:`softmax_tolerance`.
+        logit_magnitude: as :func:`softmax_tolerance` (one number, or one per row of shape ``(N,)``).
+        d: as :func:`softmax_tolerance`.
+        n: as :func:`softmax_tolerance`.
+        dtype: as :func:`softmax_tolerance`.
+        exp_ulps: as :func:`softmax_tolerance`.
+        u: as :func:`softmax_tolerance`.
+        logit_roundings: as :func:`softmax_tolerance`.
         value_max: ``max |V|`` (a number; the bound is absolute, in the units of ``V``).
         stored: the dtype the unnormalised weights are rounded to before the product with ``V`` (FlashAttention
             rounds ``P`` to the input dtype for the second matrix product), or ``None``.
@@ -459,6 +471,9 @@ def attention_output_tolerance(logit_magnitude, value_max, d: int, n: int, dtype
             multiplications' roundings remain.
         output: the dtype the result is rounded to, or ``None``.
         flush: an absolute error allowed on each exp (e.g. ``2^-126`` where subnormals are flushed to 0).
+
+    The result is a :class:`Tolerance` in the units of ``V``: one number, or an ``(N, 1)`` array (one bound per
+    row, which broadcasts over the row's ``d_v`` outputs) when ``logit_magnitude`` is an array of shape ``(N,)``.
 
     Derivation: the weights are those of :func:`softmax_tolerance` before normalisation, each ``(1 + sigma_j)``
     with ``|sigma_j| <= u_stored`` (plus ``s/2`` absolutely, ``s`` the stored dtype's smallest subnormal,
@@ -570,7 +585,8 @@ class Sigma1Bounds:
     tau: Fraction
 
 
-def row_stochastic_sigma1_bounds(A, tau, absolute: float | None = None) -> Sigma1Bounds:
+def row_stochastic_sigma1_bounds(A: np.ndarray | torch.Tensor, tau: SoftmaxTolerance | Tolerance | float,
+                                 absolute: float | None = None) -> Sigma1Bounds:
     """Bounds on the largest singular value of a row-stochastic matrix known through a computed one, without an
     SVD (LAPACK states no constant for its singular values' error), in exact rational arithmetic on the float64
     entries.

@@ -16,18 +16,24 @@
 - figures (:mod:`.figures`): ``plot_sparsity_figure``;
 - batched checks (:mod:`.batched`): ``BATCH``, ``batched_profile_only``, ``gaussian_batch_spec``;
 - rounding bounds (:mod:`attention_claims.maths.rounding`): ``Tolerance``, ``within_rounding``, ``gamma``,
-  ``unit_roundoff``, ``sum_tolerance``, ``dot_tolerance``, ``matmul_tolerance``, ``representation_tolerance``.
+  ``unit_roundoff``, ``sum_tolerance``, ``dot_tolerance``, ``matmul_tolerance``, ``representation_tolerance``;
+  for softmax and attention: ``softmax_tolerance`` (a ``SoftmaxTolerance``, relative plus absolute for exps
+  that underflow), ``attention_output_tolerance`` and ``logit_magnitude_bound``.
 """
 
 from ..framework import profiles
 from ..framework.evidence import CheckLog, Counterexample, refute, refute_deferred
 from ..framework.plugin import Claimed
 from ..maths.rounding import (
+    SoftmaxTolerance,
     Tolerance,
+    attention_output_tolerance,
     dot_tolerance,
     gamma,
+    logit_magnitude_bound,
     matmul_tolerance,
     representation_tolerance,
+    softmax_tolerance,
     sum_tolerance,
     unit_roundoff,
     within_rounding,
@@ -89,4 +95,8 @@ __all__ = [
     "sum_tolerance",
     "unit_roundoff",
     "within_rounding",
+    "SoftmaxTolerance",
+    "softmax_tolerance",
+    "attention_output_tolerance",
+    "logit_magnitude_bound",
 ]
