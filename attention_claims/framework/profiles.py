@@ -46,6 +46,41 @@ PROFILES = {
                     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target], **_COMMON),
 }
 
+def pin_local_constants() -> bool:
+    """Make Hypothesis draw the same examples in every process: its pool of "local constants" stays empty.
+
+    Hypothesis (6.131 and later) mixes into a small share of its draws the literals it finds in every
+    module of the process that is not in the standard library or site-packages (nor a ``test_*`` file):
+    ``hypothesis.internal.conjecture.providers._get_local_constants`` rescans ``sys.modules`` whenever it
+    grew. Here that is this package, ``checks/conftest.py`` and every ``conftest.py`` a pytester run
+    wrote, so under a derandomized profile a check's examples depended on which modules its process had
+    loaded before it: on xdist's scheduling, and on serial against xdist (``tests/framework/
+    test_trust.py::test_real_checks_same_report_under_xdist`` saw 69 examples against 61 for the same
+    check). An empty pool is the same everywhere; Hypothesis's global constants (its own edge cases:
+    0, -0.0, nan, inf, the float boundaries) are kept. Returns False, changing nothing, when this
+    Hypothesis has no such pool (the private name is gone): ``tests/framework/test_profiles.py`` then fails.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:
+        return False
+    if not callable(getattr(providers, "_get_local_constants", None)):
+        return False
+    if getattr(providers._get_local_constants, "_attention_claims_pinned", False):
+        return True
+    empty = Constants()
+
+    def no_local_constants() -> Constants:
+        return empty
+
+    no_local_constants._attention_claims_pinned = True
+    providers._get_local_constants = no_local_constants
+    return True
+
+
+pin_local_constants()
+
 for _name, _kw in PROFILES.items():
     # each from Hypothesis's own defaults: registering "ci" while Hypothesis's built-in "ci" profile is loaded
     # (it loads it where CI is set) reloads it, and a profile registered after it would inherit from it

@@ -40,3 +40,38 @@ def test_each_profile_starts_from_hypothesis_defaults_whatever_is_loaded():
     assert deep.derandomize is False and deep.database is not None and deep.max_examples == 1500
     assert dev.derandomize is False and dev.database is not None
     assert ci.derandomize is True and ci.database is None and ci.max_examples == 40
+
+
+def test_a_derandomized_check_draws_the_same_examples_whatever_modules_are_loaded(tmp_path, monkeypatch):
+    """Hypothesis's pool of local constants (the literals of every non-library module loaded) is pinned
+    empty (``profiles.pin_local_constants``): a module full of literals, imported as a pytester run's
+    ``conftest.py`` is, changes no derandomized draw. Without the pin the second list differs."""
+    import sys
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from hypothesis.internal.conjecture import providers
+
+    from attention_claims.framework import profiles
+
+    assert profiles.pin_local_constants() is True, "Hypothesis's local-constants pool moved: re-pin it"
+
+    def draws() -> list:
+        seen = []
+
+        @settings(max_examples=200, derandomize=True, database=None)
+        @given(st.floats(-1e6, 1e6), st.integers(-10**6, 10**6))
+        def record(x, n):
+            seen.append((x, n))
+
+        record()
+        return seen
+
+    before = draws()
+    literals = ", ".join(str(1234.5678 + k) for k in range(300)) + ", " + ", ".join(str(98765 + k) for k in range(300))
+    (tmp_path / "literals_here.py").write_text(f"VALUES = [{literals}]\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    __import__("literals_here")
+    monkeypatch.setitem(sys.modules, "literals_here", sys.modules["literals_here"])
+    assert len(providers._get_local_constants()) == 0
+    assert draws() == before
