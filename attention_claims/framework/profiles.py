@@ -21,7 +21,9 @@ the shrunk example and every verdict are the same without it. ``deep`` keeps it.
 
 from __future__ import annotations
 
+import functools
 import os
+from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, settings
 
@@ -47,36 +49,54 @@ PROFILES = {
 }
 
 def pin_local_constants() -> bool:
-    """Make Hypothesis draw the same examples in every process: its pool of "local constants" stays empty.
+    """Make Hypothesis draw the same examples in every process: its pool of "local constants" is fixed.
 
     Hypothesis (6.131 and later) mixes into a small share of its draws the literals it finds in every
     module of the process that is not in the standard library or site-packages (nor a ``test_*`` file):
     ``hypothesis.internal.conjecture.providers._get_local_constants`` rescans ``sys.modules`` whenever it
-    grew. Here that is this package, ``checks/conftest.py`` and every ``conftest.py`` a pytester run
-    wrote, so under a derandomized profile a check's examples depended on which modules its process had
-    loaded before it: on xdist's scheduling, and on serial against xdist (``tests/framework/
-    test_trust.py::test_real_checks_same_report_under_xdist`` saw 69 examples against 61 for the same
-    check). An empty pool is the same everywhere; Hypothesis's global constants (its own edge cases:
-    0, -0.0, nan, inf, the float boundaries) are kept. Returns False, changing nothing, when this
-    Hypothesis has no such pool (the private name is gone): ``tests/framework/test_profiles.py`` then fails.
+    grew. Here that is this package's modules as they happen to be imported, ``checks/conftest.py`` and
+    every ``conftest.py`` a pytester run wrote, so under a derandomized profile a check's examples
+    depended on which modules its process had loaded before it: on xdist's scheduling, and on serial
+    against xdist (``tests/framework/test_trust.py::test_real_checks_same_report_under_xdist`` saw 69
+    examples against 61 for the same check). The pool is pinned to the literals of every source file of
+    this package (:func:`_package_constants`, read once, on the first draw that asks for a constant),
+    whatever is imported and however the package is installed, so the code under test still lends its
+    thresholds and sizes to the draws (two planted falsehoods are caught only through them). Returns
+    False, changing nothing, when this Hypothesis has no such pool (the private names are gone):
+    ``tests/framework/test_profiles.py`` then fails.
     """
     try:
         from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants
+        from hypothesis.internal.constants_ast import _constants_from_source  # noqa: F401
     except ImportError:
         return False
     if not callable(getattr(providers, "_get_local_constants", None)):
         return False
     if getattr(providers._get_local_constants, "_attention_claims_pinned", False):
         return True
-    empty = Constants()
-
-    def no_local_constants() -> Constants:
-        return empty
-
-    no_local_constants._attention_claims_pinned = True
-    providers._get_local_constants = no_local_constants
+    providers._get_local_constants = _package_constants
     return True
+
+
+@functools.cache
+def _package_constants():
+    """The literals of every ``.py`` file of this package, in Hypothesis's own collection
+    (``constants_ast._constants_from_source``; a file with too many is skipped, as Hypothesis skips it)
+    and in its deterministic order (``SortedSet``, floats by their bits), for :func:`pin_local_constants`."""
+    from hypothesis.internal.conjecture.providers import SortedSet, float_to_int
+    from hypothesis.internal.constants_ast import Constants, _constants_from_source
+
+    pool = Constants(integers=SortedSet(), floats=SortedSet(key=float_to_int), bytes=SortedSet(),
+                     strings=SortedSet())
+    for path in sorted(Path(__file__).resolve().parents[1].rglob("*.py")):
+        try:
+            pool |= _constants_from_source(path.read_bytes(), limit=True)
+        except (OSError, SyntaxError, ValueError):  # unreadable: its literals are left out, everywhere alike
+            continue
+    return pool
+
+
+_package_constants._attention_claims_pinned = True
 
 
 pin_local_constants()

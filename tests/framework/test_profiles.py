@@ -44,8 +44,8 @@ def test_each_profile_starts_from_hypothesis_defaults_whatever_is_loaded():
 
 def test_a_derandomized_check_draws_the_same_examples_whatever_modules_are_loaded(tmp_path, monkeypatch):
     """Hypothesis's pool of local constants (the literals of every non-library module loaded) is pinned
-    empty (``profiles.pin_local_constants``): a module full of literals, imported as a pytester run's
-    ``conftest.py`` is, changes no derandomized draw. Without the pin the second list differs."""
+    to this package's literals (``profiles.pin_local_constants``): a module full of literals, imported as
+    a pytester run's ``conftest.py`` is, changes no derandomized draw. Without the pin the lists differ."""
     import sys
 
     from hypothesis import given, settings
@@ -67,11 +67,13 @@ def test_a_derandomized_check_draws_the_same_examples_whatever_modules_are_loade
         record()
         return seen
 
+    pool = providers._get_local_constants()
+    assert pool == profiles._package_constants() and 1.0e-12 in pool.floats and "float32" in pool.strings
     before = draws()
     literals = ", ".join(str(1234.5678 + k) for k in range(300)) + ", " + ", ".join(str(98765 + k) for k in range(300))
     (tmp_path / "literals_here.py").write_text(f"VALUES = [{literals}]\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     __import__("literals_here")
     monkeypatch.setitem(sys.modules, "literals_here", sys.modules["literals_here"])
-    assert len(providers._get_local_constants()) == 0
+    assert providers._get_local_constants() is pool and 98765 not in pool.integers
     assert draws() == before
