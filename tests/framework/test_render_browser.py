@@ -38,6 +38,19 @@ VISIBLE_TEXT_JS = """() => {
 }"""
 
 
+SETTLE_MS = 60_000
+"""How long the page may take to react (typeset on a ``toggle`` event, route on ``hashchange``): fixed
+sleeps of 200-300 ms were too short on a loaded shared machine; the waits below end as soon as it did."""
+
+
+def _typeset(page, scope: str) -> None:
+    """Wait until every formula (``.tex``) under ``scope`` (a CSS selector) is typeset or has failed to be
+    (report.js marks each ``data-done`` or ``tex-failed``); at most :data:`SETTLE_MS`."""
+    page.wait_for_function(
+        "scope => Array.from(document.querySelectorAll(scope + ' .tex'))"
+        ".every(e => e.dataset.done || e.classList.contains('tex-failed'))", arg=scope, timeout=SETTLE_MS)
+
+
 def _check_page(page, log, *, expected_false: int, plots: tuple[str, ...], plot_kinds=()):
     assert log["console_errors"] == [] and log["page_errors"] == [], log
     assert log["requests"] == [], log["requests"]
@@ -47,14 +60,14 @@ def _check_page(page, log, *, expected_false: int, plots: tuple[str, ...], plot_
     first = page.locator("details.claim:not([hidden])").first
     first.locator("> summary").click()
     assert first.evaluate("e => e.open")
-    page.wait_for_timeout(200)
+    _typeset(page, "details.claim[open]:not([hidden])")
     assert first.locator(".katex").count() > 0  # its formulas typeset
     assert page.locator(".katex-error").count() == 0
     visible = page.evaluate(VISIBLE_TEXT_JS)
     assert not RAW_TEX.search(visible), RAW_TEX.search(visible).group(0)
     page.select_option("#f-verdict", "")
     page.click("#expand")
-    page.wait_for_timeout(300)
+    _typeset(page, "details.claim[open]:not([hidden])")
     assert page.locator(".katex-error").count() == 0
     visible = page.evaluate(VISIBLE_TEXT_JS)
     assert not RAW_TEX.search(visible), RAW_TEX.search(visible).group(0)
@@ -63,7 +76,8 @@ def _check_page(page, log, *, expected_false: int, plots: tuple[str, ...], plot_
     for kind in plot_kinds:  # each drawn: an <svg> with content inside its figure
         assert page.locator(f'figure.plot[data-kind="{kind}"] svg path').count() > 0, kind
     page.evaluate("location.hash = 'doc-003'")
-    page.wait_for_timeout(300)
+    page.wait_for_function("() => !document.getElementById('view-doc-003').hidden", timeout=SETTLE_MS)
+    _typeset(page, "#view-doc-003")
     assert page.locator("#view-doc-003").is_visible()
     coloured = page.eval_on_selector_all(
         "#view-doc-003 span.s[data-claims]", "els => els.map(e => getComputedStyle(e).backgroundColor)")
