@@ -82,17 +82,60 @@ def pin_local_constants() -> bool:
 def _package_constants():
     """The literals of every ``.py`` file of this package, in Hypothesis's own collection
     (``constants_ast._constants_from_source``; a file with too many is skipped, as Hypothesis skips it)
-    and in its deterministic order (``SortedSet``, floats by their bits), for :func:`pin_local_constants`."""
+    and in its deterministic order (``SortedSet``, floats by their bits), for :func:`pin_local_constants`.
+
+    Parsing the package takes about 0.17 s, so the pool is kept in the cache (``<cache root>/constants/``,
+    :func:`attention_claims._cache.write_checked`) under the SHA-256 of the Hypothesis version and every
+    file's path and bytes (the latest four kept): an edit of any file, or another Hypothesis, collects them
+    again.
+    """
+    import hashlib
+    import json
+    import re
+
+    import hypothesis
     from hypothesis.internal.conjecture.providers import SortedSet, float_to_int
     from hypothesis.internal.constants_ast import Constants, _constants_from_source
 
+    from attention_claims._cache import prune_oldest, read_checked, trusted_dir, write_checked
+
+    root = Path(__file__).resolve().parents[1]
+    files = []
+    for path in sorted(root.rglob("*.py")):
+        try:
+            files.append((path.relative_to(root).as_posix(), path.read_bytes()))
+        except OSError:  # unreadable: its literals are left out, everywhere alike
+            continue
+    h = hashlib.sha256(hypothesis.__version__.encode())
+    for rel, data in files:
+        h.update(f"\0{rel}\0{len(data)}\0".encode())
+        h.update(data)
+    folder = trusted_dir("constants")
+    entry = folder / f"{h.hexdigest()}.json" if folder is not None else None
     pool = Constants(integers=SortedSet(), floats=SortedSet(key=float_to_int), bytes=SortedSet(),
                      strings=SortedSet())
-    for path in sorted(Path(__file__).resolve().parents[1].rglob("*.py")):
+    stored = read_checked(entry) if entry is not None else None
+    try:
+        kept = json.loads(stored) if stored else None
+        if kept is not None:
+            pool.integers.update(int(i) for i in kept["integers"])
+            pool.floats.update(float.fromhex(x) for x in kept["floats"])
+            pool.bytes.update(bytes.fromhex(b) for b in kept["bytes"])
+            pool.strings.update(kept["strings"])
+            return pool
+    except (ValueError, KeyError, TypeError):  # a damaged entry: collected again below
+        pool = Constants(integers=SortedSet(), floats=SortedSet(key=float_to_int), bytes=SortedSet(),
+                         strings=SortedSet())
+    for _rel, data in files:
         try:
-            pool |= _constants_from_source(path.read_bytes(), limit=True)
-        except (OSError, SyntaxError, ValueError):  # unreadable: its literals are left out, everywhere alike
+            pool |= _constants_from_source(data, limit=True)
+        except (SyntaxError, ValueError):
             continue
+    if entry is not None:
+        write_checked(entry, json.dumps({"integers": [str(i) for i in pool.integers],
+                                         "floats": [float(x).hex() for x in pool.floats],
+                                         "bytes": [b.hex() for b in pool.bytes], "strings": list(pool.strings)}))
+        prune_oldest([e for e in folder.iterdir() if re.fullmatch(r"[0-9a-f]{64}\.json", e.name)], keep=4)
     return pool
 
 

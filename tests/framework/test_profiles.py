@@ -77,3 +77,25 @@ def test_a_derandomized_check_draws_the_same_examples_whatever_modules_are_loade
     monkeypatch.setitem(sys.modules, "literals_here", sys.modules["literals_here"])
     assert providers._get_local_constants() is pool and 98765 not in pool.integers
     assert draws() == before
+
+
+def test_the_pinned_pool_read_from_the_cache_is_the_collected_one(tmp_path, monkeypatch):
+    """``profiles._package_constants`` keeps the pool in ``<cache root>/constants/``: read back, it is the
+    pool collected from the sources, in the same order; a damaged entry is collected again."""
+    from attention_claims.framework import profiles
+
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path))
+    profiles._package_constants.cache_clear()
+    try:
+        fresh = profiles._package_constants()
+        (entry,) = (tmp_path / "constants").glob("*.json")
+        profiles._package_constants.cache_clear()
+        again = profiles._package_constants()
+        assert again == fresh and [list(again.set_for_type(t)) for t in ("integer", "float", "string")] == [
+            list(fresh.set_for_type(t)) for t in ("integer", "float", "string")]
+        entry.write_text(entry.read_text(encoding="utf-8").replace('"floats": [', '"floats": ["0x1p+0", '),
+                         encoding="utf-8")  # its checksum no longer matches
+        profiles._package_constants.cache_clear()
+        assert profiles._package_constants() == fresh
+    finally:
+        profiles._package_constants.cache_clear()
