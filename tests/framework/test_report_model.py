@@ -121,8 +121,10 @@ def test_writing_the_three_files_for_the_full_catalog_fits_the_budget(tmp_path):
     if found is None:
         pytest.skip("no complete full-run report (reports/claims.json or $ATTENTION_CLAIMS_REPORT) on this machine")
     data, folder = found
-    if (folder / "figures").is_dir():
+    if (folder / "figures").is_dir():  # with the manifest that lists them: the folder holds only the suite's files
         shutil.copytree(folder / "figures", tmp_path / "figures")
+        if (folder / ".attention-claims-manifest.json").is_file():
+            shutil.copy2(folder / ".attention-claims-manifest.json", tmp_path)
     report = Report(generated=data["generated"], environment=Environment(**data["environment"]),
                     run=Run(**{k: v for k, v in data["run"].items() if k in Run.__dataclass_fields__}),
                     trust=Trust(**data["trust"]), claims=[ClaimEntry.from_json(c) for c in data["claims"]])
