@@ -586,10 +586,12 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str, on_layer=None
 
 
 #: How many layers' attention the CPU measurement holds queued while their heads are reduced
-#: (:func:`measure_layers`): with 1, the forward pass of layer l + 1 runs while the workers reduce layer l, so
-#: at most two layers' attention are alive (the queued one and the one the pass computes). SmolLM2-135M at
-#: N = 2048 on this suite's 2-core machine, 2026-11-27, beside other light jobs: 182.8 s and 3,949 MiB with 1;
-#: 173.9 and 180.3 s but 4,136 and 4,154 MiB (over the 4 GiB goal) with 2 (issue 37).
+#: unread (:func:`measure_layers`, :class:`_QueuedLayer`): with 1, the forward pass of layer l + 1 runs while
+#: the workers reduce layer l, so at most two layers' attention are alive (the queued one and the one the pass
+#: computes). SmolLM2-135M at N = 2048 on this suite's 2-core machine, 2026-11-27: 181.4 s and 3,581 MiB with 1
+#: (a layer released once read, the two-stage eigensolver; the workers idle 9 s of 178, the process uses 1.97
+#: cores); before those two changes 182.8 s and 3,949 MiB with 1 and 173.9 and 180.3 s but 4,136 and 4,154 MiB
+#: (over the 4 GiB goal) with 2 (issue 37).
 LAYERS_IN_FLIGHT = 1
 
 
@@ -663,8 +665,8 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
 
 #: seconds per head and dtype on this suite's 2-core machine, idle, the head's share of its layer's forward
 #: pass included, fitted to the SmolLM2-135M entries of ``reports/bench.json`` (30 x 9 heads, both dtypes,
-#: 2026-11-25: 19.8 s at N = 512 by gesdd; 2026-11-27: 182.8 s at N = 2048 by the Gram route, layers queued
-#: and the triangular product, issue 37); scaled as N³
+#: 2026-11-25: 19.8 s at N = 512 by gesdd; 2026-11-27: 181.4 s at N = 2048 by the Gram route, layers queued,
+#: the triangular product and the two-stage eigensolver, issue 37); scaled as N³
 SECONDS_PER_HEAD = {"gesdd": (512, 0.027), "gram": (2048, 0.33)}
 
 #: seconds to load a built-in model in both dtypes and run the passes' other work
