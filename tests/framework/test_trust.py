@@ -193,7 +193,7 @@ def test_a(request):
 
 
 @pytest.mark.subprocess_run
-def test_real_checks_same_report_under_xdist(tmp_path, run_at_root):
+def test_real_checks_same_report_under_xdist(tmp_path, run_at_root, monkeypatch):
     """``pytest -n 2`` on real checks gives the same verdicts and evidence as a serial run (``-n 0``).
 
     Both runs happen here and are always compared: the serial one in this process (the check modules,
@@ -207,6 +207,15 @@ def test_real_checks_same_report_under_xdist(tmp_path, run_at_root):
     select = ("theorem_11_23_exact or bidirectional_exact_rank_generic or repeated_tokens_bound_rank "
               "or rank_definition or decoder_full_rank_exact")
     args = ["checks/test_rank.py", "-k", select, "--hypothesis-profile=ci", "--claims-report-dir"]
+    # A person's run imports the check modules afresh; this process may already hold them (a full run
+    # collects checks/ too), and pytest would reuse those module objects, with their Hypothesis state
+    # and caches: the serial half then counted 80 examples where a fresh process counts 40. Drop them for
+    # the run (monkeypatch puts them back).
+    checks_dir = ROOT / "checks"
+    for name, mod in list(sys.modules.items()):
+        file = getattr(mod, "__file__", None)
+        if file and Path(file).resolve().parent == checks_dir:
+            monkeypatch.delitem(sys.modules, name)
     serial = run_at_root(*args, str(tmp_path / "serial"), "-n", "0")
     assert serial.ret == 0, serial.stdout[-2000:] + serial.stderr[-2000:]
     res = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, str(tmp_path / "xdist"),
