@@ -481,7 +481,9 @@ def attention_output_tolerance(logit_magnitude: float | np.ndarray, value_max: f
     roundings (eq. (3.4)), and the quotient one more, so ``o_hat = sum_j w_j v_j (1 + phi_j)``, ``w`` the softmax
     of the moved logits, ``|phi_j| <= (1 + u_stored)(1 + gamma_(2n + 2 rescalings + 1)) - 1`` (Lemma 3.3). With
     ``|w_j - p_j| <= (e^(2 Delta') - 1) p_j`` and ``sum_j p_j |v_j| <= max |V|``:
-    ``|o_hat - o| <= [e^(2 Delta')(1 + phi) - 1] max|V| + n (s/2 + flush) max|V| / (1 - e) + u_out |o_hat|``.
+    ``|o_hat - o| <= [e^(2 Delta')(1 + phi) - 1] max|V| + 2 n alpha max|V| / (1 - e - n alpha) + u_out |o_hat|``,
+    ``alpha = exp_ulps s_work + s/2 + flush`` the absolute error of an exp whose result underflows (``s_work`` the
+    working dtype's smallest subnormal: its spacing there).
     A wrong kernel (a dropped mask, a wrong scale, a wrong row) moves outputs by a share of ``max |V|``; the
     bound is that share only where ``Delta'`` reaches ~0.1 (logits of order ``0.1 / (2 gamma_d)``).
 
@@ -498,7 +500,14 @@ def attention_output_tolerance(logit_magnitude: float | np.ndarray, value_max: f
     us = UNIT_ROUNDOFF[dtype_name(stored)] if stored is not None else 0.0
     ss = SMALLEST_SUBNORMAL[dtype_name(stored if stored is not None else dtype)]
     phi = (1 + us) * (1 + _gamma_u(2 * n + 2 * rescalings + 1, w)) - 1
-    bound = (np.expm1(2 * delta) * (1 + phi) + phi) * vmax + n * (ss / 2 + flush) * vmax / (1 - e)
+    # an exp whose result underflows keeps no relative accuracy: off by exp_ulps spacings of the working
+    # dtype, then half a spacing of the stored one, plus flush (Higham Thm 2.2); moving n exps by at most
+    # alpha each moves a convex combination of values in [-max|V|, max|V|] by at most n alpha 2 max|V| over
+    # the normaliser, which is at least 1 - e - n alpha (it holds the row maximum's exp(0))
+    alpha = exp_ulps * SMALLEST_SUBNORMAL[dtype_name(dtype)] + ss / 2 + flush
+    if not e + n * alpha < 1:
+        raise ValueError(f"rounding: the exp error {e:g} leaves no lower bound on the normaliser")
+    bound = (np.expm1(2 * delta) * (1 + phi) + phi) * vmax + 2 * n * alpha * vmax / (1 - e - n * alpha)
     if output is not None:
         bound = bound * (1 + UNIT_ROUNDOFF[dtype_name(output)]) + UNIT_ROUNDOFF[dtype_name(output)] * vmax
     if np.ndim(bound):
