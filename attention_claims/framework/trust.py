@@ -40,8 +40,8 @@ def planted_counts(outcomes: dict[str, list], expected: dict[str, str] | None = 
         outcomes: kind (``"falsehood"``, ``"truth"``, ``"reason"``) -> one entry per planted test that
             ran: ``(claim id or None, passed)``, or a bare ``passed`` bool (an unnamed claim). A falsehood
             passes when it was caught as ``false`` with a certified counterexample, a truth when it came
-            out ``true``, a reason when the claim it names is not planted, for the stated reason (nothing to plant, or a
-            check that hard-codes the proposition).
+            out ``true``, a reason when the claim it names is not planted, for the stated reason (nothing a careless
+            author could get wrong by a number, or an opposite that only an existence statement expresses).
         expected: the catalog's claims, id -> ``expected`` verdict; when given, the counts also say how
             many of its ``true`` and ``caveat`` claims have a planted falsehood, a stated reason, or
             neither (``power_missing``: their ids), as DESIGN.md's "Power" asks of every such claim.
@@ -142,8 +142,8 @@ def trust_lines(trust: dict | None) -> list[str]:
             line += (f"; over {p.get('claims_planted', '?')} claims, every planted falsehood caught in "
                      f"{p.get('claims_caught', '?')}")
             if p.get("claims_with_reason"):
-                line += (f"; {p['claims_with_reason']} claims not planted, each with its stated reason (nothing to plant, "
-                         "or a check that hard-codes the proposition and must first read a [claimed] value)")
+                line += (f"; {p['claims_with_reason']} claims not planted, each with its stated reason (a definition or "
+                         "identity with nothing to plant, or an opposite that no counterexample can refute)")
             if isinstance(p.get("power_claims"), int):
                 missing = p.get("power_missing") or []
                 line += (f"; of the {p['power_claims']} true and caveat claims, {p.get('power_planted', '?')} have a "

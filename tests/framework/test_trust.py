@@ -40,8 +40,8 @@ def test_planted_counts_by_claim_and_the_claims_with_a_reason():
     line = trust_lines({"planted": dict(counts, from_this_run=True), "stability": None, "mutation": None})[0]
     assert line == ("Planted falsehoods caught: 3/4 (kill rate 75.0 %); planted truths held: 2/2 (100.0 %); over 2 "
                     "claims, every planted falsehood caught in 1; 1 claims not planted, each with its stated reason "
-                    "(nothing to plant, or a check that hard-codes the proposition and must first read a [claimed] "
-                    "value); a planted falsehood escaped in b (1/2) [this run].")
+                    "(a definition or identity with nothing to plant, or an opposite that no counterexample can "
+                    "refute); a planted falsehood escaped in b (1/2) [this run].")
     by_claim = trust_lines({"planted": dict(counts, from_this_run=True), "stability": None, "mutation": None})[1]
     assert by_claim == ("Power by claim (planted falsehoods caught/planted): `a` 2/2, `b` 1/2; not planted, "
                         "for a stated reason: `c`.")
