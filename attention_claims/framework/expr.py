@@ -209,6 +209,15 @@ def evaluate(text: str, *, exact: bool = False, floating: bool = False, **names:
     return _evaluate_node(parse(text), text, exact=exact, floating=floating, names=names)
 
 
+def _decimal_mpf(written: str | None, value: float) -> mpmath.mpf:
+    """A float literal as the decimal ``written`` in the formula, at the working precision (underscores
+    dropped); the float's shortest round-trip decimal where the text is not at hand or not mpmath's syntax."""
+    try:
+        return mpmath.mpf((written or "").replace("_", ""))
+    except (ValueError, TypeError):
+        return mpmath.mpf(repr(value))
+
+
 def _evaluate_node(tree: ast.AST, text: str, *, exact: bool, floating: bool, names: dict) -> Any:
     """Evaluate the whitelisted syntax tree ``tree`` of ``text`` (see :func:`evaluate`)."""
 
@@ -220,7 +229,9 @@ def _evaluate_node(tree: ast.AST, text: str, *, exact: bool, floating: bool, nam
                 return float(node.value)
             if exact:
                 return Fraction(node.value) if isinstance(node.value, int) else Fraction(str(node.value))
-            return mpmath.mpf(node.value) if isinstance(node.value, float) else node.value
+            if isinstance(node.value, float):  # the decimal as written (0.9 is nine tenths, not float64's 0.9000...0222)
+                return _decimal_mpf(ast.get_source_segment(text, node), node.value)
+            return node.value
         if isinstance(node, ast.Name):
             if node.id in names:
                 return names[node.id]

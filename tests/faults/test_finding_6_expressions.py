@@ -138,3 +138,19 @@ def test_finding_6_end_to_end_usage_error_naming_file_claim_field(planted, claim
     text = run.result.stderr.str() + run.result.stdout.str()
     for f in ("c.toml", "claim 'c'", "field 'claimed.x'", fragment):
         assert f in text, (f, text)
+
+
+def test_a_decimal_literal_is_the_decimal_written_at_high_precision():
+    """A record's ``0.9`` is nine tenths: at 50 digits the mpmath reading must not carry float64's
+    0.9000000000000000222 (1e-16 relative, far above the 1e-30 margins of the certified comparisons that
+    evaluate record formulas; an independent review built a bound that holds exactly but was certified
+    refuted through that error). Exact and float readings are unchanged."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        assert evaluate("0.9 * c", c=mpmath.mpf(1)) == mpmath.mpf(9) / 10
+        assert evaluate("1_000.5") == mpmath.mpf("1000.5")
+        assert evaluate("1e-3") == mpmath.mpf(1) / 1000
+        assert evaluate("0.90000000000000000001") > mpmath.mpf(9) / 10  # digits beyond float64 kept
+        assert evaluate("0.9") != mpmath.mpf(0.9)
+    assert evaluate("0.9", exact=True) == Fraction(9, 10) and evaluate("0.9", floating=True) == 0.9
