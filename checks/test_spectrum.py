@@ -441,20 +441,22 @@ def test_logits_svd(data, N, D, d, claim_log, claimed):
                certificate=f"40-digit mpmath SVD: orthogonality error {mpmath.nstr(orth_mp, 5)}")
     computed = (1 if det_u > 0 else -1, 1 if det_v > 0 else -1)  # |det| within 1e-10 of 1 (checked above)
     claim_log.track("det U det V of the computed SVD", computed[0] * computed[1])
-    if not claimed.eval("orientation", exact=True, det_u=computed[0], det_v=computed[1]):
-        det_m = (fmpq_matrix(Wq, "W_q") * fmpq_matrix(Wk, "W_k").transpose()).det()  # exact rational
-        sign = (det_m > 0) - (det_m < 0)
-        pairs = [(1, sign), (-1, -sign)] if sign else [(1, 1), (1, -1), (-1, 1), (-1, -1)]
-        if not any(claimed.eval("orientation", exact=True, det_u=a, det_v=b) for a, b in pairs):
-            refute(f"no SVD of W_q W_k^T (D = {D}, d = {d}) has {claimed.text('orientation')}: its sign pairs "
-                   f"(det U, det V) are {pairs}", example={"W_q": Wq, "W_k": Wk}, certified=True,
-                   certificate=f"exact rational det(W_q W_k^T) = {int(det_m.p) / int(det_m.q):.6g} "
-                   f"(python-flint fmpq_mat of the float64 entries): every SVD has det U det V = {sign}"
-                   if sign else "exact rational det(W_q W_k^T) = 0 (python-flint fmpq_mat): every sign pair occurs")
+    # the sign pairs any SVD of the exact W_q W_k^T can have (the computed SVD is of the rounded product, whose
+    # determinant's sign can differ from the exact one's when the product is nearly singular: a review found
+    # 6,668 of 20,000 such constructed draws), so the relation is read on the exact pairs only
+    det_m = (fmpq_matrix(Wq, "W_q") * fmpq_matrix(Wk, "W_k").transpose()).det()  # exact rational
+    sign = (det_m > 0) - (det_m < 0)
+    pairs = [(1, sign), (-1, -sign)] if sign else [(1, 1), (1, -1), (-1, 1), (-1, -1)]
+    if not any(claimed.eval("orientation", exact=True, det_u=a, det_v=b) for a, b in pairs):
+        refute(f"no SVD of W_q W_k^T (D = {D}, d = {d}) has {claimed.text('orientation')}: its sign pairs "
+               f"(det U, det V) are {pairs}", example={"W_q": Wq, "W_k": Wk}, certified=True,
+               certificate=f"exact rational det(W_q W_k^T) = {int(det_m.p) / int(det_m.q):.6g} "
+               f"(python-flint fmpq_mat of the float64 entries): every SVD has det U det V = {sign}"
+               if sign else "exact rational det(W_q W_k^T) = 0 (python-flint fmpq_mat): every sign pair occurs")
     claim_log.note("Full SVD (float64): U, V orthogonal (|det| within 1e-10 of 1) and X U Sigma V^T X^T = "
-                   f"X W_q W_k^T X^T within 1e-10 relative; {claimed.text('orientation')} held for some SVD of "
-                   "W_q W_k^T on every draw (the computed one, or one with a singular pair's signs flipped; "
-                   "det U det V = sign det(W_q W_k^T), exact, when that is non-zero).")
+                   f"X W_q W_k^T X^T within 1e-10 relative; {claimed.text('orientation')} held for some SVD of the "
+                   "exact W_q W_k^T on every draw (its sign pairs: det U det V = sign det(W_q W_k^T), exact "
+                   "rational, when that is non-zero; every pair when it is 0).")
 
 
 @pytest.mark.parametrize("scale_exp,reading", [
