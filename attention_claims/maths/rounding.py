@@ -483,7 +483,9 @@ def attention_output_tolerance(logit_magnitude: float | np.ndarray, value_max: f
     ``|w_j - p_j| <= (e^(2 Delta') - 1) p_j`` and ``sum_j p_j |v_j| <= max |V|``:
     ``|o_hat - o| <= [e^(2 Delta')(1 + phi) - 1] max|V| + 2 n alpha max|V| / (1 - e - n alpha) + u_out |o_hat|``,
     ``alpha = exp_ulps s_work + s/2 + flush`` the absolute error of an exp whose result underflows (``s_work`` the
-    working dtype's smallest subnormal: its spacing there).
+    working dtype's smallest subnormal: its spacing there), plus ``(n + rescalings)(s_work/2)(1 + phi) / (1 - e -
+    n alpha) + s_work/2`` for products, rescalings and the quotient whose results underflow, and ``s_out/2`` for
+    the output's rounding in that range (so that a subnormal ``max|V|`` is bounded too).
     A wrong kernel (a dropped mask, a wrong scale, a wrong row) moves outputs by a share of ``max |V|``; the
     bound is that share only where ``Delta'`` reaches ~0.1 (logits of order ``0.1 / (2 gamma_d)``).
 
@@ -508,8 +510,15 @@ def attention_output_tolerance(logit_magnitude: float | np.ndarray, value_max: f
     if not e + n * alpha < 1:
         raise ValueError(f"rounding: the exp error {e:g} leaves no lower bound on the normaliser")
     bound = (np.expm1(2 * delta) * (1 + phi) + phi) * vmax + 2 * n * alpha * vmax / (1 - e - n * alpha)
+    # a product p_j v_j, a rescaling or the quotient whose result underflows is off by half a spacing of the
+    # working dtype, absolutely, not relatively (Higham Thm 2.2; an addition whose exact result is subnormal is
+    # exact): n + rescalings such terms in the numerator, over the normaliser's lower bound, and the quotient's
+    # own; a tiny max|V| (subnormal) is bounded by these terms, not by the relative ones above
+    s_work = SMALLEST_SUBNORMAL[dtype_name(dtype)]
+    bound = bound + (n + rescalings) * (s_work / 2) * (1 + phi) / (1 - e - n * alpha) + s_work / 2
     if output is not None:
-        bound = bound * (1 + UNIT_ROUNDOFF[dtype_name(output)]) + UNIT_ROUNDOFF[dtype_name(output)] * vmax
+        s_out = SMALLEST_SUBNORMAL[dtype_name(output)]
+        bound = bound * (1 + UNIT_ROUNDOFF[dtype_name(output)]) + UNIT_ROUNDOFF[dtype_name(output)] * vmax + s_out / 2
     if np.ndim(bound):
         bound = np.asarray(bound)[:, None]
     parts = [f"[e^(2 Delta)(1 + phi) - 1] max|V|, Delta = 2 gamma_{d + logit_roundings + 1} L + exp error "

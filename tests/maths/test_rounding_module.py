@@ -298,3 +298,23 @@ def test_softmax_tolerance_is_not_an_absolute_tolerance():
     assert b.row_sum_bound == Fraction(float(one)) + 3 * Fraction(one.absolute)
     assert one.absolute > SMALLEST_SUBNORMAL["float64"]
     assert row_stochastic_sigma1_bounds(A, one, absolute=0.0).row_sum_bound == Fraction(float(one))
+
+
+def test_attention_output_bound_covers_a_subnormal_value_matrix():
+    """A review's case: V = [[s], [0]] with weights 1/2, 1/2 in float64 (s the smallest subnormal): the exact
+    output s/2 is computed as 0 (the product underflows), and the bound had no absolute term for products, so
+    it was 0; and with max|V| = 2^-24 rounded to float16 the output's rounding alone costs 2^-25. Both are
+    covered now, and the bound for an ordinary V is unchanged to within a few subnormals."""
+    from attention_claims.maths.rounding import attention_output_tolerance
+
+    s64 = 2.0 ** -1074
+    p = torch.softmax(torch.zeros(2, dtype=torch.float64), -1)
+    out = float(p @ torch.tensor([s64, 0.0], dtype=torch.float64))
+    assert out == 0.0  # the product p_1 s rounds to 0 (round half to even)
+    bound = float(attention_output_tolerance(0.0, s64, 1, 2, "float64").value)
+    assert bound >= s64 / 2
+    tiny = 2.0 ** -24
+    bound16 = float(attention_output_tolerance(0.0, tiny, 1, 2, "float32", output="float16").value)
+    assert bound16 >= 2.0 ** -25
+    ordinary = float(attention_output_tolerance(3.0, 1.0, 8, 64, "float64").value)
+    assert ordinary < 1e-12 and ordinary > 0
