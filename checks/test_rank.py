@@ -45,7 +45,6 @@ from attention_claims.maths import (
     arb_kernel_diagonal,
     arb_row_cosines,
     arb_softmax_attention,
-    arb_to_mpf,
     attention_matrix,
     causal_logit_gap,
     certified_rank_at_least,
@@ -884,18 +883,15 @@ def test_correlated_rows_energy_bound(N, d, s, seed, claim_log, claimed):
         refute_deferred(f"top-1 energy {top:.15f} < {bound:.15f}", certify=certify)
 
 
-#: The margin by which the certified top-1 energy must fall below the claimed bound evaluated at c's 40 certified
-#: digits (50-digit mpmath): far above what c's last digits can move a bound of moderate slope.
-TOP_ENERGY_MARGIN = mpmath.mpf("1e-30")
-
-
 def _certify_top_energy_below(Q, K, A, claimed) -> tuple[bool, str]:
     """Whether the exact ``softmax(Q K^T / sqrt d)`` of the float64 ``Q (N, d)``, ``K (N, d)`` (stored as ``A``)
     has top-1 energy fraction ``sigma_1^2 / |A|_F^2`` below ``claimed.top1_energy_lower`` at ``c = min_i cos(a_i,
-    a_1)``: ``c`` from a 200-bit arb enclosure (:func:`arb_row_cosines`, 40 digits certified), the bound in
-    50-digit mpmath, the fraction's certified upper end (:func:`certified_top_energy_upper`: Weyl from the arb
-    enclosure, an exact rational bound on the stored matrix's sigma_1), by :data:`TOP_ENERGY_MARGIN`; and the
-    certificate's words."""
+    a_1)``: ``c`` as a 200-bit arb ball (:func:`arb_row_cosines`), the bound evaluated in arb over that whole ball
+    (the record's decimals as written), the fraction's certified upper end (:func:`certified_top_energy_upper`:
+    Weyl from the arb enclosure, an exact rational bound on the stored matrix's sigma_1), compared by arb's
+    ``<`` (true only when certain); and the certificate's words."""
+    from flint import arb, fmpq
+
     with precision(200):
         A_arb = arb_softmax_attention(Q, K)
         cos1 = [row[0] for row in arb_row_cosines(A_arb)]
@@ -904,16 +900,14 @@ def _certify_top_energy_below(Q, K, A, claimed) -> tuple[bool, str]:
             if not x > c_arb:
                 c_arb = c_arb.union(x)
         top_up = certified_top_energy_upper(A_arb, A)
-    with mpmath.workdps(50):
-        c_mp = arb_to_mpf(c_arb, 40)
-        bound = mpmath.mpf(claimed.eval("top1_energy_lower", c=c_mp))
-        top_mp = mpmath.mpf(top_up.numerator) / top_up.denominator
-        ok = bool(top_mp < bound - TOP_ENERGY_MARGIN)
-        return ok, (f"c = {mpmath.nstr(c_mp, 20)} (200-bit arb, 40 digits certified), bound "
-                    f"{claimed.text('top1_energy_lower')} = {mpmath.nstr(bound, 20)} (50-digit mpmath); certified "
-                    f"top-1 energy <= {mpmath.nstr(top_mp, 20)} (Weyl from the arb enclosure of the exact matrix and "
-                    f"an exact rational bound on sigma_1 of the stored one), {'below' if ok else 'not certainly below'} "
-                    f"the bound by more than {mpmath.nstr(TOP_ENERGY_MARGIN, 2)}")
+        bound = claimed.eval("top1_energy_lower", interval=True, c=c_arb)
+        top = arb(fmpq(top_up.numerator, top_up.denominator))  # exact
+        ok = bool(top < bound)
+        return ok, (f"c = {c_arb.str(20, radius=True)} (200-bit arb ball), bound {claimed.text('top1_energy_lower')} "
+                    f"= {bound.str(20, radius=True)} (arb over c's ball, the record's decimals as written); certified "
+                    f"top-1 energy <= {top.str(20, radius=False)} (Weyl from the arb enclosure of the exact matrix and "
+                    f"an exact rational bound on sigma_1 of the stored one): {'below' if ok else 'not certainly below'} "
+                    "the bound (arb's '<', true only when certain)")
 
 
 # -- 040: rank is the number of independent rows = columns -----------------------------------------

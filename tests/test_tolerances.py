@@ -208,10 +208,6 @@ TABLE: dict[tuple[str, str, str], str] = {
     ("test_rank.py", "test_causal_softmax_numerical_rank_float64_batched", "2 * eps"): "text only: the IEEE gap ln(1/(2 eps)) it prints",
     ("test_rank.py", "test_correlated_rows_energy_bound", "1e-12"): (
         "float64 SVD energy fraction in [0, 1]: errs by ~N eps64 (Weyl); 1e-12 absolute is far above that"),
-    ("test_rank.py", "<module>", "'1e-30'"): (
-        MP(50, "1e-30 absolute (TOP_ENERGY_MARGIN)") + "; c enters through 40 certified digits of a 200-bit arb "
-        "enclosure and the top-1 energy through a certified upper bound (Weyl, exact sigma_1 bound), so a claimed "
-        "bound of slope below 1e9 in c moves by less than 1e-31: a fraction 1e-30 below it is certainly below"),
     ("test_rank.py", "test_lora_query_update_delta_rank", "1e-12"): (
         "skips certifying a singular value too small for cheap arb (not a decision: the rank is certified or skipped)"),
     ("test_rank.py", "test_rank_qk_numerical", "1e-300"): GUARD,

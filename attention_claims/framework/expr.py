@@ -193,7 +193,7 @@ def _fold(node: ast.AST, text: str) -> Any:
     return value
 
 
-def evaluate(text: str, *, exact: bool = False, floating: bool = False, **names: Any) -> Any:
+def evaluate(text: str, *, exact: bool = False, floating: bool = False, interval: bool = False, **names: Any) -> Any:
     """Evaluate ``text`` with the given variable values.
 
     ``exact=True`` reads number literals as :class:`fractions.Fraction` (for rational
@@ -206,6 +206,10 @@ def evaluate(text: str, *, exact: bool = False, floating: bool = False, **names:
             the limits (:func:`parse`), or an exact power beyond :data:`MAX_EXPONENT` or
             :data:`MAX_POW_BITS`.
     """
+    if sum((exact, floating, interval)) > 1:
+        raise ValueError("evaluate: at most one of exact, floating and interval")
+    if interval:
+        return _evaluate_node(parse(text), text, exact=False, floating=False, names=names, interval=True)
     return _evaluate_node(parse(text), text, exact=exact, floating=floating, names=names)
 
 
@@ -218,13 +222,36 @@ def _decimal_mpf(written: str | None, value: float) -> mpmath.mpf:
         return mpmath.mpf(repr(value))
 
 
-def _evaluate_node(tree: ast.AST, text: str, *, exact: bool, floating: bool, names: dict) -> Any:
+def _arb_functions() -> dict:
+    """:data:`FUNCTIONS` in arb balls (python-flint): each encloses the function's values over its argument's ball."""
+    from flint import arb
+
+    def one(name):
+        return lambda x: getattr(x if isinstance(x, arb) else arb(x), name)()
+
+    return {"exp": one("exp"), "log": one("log"), "sqrt": one("sqrt"), "erf": one("erf"), "erfc": one("erfc"),
+            "abs": abs, "min": lambda *xs: functools.reduce(lambda a, b: arb(a).min(arb(b)), xs),
+            "max": lambda *xs: functools.reduce(lambda a, b: arb(a).max(arb(b)), xs)}
+
+
+def _evaluate_node(tree: ast.AST, text: str, *, exact: bool, floating: bool, names: dict,
+                   interval: bool = False) -> Any:
     """Evaluate the whitelisted syntax tree ``tree`` of ``text`` (see :func:`evaluate`)."""
+    if interval:
+        from flint import arb
 
     def ev(node):
         if isinstance(node, ast.Expression):
             return ev(node.body)
         if isinstance(node, ast.Constant):
+            if interval:
+                if isinstance(node.value, float):
+                    written = (ast.get_source_segment(text, node) or repr(node.value)).replace("_", "")
+                    try:
+                        return arb(written)
+                    except (ValueError, TypeError):
+                        return arb(repr(node.value))
+                return arb(node.value)
             if floating:
                 return float(node.value)
             if exact:
@@ -235,6 +262,8 @@ def _evaluate_node(tree: ast.AST, text: str, *, exact: bool, floating: bool, nam
         if isinstance(node, ast.Name):
             if node.id in names:
                 return names[node.id]
+            if node.id in CONSTANTS and interval:
+                return arb.pi() if node.id == "pi" else arb(1).exp()
             if node.id in CONSTANTS and floating:
                 return float(CONSTANTS[node.id])
             if node.id in CONSTANTS and not exact:
@@ -258,7 +287,7 @@ def _evaluate_node(tree: ast.AST, text: str, *, exact: bool, floating: bool, nam
         if isinstance(node, ast.Call):
             if exact and node.func.id not in ("abs", "min", "max"):
                 raise ExpressionError(f"{_shown(text)}: '{node.func.id}' is not available in exact arithmetic")
-            fn = FLOAT_FUNCTIONS[node.func.id] if floating else FUNCTIONS[node.func.id]
+            fn = (_arb_functions() if interval else FLOAT_FUNCTIONS if floating else FUNCTIONS)[node.func.id]
             return fn(*[ev(a) for a in node.args])
         raise ExpressionError(f"{_shown(text)}: cannot evaluate {ast.dump(node)}")  # unreachable after parse()
 

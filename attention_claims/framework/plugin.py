@@ -329,8 +329,10 @@ class Claimed:
                                    "missing: the check needs this formula")
         return self.claim.claimed[key]
 
-    def eval(self, key: str, *, exact: bool = False, floating: bool = False, **names):
-        """Evaluate ``claimed.<key>`` (a formula string, or a number) with ``names``.
+    def eval(self, key: str, *, exact: bool = False, floating: bool = False, interval: bool = False, **names):
+        """Evaluate ``claimed.<key>`` (a formula string, or a number) with ``names``: in mpmath, or in
+        rationals (``exact``), float64 (``floating``) or arb balls (``interval``: an enclosure over the
+        variables' balls, for certificates; :func:`attention_claims.framework.expr.evaluate`).
 
         Raises:
             ClaimRecordError: missing field, or a formula the check cannot evaluate.
@@ -339,9 +341,13 @@ class Claimed:
 
         value = self.text(key)
         if not isinstance(value, str):
+            if interval:
+                from flint import arb
+
+                return arb(repr(value)) if isinstance(value, float) else arb(value)
             return value
         try:
-            return evaluate(value, exact=exact, floating=floating, **names)
+            return evaluate(value, exact=exact, floating=floating, interval=interval, **names)
         except ExpressionError as exc:
             raise ClaimRecordError(self.claim.path, self.claim.id, f"claimed.{key}", str(exc)) from None
         except ZeroDivisionError:

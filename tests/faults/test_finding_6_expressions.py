@@ -154,3 +154,27 @@ def test_a_decimal_literal_is_the_decimal_written_at_high_precision():
         assert evaluate("0.90000000000000000001") > mpmath.mpf(9) / 10  # digits beyond float64 kept
         assert evaluate("0.9") != mpmath.mpf(0.9)
     assert evaluate("0.9", exact=True) == Fraction(9, 10) and evaluate("0.9", floating=True) == 0.9
+
+
+def test_interval_evaluation_encloses_the_formula_over_the_balls():
+    """``interval=True`` (certificates): arb balls in, an enclosure out, over the whole ball of each variable
+    (the top-1 energy certificate compares against it with arb's certain '<'); the literals are the decimals
+    written; only one arithmetic at a time."""
+    from flint import arb, ctx, fmpq
+
+    old = ctx.prec
+    ctx.prec = 200
+    try:
+        c = arb("0.5", "1e-20")  # [0.5 - 1e-20, 0.5 + 1e-20]
+        sq = evaluate("c**2", interval=True, c=c)
+        assert sq.lower() <= fmpq(1, 4) - fmpq(1, 10**20) and sq.upper() >= fmpq(1, 4) + fmpq(1, 10**20)
+        assert (evaluate("0.9 * c", interval=True, c=arb(1)) - fmpq(9, 10)).contains(0)
+        assert not evaluate("0.9 * c", interval=True, c=arb(1)).contains(arb(0.9))  # not float64's 0.9
+        v = evaluate("sqrt(c) + exp(0) + log(1) + erf(0) + erfc(0) + abs(-c) + min(c, 1) + max(c, 0) + pi - e",
+                     interval=True, c=c)
+        point = arb("0.5").sqrt() + 1 + 1 + arb("0.5") + arb("0.5") + arb("0.5") + arb.pi() - arb(1).exp()
+        assert v.overlaps(point) and point.rad() < 1e-50 and v.rad() < 1e-15  # c's ball, widened by its radius
+    finally:
+        ctx.prec = old
+    with pytest.raises(ValueError, match="at most one"):
+        evaluate("c", exact=True, interval=True, c=1)
