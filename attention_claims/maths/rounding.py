@@ -446,6 +446,13 @@ def _underflow_absolute(n: int, w: float, e: float, s: float, exp_ulps: float, f
     return f if Fraction(f) >= a else math.nextafter(f, math.inf)
 
 
+def _half_up(x: float) -> float:
+    """``x / 2`` in float64, or ``x`` where that rounds below ``x / 2`` (half of float64's smallest subnormal
+    rounds to 0): never less than the exact half, so a bound that adds it stays a bound."""
+    h = x / 2
+    return h if Fraction(h) * 2 >= Fraction(x) else x
+
+
 def attention_output_tolerance(logit_magnitude: float | np.ndarray, value_max: float, d: int, n: int,
                                dtype: str | torch.dtype | np.dtype, *, exp_ulps: float = 1.0,
                                u: float | None = None, logit_roundings: int = 2,
@@ -506,7 +513,7 @@ def attention_output_tolerance(logit_magnitude: float | np.ndarray, value_max: f
     # dtype, then half a spacing of the stored one, plus flush (Higham Thm 2.2); moving n exps by at most
     # alpha each moves a convex combination of values in [-max|V|, max|V|] by at most n alpha 2 max|V| over
     # the normaliser, which is at least 1 - e - n alpha (it holds the row maximum's exp(0))
-    alpha = exp_ulps * SMALLEST_SUBNORMAL[dtype_name(dtype)] + ss / 2 + flush
+    alpha = exp_ulps * SMALLEST_SUBNORMAL[dtype_name(dtype)] + _half_up(ss) + flush
     if not e + n * alpha < 1:
         raise ValueError(f"rounding: the exp error {e:g} leaves no lower bound on the normaliser")
     bound = (np.expm1(2 * delta) * (1 + phi) + phi) * vmax + 2 * n * alpha * vmax / (1 - e - n * alpha)
@@ -515,10 +522,10 @@ def attention_output_tolerance(logit_magnitude: float | np.ndarray, value_max: f
     # exact): n + rescalings such terms in the numerator, over the normaliser's lower bound, and the quotient's
     # own; a tiny max|V| (subnormal) is bounded by these terms, not by the relative ones above
     s_work = SMALLEST_SUBNORMAL[dtype_name(dtype)]
-    bound = bound + (n + rescalings) * (s_work / 2) * (1 + phi) / (1 - e - n * alpha) + s_work / 2
+    bound = bound + _half_up(((n + rescalings) * (1 + phi) / (1 - e - n * alpha) + 1) * s_work)
     if output is not None:
         s_out = SMALLEST_SUBNORMAL[dtype_name(output)]
-        bound = bound * (1 + UNIT_ROUNDOFF[dtype_name(output)]) + UNIT_ROUNDOFF[dtype_name(output)] * vmax + s_out / 2
+        bound = bound * (1 + UNIT_ROUNDOFF[dtype_name(output)]) + UNIT_ROUNDOFF[dtype_name(output)] * vmax + _half_up(s_out)
     if np.ndim(bound):
         bound = np.asarray(bound)[:, None]
     parts = [f"[e^(2 Delta)(1 + phi) - 1] max|V|, Delta = 2 gamma_{d + logit_roundings + 1} L + exp error "

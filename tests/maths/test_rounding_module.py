@@ -312,7 +312,7 @@ def test_attention_output_bound_covers_a_subnormal_value_matrix():
     out = float(p @ torch.tensor([s64, 0.0], dtype=torch.float64))
     assert out == 0.0  # the product p_1 s rounds to 0 (round half to even)
     bound = float(attention_output_tolerance(0.0, s64, 1, 2, "float64").value)
-    assert bound >= s64 / 2
+    assert Fraction(bound) >= Fraction(1, 2**1075)  # s/2 exactly (in float64 s64 / 2 rounds to 0)
     tiny = 2.0 ** -24
     bound16 = float(attention_output_tolerance(0.0, tiny, 1, 2, "float32", output="float16").value)
     assert bound16 >= 2.0 ** -25
