@@ -165,6 +165,21 @@ def run_at_root(pytester: pytest.Pytester, monkeypatch):
     return run
 
 
+#: A stranger's Markdown note: the document of the `new`, `rehash` and CLI tests' projects (:func:`note_project`).
+NOTE_DOC = "# A note\n\nEvery row of A sums to one. The rank is at most d.\n"
+
+
+@pytest.fixture
+def note_project(tmp_path, monkeypatch):
+    """A stranger's project in ``tmp_path`` (the working directory for the test): ``sources/note.md``
+    (:data:`NOTE_DOC`) and an empty ``[tool.pytest.ini_options]``, no claims yet."""
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "note.md").write_text(NOTE_DOC, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 def record_toml(cid: str, *, expected: str = "true", readings=(("exact", True),), quote: str = "自注意力机制（Self-Attention）是Transformer架构的核心组件",
                 document: str = "003_a0ad15dda516ed1d.txt", extra: str = "") -> str:
     """A minimal valid claim record (TOML text) with the given readings ``(name, as_stated)`` (a

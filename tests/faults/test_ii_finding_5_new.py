@@ -17,8 +17,9 @@ import pytest
 
 from attention_claims.cli import main
 from attention_claims.framework.records import load_catalog
+from conftest import NOTE_DOC
 
-DOC = "# A note\n\nEvery row of A sums to one. The rank is at most d.\n"
+DOC = NOTE_DOC
 QUOTE = "Every row of A sums to one."
 RECORD = b"""id = "x"
 title = "x"
@@ -38,12 +39,8 @@ statement = "x"
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    (tmp_path / "sources").mkdir()
-    (tmp_path / "sources" / "note.md").write_text(DOC, encoding="utf-8")
-    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+def project(note_project):
+    return note_project
 
 
 def _tree(root: Path) -> dict[str, bytes | str]:

@@ -19,8 +19,9 @@ import pytest
 import attention_claims.tools as tools
 from attention_claims.cli import COMMANDS, main
 from attention_claims.framework.records import load_catalog
+from conftest import NOTE_DOC
 
-DOC = "# A note\n\nEvery row of A sums to one. The rank is at most d.\n"
+DOC = NOTE_DOC
 
 
 def test_help_lists_every_subcommand(capsys):
@@ -58,12 +59,8 @@ def test_the_console_script_is_installed():
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    (tmp_path / "sources").mkdir()
-    (tmp_path / "sources" / "note.md").write_text(DOC, encoding="utf-8")
-    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+def project(note_project):
+    return note_project
 
 
 def test_new_writes_a_record_and_a_check_that_fails_until_written(project, capsys):
