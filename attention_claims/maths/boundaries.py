@@ -46,7 +46,10 @@ def softmax_diagonal_underflow_gap(dtype: str, device: str = "cpu", elements: in
     The default row of 64 takes the vectorized path real attention rows take (its own ``exp``);
     ``elements=2`` the short-row path. On the CPUs measured (2026-11, AVX-512) both give the same gap in
     every dtype (745.13, 103.97, 17.34, 92.75 nats for float64, float32, float16, bfloat16;
-    ``tests/maths``). Theory (IEEE 754): ``g* ≈ -ln(smallest subnormal / 2)``; see
+    ``tests/maths``). On CUDA (H100 2026-11-23, H200 2026-11-27, torch 2.11+cu130) float32, float16 and
+    bfloat16 give the CPU's gaps, float64 745.0: CUDA's float64 ``exp`` returns 0 for ``x <= -745`` where
+    the correctly rounded value is ``2^-1074`` down to ``-745.133`` (``reports/device/2026-11-27-1016-nvidia-h200``).
+    Theory (IEEE 754): ``g* ≈ -ln(smallest subnormal / 2)``; see
     :func:`attention_claims.maths.underflow_log_threshold`. Units: nats (natural-log logit units).
 
     Raises:
