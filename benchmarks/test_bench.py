@@ -416,7 +416,7 @@ if N > measurement.GESDD_MAX_N:  # the floor of the Gram route (issue 37), at ra
         "seconds": round(lapack_s, 1), "seconds_per_head": round(per_head, 4), "workers": workers,
         "gram_seconds_per_head_one_thread": round(float(np.median([p[0] for p in parts])), 4),
         "eigensolver_seconds_per_head_one_thread": round(float(np.median([p[1] for p in parts])), 4),
-        "formula": "forward passes as in floor + heads x (triangular Gram + dsyevd_2stage) per head, "
+        "formula": "forward passes as in floor + heads x (triangular Gram + two-stage eigensolver) per head, "
                    f"{len(mats)} heads of size N on {workers} workers, one BLAS thread each, timed in this process"}
     floor["ratio_to_lapack_floor"] = round(seconds / lapack_s, 2)
 print(json.dumps({"seconds": round(seconds, 1), "peak_rss_mb": peak, **floor,

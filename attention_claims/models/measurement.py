@@ -24,6 +24,7 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,28 +247,41 @@ def _find_dlauum():
 _DLAUUM: list = []
 
 
-def triangular_gram(a: np.ndarray) -> np.ndarray:
+def triangular_gram(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``aᵀ a`` of a lower-triangular ``(N, N)`` float64 matrix ``a`` (its strict upper triangle exactly 0), in
-    the *lower* triangle of the returned C-ordered array (its upper triangle is ``a``'s, zeros): LAPACK's
+    the *lower* triangle of the returned C-ordered array (its upper triangle is ``a``'s, zeros; ``out``, a
+    C-contiguous ``(N, N)`` float64 array, is that array when given, so that a worker reuses one scratch matrix
+    instead of faulting in a fresh 32 MiB one for every head at N = 2048): LAPACK's
     ``dlauum`` (N³/3 flops instead of the N³ of NumPy's symmetric product ``a @ a.T``; 0.056 s instead of
     0.162 s at N = 2048 on this suite's machine, one thread, issue 37). ``aᵀ a`` and ``a aᵀ`` have the same eigenvalues
     (the squared singular values), and for ``a >= 0`` the same rounding bound
     (:func:`gram_singular_values`). Falls back to ``a.T @ a`` where NumPy's OpenBLAS has no ``dlauum``.
 
     Raises:
-        ValueError: ``a`` is not square.
+        ValueError: ``a`` is not square, or ``out`` is not a C-contiguous float64 array of ``a``'s shape.
     """
     import ctypes
 
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise ValueError(f"triangular_gram: expected a square matrix, got shape {a.shape}")
+    if out is not None and (out.shape != a.shape or out.dtype != np.float64 or not out.flags.c_contiguous):
+        raise ValueError(f"triangular_gram: out must be a C-contiguous float64 array of shape {a.shape}, got "
+                         f"shape {out.shape}, dtype {out.dtype}")
     if not _DLAUUM:
         _DLAUUM.append(_find_dlauum())
     found = _DLAUUM[0]
     if found is None:
-        return np.tril(a.T @ a)
+        g = np.tril(a.T @ a)
+        if out is None:
+            return g
+        out[...] = g
+        return out
     fn, cint = found
-    g = np.array(a, dtype=np.float64, order="C", copy=True)
+    if out is None:
+        g = np.array(a, dtype=np.float64, order="C", copy=True)
+    else:
+        g = out
+        np.copyto(g, a)
     n, info = cint(g.shape[0]), cint(0)
     # Fortran reads the C-ordered g as gᵀ, upper triangular: dlauum('U') puts gᵀ·g = aᵀa (symmetric) in
     # Fortran's upper triangle, which is C's lower triangle
@@ -278,23 +292,40 @@ def triangular_gram(a: np.ndarray) -> np.ndarray:
     return g
 
 
-_DSYEVD_2STAGE: list = []
+_TWO_STAGE: list = []
+
+#: The band half-width of the two-stage reduction (:func:`symmetric_eigenvalues`). LAPACK's own choice
+#: (``ILAENV2STAGE``, what ``dsyevd_2stage`` uses) cost 0.250-0.260 s a head at N = 2048 with two heads at once
+#: on this suite's 2-core machine; 48 cost 0.230-0.239 s (32: 0.239-0.240, 64: 0.245), the eigenvalues within
+#: 1.3e-15 of the largest of each other (issue 37). A wider band makes the first stage's matrix products
+#: more efficient and the second stage's bulge chasing longer.
+TWO_STAGE_BAND = 48
+
+#: Where ``dsyevd_2stage`` would scale the matrix first (``sqrt`` of the safe minimum over eps, and its
+#: reciprocal): outside it :func:`symmetric_eigenvalues` leaves the matrix to ``eigvalsh``, which scales.
+_SCALE_FREE = (1e-140, 1e140)
 
 
-def symmetric_eigenvalues(g: np.ndarray) -> np.ndarray:
+def symmetric_eigenvalues(g: np.ndarray, psd: bool = False) -> np.ndarray:
     """The eigenvalues (ascending) of the symmetric ``(N, N)`` float64 matrix whose *lower* triangle is that of
-    the C-ordered ``g`` (its upper triangle is not read), by LAPACK's two-stage ``dsyevd_2stage`` with
-    ``JOBZ = 'N'`` (values only), through ctypes in NumPy's OpenBLAS (:func:`_find_lapack`); ``g`` is
-    overwritten (a scratch array: the caller's Gram matrix). Falls back to :func:`numpy.linalg.eigvalsh`
-    (one-stage ``dsyevd``) where that OpenBLAS has no such symbol.
+    the C-ordered ``g`` (its upper triangle is not read), by LAPACK's two-stage tridiagonal reduction and
+    ``dsterf``, through ctypes in NumPy's OpenBLAS (:func:`_find_lapack`); ``g`` is overwritten (a scratch
+    array: the caller's Gram matrix). These are the calls ``dsyevd_2stage`` makes with ``JOBZ = 'N'``
+    (``dsytrd_sy2sb``: dense to band of half-width :data:`TWO_STAGE_BAND`, by matrix-matrix products;
+    ``dsytrd_sb2st``: band to tridiagonal, inside the cache; ``dsterf``: the tridiagonal's eigenvalues by the
+    Pal-Walker-Kahan QL/QR iteration), with the band chosen here instead of by ``ILAENV2STAGE`` (8 % faster,
+    issue 37). Falls back to :func:`numpy.linalg.eigvalsh` (one-stage ``dsyevd``) where that OpenBLAS lacks one
+    of the three, and where the largest entry is outside :data:`_SCALE_FREE` (where ``dsyevd_2stage`` would
+    scale the matrix first). ``psd``: ``g`` is positive semidefinite (a Gram matrix), so its largest entry is
+    on the diagonal (``|g_ij| <= sqrt(g_ii g_jj)``) and only the diagonal is read for that test (8 ms a head
+    less at N = 2048).
 
     The two-stage reduction (Haidar, Ltaief and Dongarra, "Parallel reduction to condensed forms for symmetric
     eigenvalue problems using aggregated fine-grained and memory-aware kernels", SC 2011; LAPACK 3.7
     ``dsytrd_2stage``) reduces to a band matrix with matrix-matrix products and then to tridiagonal form
     inside the cache, where ``dsytrd`` does half its flops as matrix-vector products bound by memory
-    bandwidth: with two heads at a time on this suite's 2-core machine, 0.217 s a head against ``eigvalsh``'s
-    0.233 s at N = 2048 (issue 37). Both are backward stable (orthogonal similarity transformations), so the
-    rounding bound of :func:`gram_singular_values` is the same; their eigenvalues agreed to 4e-15 of the largest.
+    bandwidth. Both are backward stable (orthogonal similarity transformations), so the rounding bound of
+    :func:`gram_singular_values` is the same; their eigenvalues agreed to 4e-15 of the largest.
 
     Raises:
         ValueError: ``g`` is not a square float64 C-contiguous array.
@@ -305,42 +336,78 @@ def symmetric_eigenvalues(g: np.ndarray) -> np.ndarray:
     if g.ndim != 2 or g.shape[0] != g.shape[1] or g.dtype != np.float64 or not g.flags.c_contiguous:
         raise ValueError(f"symmetric_eigenvalues: expected a square C-contiguous float64 array, got shape "
                          f"{g.shape}, dtype {g.dtype}")
-    if not _DSYEVD_2STAGE:
-        _DSYEVD_2STAGE.append(_find_lapack("dsyevd_2stage"))
-    found = _DSYEVD_2STAGE[0]
-    if found is None:
-        return np.linalg.eigvalsh(g, UPLO="L")
-    fn, cint = found
+    if not _TWO_STAGE:
+        found = [_find_lapack(r) for r in ("dsytrd_sy2sb", "dsytrd_sb2st", "dsterf")]
+        _TWO_STAGE.append(None if None in found else found)
+    found = _TWO_STAGE[0]
     N = g.shape[0]
-    w = np.empty(N)
-    n, info = cint(N), cint(0)
-    itype = np.int64 if cint is ctypes.c_int64 else np.int32
+    if N == 0:
+        return np.empty(0)
+    biggest = float(np.abs(np.diagonal(g)).max()) if psd else _lower_abs_max(g)
+    if found is None or N < 3 or not (biggest == 0 or _SCALE_FREE[0] <= biggest <= _SCALE_FREE[1]):
+        return np.linalg.eigvalsh(g, UPLO="L")
+    (sy2sb, cint), (sb2st, _), (sterf, _) = found
+    kd = min(TWO_STAGE_BAND, N - 1)
     ptr = ctypes.c_void_p
+    info = cint(0)
 
-    def call(work: np.ndarray, lwork: int, iwork: np.ndarray, liwork: int) -> None:
-        # Fortran reads the C-ordered g as gᵀ: C's lower triangle is Fortran's upper one, hence 'U'
-        fn(ctypes.c_char_p(b"N"), ctypes.c_char_p(b"U"), ctypes.byref(n), g.ctypes.data_as(ptr), ctypes.byref(n),
-           w.ctypes.data_as(ptr), work.ctypes.data_as(ptr), ctypes.byref(cint(lwork)), iwork.ctypes.data_as(ptr),
-           ctypes.byref(cint(liwork)), ctypes.byref(info), ctypes.c_size_t(1), ctypes.c_size_t(1))
+    def i(v: int):
+        return ctypes.byref(cint(v))
 
-    work, iwork = np.empty(1), np.empty(1, dtype=itype)
-    call(work, -1, iwork, -1)  # workspace query
-    lwork, liwork = int(work[0]), int(iwork[0])
-    if info.value == 0:
-        call(np.empty(max(lwork, 1)), lwork, np.empty(max(liwork, 1), dtype=itype), liwork)
-    if info.value > 0:
-        raise np.linalg.LinAlgError(f"dsyevd_2stage did not converge (INFO = {info.value})")
-    if info.value < 0:
-        raise ValueError(f"symmetric_eigenvalues: dsyevd_2stage rejected argument {-info.value}")
-    return w
+    def check(routine: str) -> None:
+        if info.value > 0:
+            raise np.linalg.LinAlgError(f"{routine} did not converge (INFO = {info.value})")
+        if info.value < 0:
+            raise ValueError(f"symmetric_eigenvalues: {routine} rejected argument {-info.value}")
+
+    one = ctypes.c_size_t(1)
+    ldab = kd + 1
+    ab = np.zeros((N, ldab))  # Fortran's (LDAB, N) band, column-major
+    tau = np.empty(N - kd)
+    # Fortran reads the C-ordered g as gᵀ: C's lower triangle is Fortran's upper one, hence 'U'
+    args1 = lambda work, lwork: (b"U", i(N), i(kd), g.ctypes.data_as(ptr), i(N), ab.ctypes.data_as(ptr), i(ldab),  # noqa: E731
+                                 tau.ctypes.data_as(ptr), work.ctypes.data_as(ptr), i(lwork), ctypes.byref(info), one)
+    query = np.empty(1)
+    sy2sb(*args1(query, -1))
+    check("dsytrd_sy2sb")
+    lwork = max(int(query[0]), 1)
+    sy2sb(*args1(np.empty(lwork), lwork))
+    check("dsytrd_sy2sb")
+    d, e = np.empty(N), np.empty(N - 1)
+    args2 = lambda hous, lhous, work, lwork: (b"Y", b"N", b"U", i(N), i(kd), ab.ctypes.data_as(ptr), i(ldab),  # noqa: E731
+                                              d.ctypes.data_as(ptr), e.ctypes.data_as(ptr), hous.ctypes.data_as(ptr),
+                                              i(lhous), work.ctypes.data_as(ptr), i(lwork), ctypes.byref(info),
+                                              one, one, one)
+    q1, q2 = np.empty(1), np.empty(1)
+    sb2st(*args2(q1, -1, q2, -1))
+    check("dsytrd_sb2st")
+    lhous, lwork = max(int(q1[0]), 1), max(int(q2[0]), 1)
+    sb2st(*args2(np.empty(lhous), lhous, np.empty(lwork), lwork))
+    check("dsytrd_sb2st")
+    sterf(i(N), d.ctypes.data_as(ptr), e.ctypes.data_as(ptr), ctypes.byref(info))
+    check("dsterf")
+    return d  # dsterf returns them in ascending order
 
 
-def gram_singular_values(a: np.ndarray, lower: bool = False) -> tuple[np.ndarray, bool]:
+def _lower_abs_max(g: np.ndarray, block: int = 256) -> float:
+    """``max |g_ij|`` over the lower triangle of the C-ordered ``(N, N)`` ``g`` (what ``dlansy('M', 'L')`` reads),
+    by blocks of rows, so that no ``N x N`` temporary is made."""
+    N = g.shape[0]
+    m = 0.0
+    for r0 in range(0, N, block):
+        m = max(m, float(np.abs(np.tril(g[r0:r0 + block, :r0 + block], k=r0)).max()))
+    return m
+
+
+def gram_singular_values(a: np.ndarray, lower: bool = False,
+                         scratch: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
     """Singular values of one ``(N, N)`` float64 matrix ``a`` from the eigenvalues of ``a aᵀ`` (descending,
     dimensionless), with the unresolved tail set to 0, and whether the effective ranks at
     :data:`TAUS` are certified by the rounding bound. ``lower``: ``a`` is lower triangular (a causal
     head, strict upper triangle exactly 0), and the product is :func:`triangular_gram`'s ``aᵀ a`` (the
-    same eigenvalues, the same bound below with ``|a|ᵀ|a|`` for ``|a||a|ᵀ``).
+    same eigenvalues, the same bound below with ``|a|ᵀ|a|`` for ``|a||a|ᵀ``). ``scratch``: for a lower-triangular
+    ``a``, a C-contiguous ``(N, N)`` float64 array the product is made in and the eigensolver overwrites
+    (:func:`triangular_gram`'s ``out``); the result is the same bitwise.
 
     Error bound (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.5 for the
     product; LAPACK Users' Guide §4.7 for the symmetric eigensolver's backward error): the computed
@@ -363,7 +430,7 @@ def gram_singular_values(a: np.ndarray, lower: bool = False) -> tuple[np.ndarray
     Raises:
         numpy.linalg.LinAlgError: the eigensolver did not converge.
     """
-    lam = symmetric_eigenvalues(triangular_gram(a) if lower else a @ a.T)[::-1]
+    lam = symmetric_eigenvalues(triangular_gram(a, out=scratch) if lower else a @ a.T, psd=True)[::-1]
     N = a.shape[0]
     delta = gram_resolution(N) ** 2 * max(float(lam[0]), 0.0)
     lam = np.where(lam > delta, lam, 0.0)
@@ -401,7 +468,6 @@ class _QueuedLayer:
     attention alive is still one queued layer beside the one the pass computes."""
 
     def __init__(self, A: torch.Tensor):
-        import threading
 
         self.A: torch.Tensor | None = A
         self._left = A.shape[0]
@@ -419,38 +485,62 @@ class _QueuedLayer:
         self._read.wait()
 
 
+_SCRATCH = threading.local()
+
+
+def _scratch(N: int) -> tuple[np.ndarray, np.ndarray]:
+    """This thread's two ``(N, N)`` float64 scratch matrices (the head's float64 copy and its Gram product),
+    made once per thread and size: allocating them for every head cost a fresh 32 MiB mapping each at
+    N = 2048, whose page faults took 18 of a head's 24 ms of copying (issue 37). A worker's live as long as
+    its thread (a measurement's pool ends with it); :func:`_drop_scratch` frees the calling thread's."""
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None or bufs[0].shape[0] != N:
+        bufs = _SCRATCH.bufs = (np.empty((N, N)), np.empty((N, N)))
+    return bufs
+
+
+def _drop_scratch() -> None:
+    """Free the calling thread's scratch matrices (:func:`_scratch`), e.g. after heads reduced on the main thread."""
+    _SCRATCH.bufs = None
+
+
 def _head(A: torch.Tensor | np.ndarray | None, h: int, method: str,
           queued: _QueuedLayer | None = None) -> tuple[np.ndarray, dict[str, float]]:
     """One head ``h`` of a layer ``A`` (``(H, N, N)``, any float dtype; or ``queued.A``, released once read): its
     float64 singular values (descending, :func:`head_singular_values`) and the scalar measures read off the
     matrix (``row_sum_err``, ``upper_max``, ``diag_min``, ``logdet``: the formulas of :func:`_measures_from`,
-    on one head)."""
+    on one head). The head is copied to float64 into this worker's scratch matrix (:func:`_scratch`; the
+    conversion is exact, so the values are those of ``.to(torch.float64)``), which stays the head's until the
+    worker takes its next one: the layer can go as soon as every head has read it."""
     try:
         if queued is not None:
             A = queued.A
-        t = A[h] if isinstance(A, torch.Tensor) else torch.from_numpy(np.asarray(A[h]))
-        t = t.detach().to("cpu", torch.float64)
-        a = t.numpy()
+        src = A[h] if isinstance(A, torch.Tensor) else torch.from_numpy(np.asarray(A[h]))
+        a, g = _scratch(src.shape[-1])
+        t = torch.from_numpy(a)
+        t.copy_(src.detach())
         upper = _upper_max(a)
         diag = np.diagonal(a)
         with np.errstate(divide="ignore"):
             scalars = {"row_sum_err": float((t.sum(-1) - 1).abs().amax(-1)), "upper_max": upper,
                        "diag_min": float(diag.min()), "logdet": float(np.log(diag).sum())}
-        if queued is not None and isinstance(A, torch.Tensor) and \
-                t.untyped_storage().data_ptr() == A.untyped_storage().data_ptr():
-            a = a.copy()  # a float64 pass's head is a view of the layer: its own copy lets the layer go
-        del t, diag, A
+        del t, diag, A, src
     finally:
         if queued is not None:
             queued.read_done()
     if method == "gesdd":
         return _gesdd(a), scalars
-    s, certified = gram_singular_values(a, lower=upper == 0.0)
+    s, certified = gram_singular_values(a, lower=upper == 0.0, scratch=g)
     return (s if certified else _gesdd(a)), scalars
 
 
+def _cpus() -> int:
+    """The CPUs this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def _workers(H: int) -> int:
-    return max(1, min(H, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    return max(1, min(H, _cpus()))
 
 
 def head_singular_values(A: np.ndarray, workers: int | None = None) -> tuple[np.ndarray, str]:
@@ -474,7 +564,10 @@ def head_singular_values(A: np.ndarray, workers: int | None = None) -> tuple[np.
     method = "gesdd" if N <= GESDD_MAX_N else "gram"
     with threadpool_limits(limits=1, user_api="blas"):
         if workers == 1:
-            rows = [_head(A, h, method)[0] for h in range(H)]
+            try:
+                rows = [_head(A, h, method)[0] for h in range(H)]
+            finally:
+                _drop_scratch()
         else:
             with ThreadPoolExecutor(workers) as pool:
                 rows = [r[0] for r in pool.map(lambda h: _head(A, h, method), range(H))]
@@ -591,7 +684,9 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str, on_layer=None
 #: computes). SmolLM2-135M at N = 2048 on this suite's 2-core machine, 2026-11-27: 181.4 s and 3,581 MiB with 1
 #: (a layer released once read, the two-stage eigensolver; the workers idle 9 s of 178, the process uses 1.97
 #: cores); before those two changes 182.8 s and 3,949 MiB with 1 and 173.9 and 180.3 s but 4,136 and 4,154 MiB
-#: (over the 4 GiB goal) with 2 (issue 37).
+#: (over the 4 GiB goal) with 2 (issue 37). Later the same day, with per-worker scratch matrices, the band of the
+#: two-stage reduction chosen, the attention's passes in place and the pass on the cores the workers leave:
+#: 157.2 s and 3,326 MiB with 1.
 LAYERS_IN_FLIGHT = 1
 
 
@@ -638,7 +733,11 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
         if on_layer is not None:
             on_layer()
 
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers(spec.heads)) as pool:
+    workers = _workers(spec.heads)
+    torch_threads = torch.get_num_threads()
+    if device == "cpu":  # the pass gets the cores the workers leave (at least one): no two threads spin on one core
+        torch.set_num_threads(max(1, _cpus() - workers))
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
         def reduce(layer: int, A: torch.Tensor) -> None:
             unread = [q for q, _ in pending if q.A is not None]
             while len(unread) >= LAYERS_IN_FLIGHT:  # wait for the oldest queued layer to be read, not finished
@@ -658,6 +757,8 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
                 for f in futures:
                     f.cancel()
             raise
+        finally:
+            torch.set_num_threads(torch_threads)
     if done is None:
         return None
     return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
@@ -665,9 +766,10 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
 
 #: seconds per head and dtype on this suite's 2-core machine, idle, the head's share of its layer's forward
 #: pass included, fitted to the SmolLM2-135M entries of ``reports/bench.json`` (30 x 9 heads, both dtypes,
-#: 2026-11-25: 19.8 s at N = 512 by gesdd; 2026-11-27: 181.4 s at N = 2048 by the Gram route, layers queued,
-#: the triangular product and the two-stage eigensolver, issue 37); scaled as N³
-SECONDS_PER_HEAD = {"gesdd": (512, 0.027), "gram": (2048, 0.33)}
+#: 2026-11-25: 19.8 s at N = 512 by gesdd; 2026-11-27: 157.2 s at N = 2048 by the Gram route, layers queued,
+#: the triangular product, the two-stage eigensolver with its band chosen, per-worker scratch matrices, the
+#: attention's passes in place and the forward pass on the cores the workers leave, issue 37); scaled as N³
+SECONDS_PER_HEAD = {"gesdd": (512, 0.027), "gram": (2048, 0.282)}
 
 #: seconds to load a built-in model in both dtypes and run the passes' other work
 SECONDS_BASE = 5.0

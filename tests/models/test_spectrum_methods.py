@@ -122,7 +122,9 @@ def test_symmetric_eigenvalues_is_two_stage_lapack_and_agrees_with_eigvalsh():
     assert np.abs(w - ref).max() <= 300 * np.finfo(np.float64).eps * ref[-1]
     assert abs(np.abs(w - np.linalg.eigvalsh(G, UPLO="U")).max()) > 1e-3  # the other triangle is another matrix
     if any(i.get("internal_api") == "openblas" for i in threadpool_info()):
-        assert measurement._find_lapack("dsyevd_2stage") is not None  # the two-stage path, not the fallback
+        for routine in ("dsytrd_sy2sb", "dsytrd_sb2st", "dsterf"):  # the two-stage path, not the fallback
+            assert measurement._find_lapack(routine) is not None
+        assert measurement._TWO_STAGE and measurement._TWO_STAGE[0] is not None
     for bad in (G[:, :10].copy(), G.astype(np.float32), np.asfortranarray(G)[:, ::2]):
         with pytest.raises(ValueError, match="square C-contiguous float64"):
             measurement.symmetric_eigenvalues(bad)
@@ -163,3 +165,79 @@ def test_the_scalar_measures_per_head_are_the_stacked_ones_bitwise():
         assert scalars.keys() == scalars64.keys()
     assert ref["upper_max"][0, 0] == 0 and ref["upper_max"][0, 1] > 0
     assert measurement._upper_max(np.ones((1, 1))) == 0.0
+
+
+def test_a_workers_scratch_matrices_give_the_fresh_arrays_results_bitwise():
+    """Issue 37: each worker copies its head into, and makes its Gram product in, two scratch matrices it keeps
+    (no 32 MiB page-faulted allocation per head at N = 2048). The product, the eigenvalues and the certificate
+    are the fresh arrays' bitwise; heads taken one after another on one thread (so each overwrites the last
+    one's scratch, an uncertified head's exact-SVD fallback included) equal heads on two threads and the
+    stacked exact SVD's effective ranks."""
+    A = _causal_attention(300, 16, 7)
+    out = np.full((300, 300), np.nan)
+    G = measurement.triangular_gram(A, out=out)
+    assert G is out and np.array_equal(G, measurement.triangular_gram(A))
+    for bad in (np.empty((300, 299)), np.empty((300, 300), dtype=np.float32), np.empty((300, 300), order="F")):
+        with pytest.raises(ValueError, match="out must be a C-contiguous float64"):
+            measurement.triangular_gram(A, out=bad)
+    s0, c0 = gram_singular_values(A, lower=True)
+    s1, c1 = gram_singular_values(A, lower=True, scratch=np.empty((300, 300)))
+    assert np.array_equal(s0, s1) and c0 == c1
+
+    a1, g1 = measurement._scratch(64)
+    a2, g2 = measurement._scratch(64)
+    assert a1 is a2 and g1 is g2 and a1 is not g1  # one pair per thread and size, reused
+    measurement._drop_scratch()
+    assert measurement._scratch(64)[0] is not a1
+    measurement._drop_scratch()
+
+
+def test_heads_on_the_gram_route_one_by_one_equal_heads_in_parallel(monkeypatch):
+    monkeypatch.setattr(measurement, "GESDD_MAX_N", 8)
+    flat = np.eye(40) / np.sqrt(40)  # uncertified (a crossing exactly at tau): the exact SVD takes over
+    A = np.stack([_causal_attention(40, 4, 1), flat, _causal_attention(40, 4, 2), _causal_attention(40, 4, 3)])
+    one, m1 = head_singular_values(A, workers=1)
+    two, m2 = head_singular_values(A, workers=2)
+    assert m1 == m2 == "gram" and np.array_equal(one, two)
+    exact = np.linalg.svd(A, compute_uv=False)
+    for h in range(4):
+        for tau in measurement.TAUS:
+            assert effective_rank(one[h], tau) == effective_rank(exact[h], tau)
+    assert np.array_equal(one[1], exact[1])  # the fallback read its own head, not another head's scratch
+    assert getattr(measurement._SCRATCH, "bufs", None) is None  # heads on this thread: its scratch freed after
+
+
+@pytest.mark.parametrize("N", [1, 2, 3, 4, 47, 48, 49, 50, 97, 260])
+def test_symmetric_eigenvalues_at_every_size_around_the_band(N):
+    """Sizes below, at and above the band half-width (TWO_STAGE_BAND = 48: kd = min(48, N - 1)) and the
+    small sizes left to eigvalsh, on a Gram matrix and on an indefinite one: within N eps ||G|| of eigvalsh."""
+    rng = np.random.default_rng(N)
+    X = rng.standard_normal((N, N))
+    for G, psd in ((X @ X.T, True), (X + X.T, False)):
+        ref = np.linalg.eigvalsh(G, UPLO="L")
+        w = measurement.symmetric_eigenvalues(G.copy(), psd=psd)
+        assert w.shape == (N,) and np.all(np.diff(w) >= 0)
+        assert np.abs(w - ref).max() <= max(N, 2) * np.finfo(np.float64).eps * np.abs(ref).max()
+
+
+def test_symmetric_eigenvalues_leaves_a_matrix_that_would_need_scaling_to_eigvalsh(monkeypatch):
+    """dsyevd_2stage scales a matrix whose largest entry is outside about [1e-146, 1e146] before reducing it;
+    the explicit two stages do not, so such a matrix goes to eigvalsh (which scales) -- read on the lower
+    triangle only (the upper one is not the matrix) unless the matrix is a Gram matrix (largest entry on the
+    diagonal)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 80))
+    calls = []
+    real = np.linalg.eigvalsh
+    monkeypatch.setattr(np.linalg, "eigvalsh", lambda g, UPLO="L": calls.append(UPLO) or real(g, UPLO=UPLO))
+    for scale in (1e-200, 1e200):
+        G = (X @ X.T) * scale
+        w = measurement.symmetric_eigenvalues(G.copy(), psd=True)
+        assert np.allclose(w, real(G) , rtol=1e-12, atol=0)
+    assert calls == ["L", "L"]
+    G = X + X.T
+    G[np.triu_indices(80, 1)] = 1e200  # not read: the two stages run
+    measurement.symmetric_eigenvalues(G.copy())
+    assert calls == ["L", "L"]
+    g = rng.standard_normal((700, 700))
+    assert measurement._lower_abs_max(g) == np.abs(np.tril(g)).max()

@@ -263,11 +263,11 @@ def test_a_queued_layer_is_released_once_every_head_has_read_it_and_a_failing_he
     real = measurement.gram_singular_values
     calls = []
 
-    def failing(a, lower=False):
+    def failing(a, lower=False, scratch=None):
         calls.append(threading.get_ident())
         if len(calls) == 3:
             raise np.linalg.LinAlgError("planted: the eigensolver did not converge")
-        return real(a, lower)
+        return real(a, lower, scratch)
 
     monkeypatch.setattr(measurement, "gram_singular_values", failing)
     with pytest.raises(np.linalg.LinAlgError, match="planted"):
