@@ -64,15 +64,17 @@ def _eager_exact_attention(module, query, key, value, attention_mask, scaling, d
     float64 forward pass would have float32-accurate attention weights (row sums off by ~4e-7).
     This is the same computation (grouped-query heads repeated as ``repeat_kv`` does, additive
     mask, softmax, dropout) with no cast, and in float32 it gives transformers' eager weights bitwise
-    (``tests/models/test_loading.py``). Shapes: query ``(B, H, N, d_k)``, key/value
+    (``tests/models/test_exact_attention.py``). Shapes: query ``(B, H, N, d_k)``, key/value
     ``(B, H_kv, N, d_k)``; returns ``(B, N, H, d_k)`` and the ``(B, H, N, N)`` weights.
 
     The logits are the measurement's largest arrays (302 MB a layer for SmolLM2-135M at N = 2048 in
     float64), and transformers' eager path makes three of them, each a pass over memory (the scaled
     product, the masked sum, the softmax): here the scaling is applied to the ``(B, H, N, d_k)`` query
     when it is a power of two (``1/sqrt(d_k)`` for ``d_k = 4^m``: a product with ``2^-m`` is exact and
-    commutes with every rounding of the matrix product, so the logits are bitwise the same), else in
-    place, and the mask and the softmax (on the CPU) are applied in place. That took SmolLM2-135M's
+    commutes with every rounding of the matrix product, so the logits are bitwise the same, as long as no
+    query entry or partial product is subnormal or overflows, which a trained model's are not), else in
+    place, and the mask and the softmax are applied in place (the softmax only on the CPU and where no
+    gradient is recorded: an ``out=`` softmax has no autograd formula). That took SmolLM2-135M's
     forward passes at N = 2048, one thread, from 15.8 to 9.6 s in float32 and from 30.9 to 20.3 s in
     float64 (issue 37), every layer's weights bitwise equal to before.
     """
@@ -87,7 +89,8 @@ def _eager_exact_attention(module, query, key, value, attention_mask, scaling, d
         weights.mul_(scaling)
     if attention_mask is not None:
         weights.add_(attention_mask)
-    if weights.device.type == "cpu":  # the CPU kernel reads each element of a row once before writing it
+    if weights.device.type == "cpu" and not (torch.is_grad_enabled() and weights.requires_grad):
+        # the CPU kernel reads each element of a row once before writing it
         torch.ops.aten._softmax.out(weights, -1, False, out=weights)
     else:
         weights = torch.softmax(weights, dim=-1)
@@ -136,7 +139,8 @@ def convert_smollm2(gguf: Path, dest: Path, quantization: str = "Q4_1") -> Path:
 
 
 def load_model(key: str, dtype: str = "float32", device: str = "cpu") -> Loaded | None:
-    """Load model ``key`` in ``dtype`` ("float32" or "float64") with eager attention, in ``eval()``
+    """Load model ``key`` in ``dtype`` ("float32" or "float64") with eager attention (a Llama-like decoder with
+    the suite's own eager attention, :func:`_eager_exact_attention`), in ``eval()``
     mode, on ``device`` ("cpu" or "cuda"; loaded once per process and device).
 
     Returns ``None`` (never raises) when a package is missing; see :func:`install_hint`.

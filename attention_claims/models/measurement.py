@@ -328,8 +328,8 @@ def symmetric_eigenvalues(g: np.ndarray, psd: bool = False) -> np.ndarray:
     :func:`gram_singular_values` is the same; their eigenvalues agreed to 4e-15 of the largest.
 
     Raises:
-        ValueError: ``g`` is not a square float64 C-contiguous array.
-        numpy.linalg.LinAlgError: the eigensolver did not converge (LAPACK ``INFO > 0``).
+        ValueError: ``g`` is not a square float64 C-contiguous array, or LAPACK rejected an argument (``INFO < 0``).
+        numpy.linalg.LinAlgError: the eigensolver did not converge (LAPACK ``INFO > 0``; NaN entries among them).
     """
     import ctypes
 
@@ -395,7 +395,10 @@ def _lower_abs_max(g: np.ndarray, block: int = 256) -> float:
     N = g.shape[0]
     m = 0.0
     for r0 in range(0, N, block):
-        m = max(m, float(np.abs(np.tril(g[r0:r0 + block, :r0 + block], k=r0)).max()))
+        v = float(np.abs(np.tril(g[r0:r0 + block, :r0 + block], k=r0)).max())
+        if math.isnan(v):
+            return v  # NaN propagates (Python's max would drop it): the caller leaves the matrix to eigvalsh
+        m = max(m, v)
     return m
 
 
@@ -703,13 +706,11 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
     Memory held by the queue, in bytes: ``LAYERS_IN_FLIGHT · H · N² · b`` (the queued layers' attention in the
     pass's dtype, ``b`` = 4 or 8; for SmolLM2-135M at N = 2048 and one layer queued, 151 MB in the float32 pass,
     302 MB in the float64 one), beside the layer the pass is computing, plus, per worker, a head's own float64
-    copy (kept for the exact-SVD fallback) and its Gram matrix, which the eigensolver overwrites
+    copy (kept for the exact-SVD fallback) and its Gram matrix, its two scratch matrices (:func:`_scratch`), which the eigensolver overwrites
     (:func:`symmetric_eigenvalues`), plus its workspace (about ``2 · N² · 8``, 67 MB at N = 2048, and under 2 MB).
     """
     from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
 
-    from threadpoolctl import threadpool_limits
 
     spec = get_spec(key)
     method = "gesdd" if N <= GESDD_MAX_N else "gram"
@@ -735,8 +736,26 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
 
     workers = _workers(spec.heads)
     torch_threads = torch.get_num_threads()
-    if device == "cpu":  # the pass gets the cores the workers leave (at least one): no two threads spin on one core
-        torch.set_num_threads(max(1, _cpus() - workers))
+    try:
+        if device == "cpu":  # the pass gets the cores the workers leave (at least one): no two threads on one core
+            torch.set_num_threads(max(1, _cpus() - workers))
+        done = _run_queued(key, N, text, dtype, device, spec.heads, workers, method, pending, finish)
+    finally:
+        torch.set_num_threads(torch_threads)
+    if done is None:
+        return None
+    return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
+
+
+def _run_queued(key: str, N: int, text: str | None, dtype: str, device: str, heads: int, workers: int, method: str,
+                pending, finish) -> int | None:
+    """The forward pass of :func:`_measure_layers_queued` with its heads queued to ``workers`` threads (one BLAS
+    thread each); returns :func:`attention_layers`' count of layers, or ``None`` when the model is not installed.
+    A failure cancels the heads not yet started and is raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
         def reduce(layer: int, A: torch.Tensor) -> None:
             unread = [q for q, _ in pending if q.A is not None]
@@ -744,7 +763,7 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
                 unread.pop(0).wait_read()
             queued = _QueuedLayer(A)
             del A
-            pending.append((queued, [pool.submit(_head, None, h, method, queued) for h in range(spec.heads)]))
+            pending.append((queued, [pool.submit(_head, None, h, method, queued) for h in range(heads)]))
             while pending and all(f.done() for f in pending[0][1]):
                 finish()
 
@@ -757,11 +776,7 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
                 for f in futures:
                     f.cancel()
             raise
-        finally:
-            torch.set_num_threads(torch_threads)
-    if done is None:
-        return None
-    return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
+    return done
 
 
 #: seconds per head and dtype on this suite's 2-core machine, idle, the head's share of its layer's forward

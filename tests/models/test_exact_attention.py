@@ -94,3 +94,23 @@ def test_a_whole_llama_in_float32_has_transformers_eager_attention_bitwise(tmp_p
     assert len(weights["eager"]) == 2
     for a, b in zip(weights["eager"], weights[loading.EXACT_ATTENTION], strict=True):
         assert torch.equal(a, b)
+
+
+def test_with_gradients_on_the_forward_pass_works_and_its_weights_are_the_eager_ones(tmp_path):
+    """The in-place softmax has no autograd formula: where a gradient is recorded, the function softmaxes out of
+    place (same values), so a user's model loaded by the suite still trains or takes gradients."""
+    import transformers as tf
+
+    src = tiny_models.build("llama", tmp_path / "tiny-llama")
+    ids = torch.arange(3, 30)[None] % 20
+    loading._register_exact_attention()
+    out = {}
+    for impl in ("eager", loading.EXACT_ATTENTION):
+        model = tf.AutoModel.from_pretrained(src, attn_implementation=impl, dtype=torch.float32,
+                                             local_files_only=True).eval()
+        res = model(input_ids=ids, output_attentions=True)
+        res.last_hidden_state.sum().backward()
+        out[impl] = (res.attentions, model.layers[0].self_attn.q_proj.weight.grad)
+    for a, b in zip(out["eager"][0], out[loading.EXACT_ATTENTION][0], strict=True):
+        assert torch.equal(a.detach(), b.detach())
+    assert torch.equal(out["eager"][1], out[loading.EXACT_ATTENTION][1])

@@ -241,3 +241,31 @@ def test_symmetric_eigenvalues_leaves_a_matrix_that_would_need_scaling_to_eigval
     assert calls == ["L", "L"]
     g = rng.standard_normal((700, 700))
     assert measurement._lower_abs_max(g) == np.abs(np.tril(g)).max()
+
+
+def test_a_nan_is_not_dropped_by_the_scaling_test_and_the_torch_threads_come_back_after_a_failure(monkeypatch):
+    """Two things an independent review found: the lower-triangle maximum must propagate a NaN (Python's max
+    drops it), so that such a matrix goes to eigvalsh, which refuses it; and the forward pass's thread count,
+    lowered while the workers run, is restored when the measurement fails before or during the pass."""
+    import torch
+
+    g = np.eye(300)
+    g[200, 100] = np.nan
+    assert np.isnan(measurement._lower_abs_max(g))
+    with pytest.raises(np.linalg.LinAlgError):
+        measurement.symmetric_eigenvalues(g.copy())
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr(measurement, "_cpus", lambda: before + 3)
+    monkeypatch.setattr(measurement, "_workers", lambda H: 2)
+    seen = []
+
+    def failing(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        raise RuntimeError("planted: the pass failed")
+
+    monkeypatch.setattr(measurement, "_run_queued", failing)
+    monkeypatch.setattr(measurement, "get_spec", lambda key: type("S", (), {"heads": 9})())
+    with pytest.raises(RuntimeError, match="planted"):
+        measurement._measure_layers_queued("any", 1024, None, "float32", None, "cpu")
+    assert seen == [before + 1] and torch.get_num_threads() == before
