@@ -450,9 +450,10 @@ MODEL_MEASUREMENT_NOTES = (
     "and energies (_eff_rank_near, all heads), the depth thirds (eff_rank_90, all heads), the exact-nonsingularity "
     "and encoder readings (numerical_rank, diag_min, logdet, sigma_min, condition at N <= 512) and the "
     "certification of a refutation (a head is a certified counterexample only if its float64 numbers fail too). "
-    "At N = 2048 the float32 and float64 effective ranks agree on all 270 heads, but dropping the float64 spectra "
-    "for some heads would change the readings' evidence and their certified flags, so both passes stay (half the "
-    "measurement's time). The Gram route's effective ranks are certified per head against its rounding bound "
+    "At N = 2048 the float32 and float64 effective ranks agree on all 270 heads, and the float32 spectra could "
+    "certify the float64 effective ranks (Ky Fan), but not the float64 energies that readings compare per head with "
+    "a threshold (lemma 11.34, table 11.3.1's rows): from the float32 spectrum they are known only to an enclosure, "
+    "so both passes keep their own spectra (half the measurement's time; docs/performance.md, issue 37). The Gram route's effective ranks are certified per head against its rounding bound "
     "(else the exact SVD); the floor is the forward passes' flops plus (7/3) N^3 per head at the rates measured "
     "in the same process.")
 
