@@ -196,3 +196,33 @@ def test_finding_4_plot_data_of_another_shape_is_refused_not_a_traceback(merge):
     i = report["claims"].index(_alpha(report))
     assert status == 4
     assert f"{merge.bad}: the plot at $.claims[{i}].readings[0].plots[0] cannot be drawn (AttributeError" in err
+
+
+def test_finding_4_a_document_of_any_name_is_merged_and_a_path_out_of_sources_refused(planted, pytester, capsys):
+    """A project's own document is named as its author likes (``note.md``: docs/your-own-claims.md); the
+    schema once admitted only the seed documents' ``NNN_<16 hex>.txt`` names, so merge refused every
+    report of a stranger's project. A name that leaves the sources folder is still refused."""
+    run = planted({"n.toml": _records()["a.toml"].replace("003_a0ad15dda516ed1d.txt", "note.md")},
+                  {"test_a.py": _checks()["test_a.py"]})
+    assert run.result.ret == 0, run.result.stdout.str()
+    report = run.report
+    assert report["claims"][0]["source"]["document"] == "note.md"
+
+    def call(*inputs):
+        capsys.readouterr()
+        status = merge_tool.main([*map(str, inputs), "-o", str(pytester.path / "merged"),
+                                  "--claims-dir", str(pytester.path / "records"),
+                                  "--claims-sources", str(pytester.path / "sources")])
+        return status, capsys.readouterr().err
+
+    status, err = call(run.report_dir / "claims.json", run.report_dir / "claims.json")
+    assert status == 0, err
+    merged = json.loads((pytester.path / "merged" / "claims.json").read_text(encoding="utf-8"))
+    assert merged["claims"][0]["source"]["document"] == "note.md"
+    for name in ("../note.md", "/etc/passwd", "notes/../../x.md", "~/note.md", "a\\b.md"):
+        bad = copy.deepcopy(report)
+        bad["claims"][0]["source"]["document"] = name
+        path = pytester.path / "bad.json"
+        path.write_text(json.dumps(bad), encoding="utf-8")
+        status, err = call(path)
+        assert status == 4 and f"{path}: not a valid report at $.claims[0].source.document" in err, (name, err)
