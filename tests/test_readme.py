@@ -68,6 +68,9 @@ def test_every_module_is_listed_in_the_architecture_page():
         if rel not in listed:
             missing.append(rel)
     assert not missing, f"modules missing from the layout table of docs/architecture.md: {missing}"
+    rows = re.findall(r"^\| `(attention_claims/[\w/]+(?:\.py|/))` \|", block, re.M)
+    assert sorted({r for r in rows if rows.count(r) > 1}) == [], "a module with two rows in docs/architecture.md"
+    assert [r for r in rows if not (root / r).exists()] == [], "a row of docs/architecture.md names no module"
 
 
 def test_claims_folder_holds_only_records():
