@@ -243,7 +243,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "claim(id, reading=NAME): tie this check to reading NAME of the claim record ID "
-        "(attention-claims; see claims/records/)",
+        "(attention-claims: a TOML record of the claims_dir ini option's folder, claims/ by default)",
     )
     config.addinivalue_line(
         "markers",
