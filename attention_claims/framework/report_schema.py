@@ -13,6 +13,7 @@ Limits, checked in this order, each a :class:`ReportInputError` naming the file:
 - the schema: enums (verdicts, outcomes, kinds, plot kinds), booleans that are booleans (``"schema":
   true`` is not schema 1), integers that are integers, required fields. The message gives the JSON path
   of the first error (``$.claims[0].readings[1].examples``) and what is wrong there;
+- each claim id once in the report, each reading name once in its claim;
 - every plot can be drawn (:func:`check_plots`: its text parses, its data has the renderer's shapes).
 """
 
@@ -78,6 +79,19 @@ def validate_report(data, name: str) -> dict:
     error = best_match(validator.iter_errors(data))
     if error is not None:
         raise ReportInputError(f"{name}: not a valid report at {error.json_path}: {_short(error.message)}")
+    first: dict[str, int] = {}
+    for i, claim in enumerate(data["claims"]):  # which of two entries of one claim would be merged is no rule
+        if claim["id"] in first:
+            raise ReportInputError(f"{name}: not a valid report at $.claims[{i}].id: {claim['id']!r} appears "
+                                   f"twice (also at $.claims[{first[claim['id']]}])")
+        first[claim["id"]] = i
+        names: dict[str, int] = {}
+        for j, reading in enumerate(claim["readings"]):
+            if reading["name"] in names:
+                raise ReportInputError(f"{name}: not a valid report at $.claims[{i}].readings[{j}].name: "
+                                       f"{reading['name']!r} appears twice in claim {claim['id']!r} (also at "
+                                       f"$.claims[{i}].readings[{names[reading['name']]}])")
+            names[reading["name"]] = j
     return data
 
 
@@ -97,10 +111,14 @@ def read_report(path: Path | str) -> dict:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise ReportInputError(f"{path}: cannot be read as a report ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
+    try:  # before os.fdopen, which raises IsADirectoryError for a folder (os.open opens one read-only)
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ReportInputError(f"{path}: not a regular file; a report is a claims.json file")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as f:
         if st.st_size > MAX_BYTES:
             raise ReportInputError(f"{path}: {st.st_size} bytes, more than the {MAX_BYTES // (1 << 20)} MiB a "
                                    "report may have")

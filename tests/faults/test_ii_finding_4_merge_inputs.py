@@ -226,3 +226,32 @@ def test_finding_4_a_document_of_any_name_is_merged_and_a_path_out_of_sources_re
         path.write_text(json.dumps(bad), encoding="utf-8")
         status, err = call(path)
         assert status == 4 and f"{path}: not a valid report at $.claims[0].source.document" in err, (name, err)
+
+
+def test_finding_4_a_folder_given_as_a_report_is_refused_not_a_traceback(merge, pytester):
+    """``attention-claims merge -o out runs`` (the folder, not its claims.json): os.open opens a folder
+    read-only, and os.fdopen then raised IsADirectoryError through to a traceback."""
+    status = merge_tool.main([str(pytester.path), "-o", str(pytester.path / "merged"),
+                              "--claims-dir", str(pytester.path / "records"),
+                              "--claims-sources", str(pytester.path / "sources")])
+    assert status == 4
+    with pytest.raises(report_schema.ReportInputError, match="not a regular file"):
+        report_schema.read_report(pytester.path)
+
+
+def test_finding_4_a_claim_or_reading_twice_in_one_report_is_refused(merge):
+    """A hand-edited report with one claim twice (or one reading twice in a claim) is refused: which of
+    the two would be merged is no rule."""
+    report = copy.deepcopy(merge.good)
+    report["claims"].append(copy.deepcopy(_alpha(report)))
+    i = report["claims"].index(_alpha(report))
+    status, err, out = merge(report)
+    assert status == 4 and not out.exists()
+    assert (f"{merge.bad}: not a valid report at $.claims[{len(report['claims']) - 1}].id: 'alpha-claim' appears "
+            f"twice (also at $.claims[{i}])") in err
+    report = copy.deepcopy(merge.good)
+    _alpha(report)["readings"].append(copy.deepcopy(_alpha(report)["readings"][0]))
+    status, err, _ = merge(report)
+    assert status == 4
+    assert (f"{merge.bad}: not a valid report at $.claims[{i}].readings[1].name: 'exact' appears twice in claim "
+            f"'alpha-claim' (also at $.claims[{i}].readings[0])") in err
