@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..framework import config as claims_config
 from ..framework.records import EXPECTABLE, load_catalog
+from . import description
 
 BEGIN, END = "<!-- catalog:begin -->", "<!-- catalog:end -->"
 
@@ -70,7 +71,7 @@ def update(readme: Path, records_dir: Path | None = None) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--update", type=Path, metavar="MARKDOWN",
                     help="the Markdown file whose catalog block to rewrite in place (the suite's: docs/catalog.md)")
     args = ap.parse_args(argv)

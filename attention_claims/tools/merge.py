@@ -28,6 +28,7 @@ from ..framework.merge import MergeError, merge_reports
 from ..framework.records import ClaimRecordError, load_catalog
 from ..framework.report_folder import ReportFolder, ReportFolderError
 from ..framework.report_schema import ReportInputError, read_report
+from . import description
 
 USAGE_ERROR = 4
 
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="attention-claims merge", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="attention-claims merge", description=description(__doc__))
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

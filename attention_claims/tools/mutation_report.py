@@ -29,6 +29,7 @@ from pathlib import Path
 from ..framework import config as claims_config
 from ..framework.report import git_commit
 from ..framework.report_folder import ReportFolder, ReportFolderError
+from . import description
 
 #: mutmut 3's exit codes, grouped as its ``status_by_exit_code`` (mutmut/stats.py) groups them.
 _STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
@@ -158,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     the folder is refused or a file of those names there is not this tool's); takes no options."""
     import argparse
 
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
+    argparse.ArgumentParser(description=description(__doc__)).parse_args(argv)
     paths = claims_config.discover()
     ROOT, REPORTS = paths.root, paths.report_dir
     cfg = _mutmut_config(ROOT)

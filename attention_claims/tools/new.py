@@ -50,6 +50,7 @@ from ..framework.records import (
     document_path_problem,
     load_claim_file,
 )
+from . import description
 
 USAGE_ERROR = 4
 EXPECTED = ("true", "false", "caveat")
@@ -406,7 +407,7 @@ def _place_new(tmp: Path, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("id", help="the claim's id, kebab-case (named literally by its checks' markers)")
     parser.add_argument("--document", required=True, help="the document under the sources folder that states it")
     parser.add_argument("--quote", required=True, help="the claim's own words, verbatim from the document")

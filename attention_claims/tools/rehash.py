@@ -22,6 +22,7 @@ from pathlib import Path
 from .. import _files
 from ..framework import config as claims_config
 from ..framework.records import DOCUMENT_MAX_BYTES
+from . import description
 
 USAGE_ERROR = 4
 
@@ -54,7 +55,7 @@ def rehash(sources_dir: Path, name: str) -> tuple[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("document", help="the document's path as SHA256SUMS lists it (relative to the sources folder)")
     parser.add_argument("--claims-sources", type=Path, default=None, help="default: the project's claims_sources")
     args = parser.parse_args(argv)

@@ -21,6 +21,7 @@ from ..framework import config as claims_config
 from ..framework.records import ClaimRecordError, load_catalog, verify_sources
 from ..framework.render.model import document_slug
 from ..framework.sentences import audit, load_all
+from . import description
 
 
 def claim_dicts(catalog) -> list[dict]:
@@ -33,7 +34,7 @@ def claim_dicts(catalog) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status (0 all accounted for, 1 problems, 2 usage)."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("documents", nargs="*", help="document names or prefixes (000, 003_..., note.md); default all "
                                                  "the documents of SHA256SUMS")
     ap.add_argument("--todo", action="store_true", help="print unclassified sentences as TOML stubs")

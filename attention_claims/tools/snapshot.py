@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from ..framework import config as claims_config
+from . import description
 
 
 class SnapshotError(ValueError):
@@ -129,7 +130,7 @@ def summary_markdown(report: dict, diff: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("report", type=Path, nargs="?", default=None,
                     help="default: claims.json in the project's report folder (claims_report_dir)")
     ap.add_argument("--snapshot", type=Path, default=None,

@@ -9,6 +9,7 @@ import importlib
 import json
 import os
 import pkgutil
+import re
 import shutil
 import subprocess
 import sys
@@ -43,7 +44,10 @@ def test_each_subcommand_has_its_own_help(name, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([name, "--help"])
     assert exit_.value.code == 0
-    assert f"attention-claims {name}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"attention-claims {name}" in out
+    # the help is for a terminal (and the site's Command line page): no reStructuredText from the docstring
+    assert "``" not in out and not re.search(r":(?:func|class|mod|data|attr|meth|exc|obj|const):`", out), out
 
 
 def test_an_unknown_subcommand_is_a_usage_error(capsys):
