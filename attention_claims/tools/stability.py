@@ -71,13 +71,14 @@ def compare(runs: dict[int, dict[str, str]]) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Compare claim verdicts across Hypothesis seeds.")
-    ap.add_argument("--seeds", type=int, default=5, help="number of seeds (0, 1, ..., n-1 offset by --base)")
-    ap.add_argument("--base", type=int, default=20261123)
-    ap.add_argument("--profile", default="dev", choices=["dev", "deep", "ci"])
+    ap.add_argument("--seeds", type=int, default=5, help="number of seeds (0, 1, ..., n-1 offset by --base; default 5)")
+    ap.add_argument("--base", type=int, default=20261123, help="the first seed (default 20261123)")
+    ap.add_argument("--profile", default="dev", choices=["dev", "deep", "ci"],
+                    help="Hypothesis profile (default dev); ci is derandomized, so it is refused")
     ap.add_argument("--out", type=Path, default=None,
                     help="default: stability.json in the project's report folder (claims_report_dir)")
     ap.add_argument("--workers", type=int, default=0, help="pytest-xdist workers per run (0: serial)")
-    ap.add_argument("paths", nargs="*", default=["checks"])
+    ap.add_argument("paths", nargs="*", default=["checks"], help="what pytest runs under each seed (default: checks)")
     args = ap.parse_args(argv)
     from hypothesis import settings
 
