@@ -214,6 +214,13 @@ def test_the_command_line_page_shows_every_subcommand(site):
     assert missing == [] and "usage: attention-claims new" in html
 
 
+def test_the_command_line_help_fits_the_page():
+    """The help on the Command line page is wrapped to 78 characters (``COLUMNS=80`` in the hook), which the
+    page's column shows without a horizontal scroll bar (at 100 it needed one)."""
+    wide = [line for line in _hook().cli_markdown().splitlines() if len(line) > 80]
+    assert wide == []
+
+
 def test_the_site_cache_key_changes_with_every_input(tmp_path, monkeypatch):
     """The cached site is reused only while :func:`site_inputs_digest` is unchanged: an edit of a page,
     of the hook, of ``mkdocs.yml``, of a module, or a new file in either folder changes it."""

@@ -73,7 +73,8 @@ def cli_markdown() -> str:
     def captured(argv: list[str]) -> str:
         buf = io.StringIO()
         saved = os.environ.get("COLUMNS")
-        os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal's width: the same page on every machine
+        os.environ["COLUMNS"] = "80"  # argparse wraps to the terminal's width: the same page on every
+        # machine, and 78 characters fit the page's column without a horizontal scroll bar
         try:
             with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):
                 cli.main(argv)
