@@ -83,7 +83,13 @@ def main(argv: list[str] | None = None) -> int:
             return 4
         print(f"{args.update}: {'updated' if changed else 'already up to date'}")
     else:
-        print(summary_table())
+        paths = claims_config.discover()  # the working folder's project, as every tool (not a pytest session's)
+        try:
+            table = summary_table(paths.claims_dir, paths.sources_dir)
+        except (OSError, ValueError) as exc:  # no claims folder, or a malformed record: a usage error
+            print(f"attention-claims catalog: {exc}", file=sys.stderr)
+            return 4
+        print(table)
     return 0
 
 

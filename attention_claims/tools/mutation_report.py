@@ -160,6 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     argparse.ArgumentParser(description=description(__doc__)).parse_args(argv)
+    try:  # an optional dependency (the extra 'mutation'): without it a usage error, not a traceback
+        from mutmut.mutation.diff_apply import get_diff_for_mutant
+    except ImportError as exc:
+        print(f"attention-claims mutation-report: mutmut is not installed ({exc}); it summarises a `mutmut run`: "
+              "pip install 'attention-claims[mutation]' (mutmut 3), then `mutmut run`", file=sys.stderr)
+        return 4
     paths = claims_config.discover()
     ROOT, REPORTS = paths.root, paths.report_dir
     cfg = _mutmut_config(ROOT)
@@ -169,8 +175,6 @@ def main(argv: list[str] | None = None) -> int:
     notes = json.loads(notes_path.read_text(encoding="utf-8")) if notes_path.exists() else {}
     s = summarise(codes, notes)
     from importlib.metadata import version
-
-    from mutmut.mutation.diff_apply import get_diff_for_mutant
 
     module_of = {name: m for m, c in codes.items() for name in c}
     with contextlib.chdir(ROOT):

@@ -141,3 +141,14 @@ def test_a_checks_figure_never_replaces_a_users_file(tmp_path):
     assert old.read_bytes() == b"new figure" and "figures/9889-identity.png" in _manifest(folder)
     write_suite_file(folder, "figures/9889-identity.png", b"newer figure")  # listed now: no adoption needed
     assert old.read_bytes() == b"newer figure"
+
+
+def test_mutation_report_without_mutmut_is_a_usage_error_not_a_traceback(mutmut_project, monkeypatch, capsys):
+    """mutmut is an optional dependency (the extra ``mutation``); a stranger's ``attention-claims
+    mutation-report`` without it once ended in ModuleNotFoundError."""
+    for name in ("mutmut", "mutmut.mutation", "mutmut.mutation.diff_apply"):
+        monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError
+    assert mutation_report.main([]) == 4
+    err = capsys.readouterr().err
+    assert "mutmut is not installed" in err and "attention-claims[mutation]" in err and err.count("\n") == 1
+    assert not (mutmut_project / "mutation.md").exists()

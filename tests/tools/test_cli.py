@@ -238,3 +238,19 @@ def test_rehash_refuses_a_document_not_listed(project, capsys, name, message):
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert (project / "sources" / "SHA256SUMS").read_bytes() == before
+
+
+def test_catalog_without_claims_or_with_a_bad_record_is_one_line_not_a_traceback(project, capsys):
+    """``attention-claims catalog`` in a project with no claims folder yet (or a record the loader
+    refuses) once printed a ClaimRecordError traceback; it is exit status 4 and the loader's message."""
+    assert main(["catalog"]) == 4
+    err = capsys.readouterr().err
+    assert err.startswith("attention-claims catalog: ") and "claim records folder does not exist" in err
+    assert err.count("\n") == 1
+    assert main(["new", "rank-at-most-d", "--document", "note.md", "--quote", "The rank is at most d."]) == 0
+    capsys.readouterr()
+    assert main(["catalog"]) == 0 and "note.md" in capsys.readouterr().out
+    (project / "sources" / "SHA256SUMS").unlink()
+    assert main(["catalog"]) == 4
+    err = capsys.readouterr().err
+    assert "field 'source.document'" in err and "not listed" in err and "Traceback" not in err
