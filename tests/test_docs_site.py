@@ -221,6 +221,73 @@ def test_the_command_line_help_fits_the_page():
     assert wide == []
 
 
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+OPTION = re.compile(r"(?<![\w-])(--[a-z](?:[\w-]*\w)?)")
+
+
+def _help(argv: list[str]) -> str:
+    """What ``attention-claims ARGV`` prints (its ``--help``)."""
+    import contextlib
+    import io
+
+    from attention_claims import cli
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):
+        cli.main(argv)
+    return buf.getvalue()
+
+
+def unknown_options(pages: list[Path]) -> list[str]:
+    """``"page:line: command --option"`` for each option that a line of ``pages`` gives a command which
+    that command's ``--help`` does not list: after ``attention-claims SUBCOMMAND``,
+    ``attention_claims.tools.MODULE`` or ``scripts/gpu-run``, up to the end of the code span or table
+    cell; and any ``--claims-*`` option the plugin does not declare."""
+    from attention_claims.cli import COMMANDS
+
+    module_command = {module: name for name, (module, _help) in COMMANDS.items()}
+    helps = {name: _help([name, "--help"]) for name in COMMANDS}
+    gpu_run = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu-run"), "--help"], capture_output=True,
+                             text=True, timeout=60, cwd=ROOT).stdout
+    plugin = set(re.findall(r'"(--claims-[\w-]+)"', "".join(
+        p.read_text(encoding="utf-8") for p in (ROOT / "attention_claims" / "framework").glob("*.py"))))
+    assert "--claims-select" in plugin and "--update" in helps["catalog"] and "--cap" in gpu_run
+    commands = ((r"attention-claims ([a-z][\w-]*)", helps.get),
+                (r"attention_claims\.tools\.(\w+)", lambda m: helps.get(module_command.get(m))),
+                (r"scripts/gpu-run()", lambda _m: gpu_run))
+    unknown = []
+    for page in pages:
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            where = f"{page.name}:{n}"
+            unknown += [f"{where}: pytest {o}" for o in OPTION.findall(line) if o.startswith("--claims-")
+                        and o not in plugin]
+            for pattern, text_of in commands:
+                for m in re.finditer(pattern, line):
+                    text = text_of(m.group(1))
+                    if text is None:
+                        continue
+                    rest = re.split(r"[`|;]", line[m.end():], maxsplit=1)[0]  # to the end of the code span
+                    unknown += [f"{where}: {m.group(0)} {o}" for o in OPTION.findall(rest)
+                                if o not in text and o != "--help" and not o.startswith("--claims-")]
+    return unknown
+
+
+def test_every_option_the_pages_give_a_command_exists():
+    """A page that shows ``attention-claims merge --allow-mixed``, ``python -m attention_claims.tools.snapshot
+    --update``, ``scripts/gpu-run --cap`` or ``pytest --claims-shard`` names an option the command has."""
+    assert unknown_options(PAGES) == [], "options that the pages give a command and its --help does not list"
+
+
+def test_an_option_a_command_does_not_have_is_caught(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("`attention-claims merge --allow-mixed -o DIR --frobnicate`, `pytest --claims-nope`\n"
+                    "| `python -m attention_claims.tools.snapshot --update --all` | `scripts/gpu-run --cap x` |\n"
+                    "`scripts/gpu-run --dry-run --wheels DIR --fast`; `pytest --claims-select ID`\n", encoding="utf-8")
+    assert unknown_options([page]) == [
+        "page.md:1: pytest --claims-nope", "page.md:1: attention-claims merge --frobnicate",
+        "page.md:2: attention_claims.tools.snapshot --all", "page.md:3: scripts/gpu-run --fast"]
+
+
 def test_the_site_cache_key_changes_with_every_input(tmp_path, monkeypatch):
     """The cached site is reused only while :func:`site_inputs_digest` is unchanged: an edit of a page,
     of the hook, of ``mkdocs.yml``, of a module, or a new file in either folder changes it."""
