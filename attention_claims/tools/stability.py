@@ -4,7 +4,9 @@
 (``pytest checks --hypothesis-seed=S``), compares the verdicts claim by claim, and writes
 ``reports/stability.json`` (read by the report's trust section). A verdict that flips
 between seeds means a check too weak or a tolerance wrong: fix the check.
-Exit status 1 when some verdict flips, 4 when the file cannot be written: it is written through the
+Exit status 1 when some verdict flips, 4 when a seed's run of pytest stops without a finished report (a
+malformed record, an altered document: the message gives pytest's exit status and its last lines) or the
+file cannot be written: it is written through the
 report folder (:func:`attention_claims.framework.report_folder.write_suite_file`), which refuses a home,
 sources or claims folder and a ``stability.json`` there that this tool did not write.
 """
@@ -24,11 +26,22 @@ from ..framework.report import git_commit
 from ..framework.report_folder import ReportFolderError, write_suite_file
 
 
+class SeedRunError(RuntimeError):
+    """A seed's run of pytest that cannot be compared: it wrote no report (a usage error such as a malformed
+    record stops it first) or did not finish; ``str()`` gives the seed, pytest's exit status and the last
+    lines of its output."""
+
+
+def _tail(output: str, lines: int = 5) -> str:
+    kept = [line for line in output.strip().splitlines() if line.strip()][-lines:]
+    return ("; pytest said:\n  " + "\n  ".join(kept)) if kept else ""
+
+
 def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dict[str, str]:
     """Verdicts ``{claim id: verdict}`` of one run of the checks with this seed.
 
     Raises:
-        RuntimeError: the run wrote no report, or did not finish (an in-progress or
+        SeedRunError: the run wrote no report, or did not finish (an in-progress or
             interrupted report says every claim is undecided and must not be compared).
     """
     with tempfile.TemporaryDirectory() as out:
@@ -36,14 +49,17 @@ def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dic
                f"--hypothesis-profile={profile}", "--claims-report-dir", out]
         if workers:
             cmd += ["-n", str(workers)]  # pytest-xdist; the seed fixes every test's examples either way
-        subprocess.run(cmd, cwd=claims_config.discover().root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        done = subprocess.run(cmd, cwd=claims_config.discover().root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, errors="replace", check=False)
         path = Path(out) / "claims.json"
         if not path.exists():
-            raise RuntimeError(f"seed {seed}: the run wrote no report ({' '.join(cmd)})")
+            raise SeedRunError(f"seed {seed}: the run of pytest wrote no report (exit status {done.returncode}: "
+                               f"{' '.join(cmd)}){_tail(done.stdout)}")
         report = json.loads(path.read_text(encoding="utf-8"))
     run = report.get("run", {})
     if run.get("in_progress") or run.get("interrupted") or run.get("exitstatus") not in (0, 1):
-        raise RuntimeError(f"seed {seed}: the run did not finish normally (run = {run}); verdicts not comparable")
+        raise SeedRunError(f"seed {seed}: the run did not finish normally (run = {run}); verdicts not comparable"
+                           f"{_tail(done.stdout)}")
     return {c["id"]: c["verdict"] for c in report["claims"]}
 
 
@@ -90,7 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [args.base + i for i in range(args.seeds)]
     runs = {}
     for seed in seeds:
-        runs[seed] = run_seed(seed, args.profile, args.paths, args.workers)
+        try:
+            runs[seed] = run_seed(seed, args.profile, args.paths, args.workers)
+        except SeedRunError as exc:
+            print(f"attention-claims stability: {exc}", file=sys.stderr)
+            return 4
         print(f"seed {seed}: " + ", ".join(f"{k}={v}" for k, v in sorted(runs[seed].items())), flush=True)
     flips = compare(runs)
     result = {
