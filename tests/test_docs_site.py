@@ -288,6 +288,47 @@ def test_an_option_a_command_does_not_have_is_caught(tmp_path):
         "page.md:2: attention_claims.tools.snapshot --all", "page.md:3: scripts/gpu-run --fast"]
 
 
+def missing_names(pages: list[Path]) -> list[str]:
+    """``"page: name"`` for each code span of ``pages`` that names a file of this repository
+    (``attention_claims/...``, ``tests/...``, ``scripts/...``, ``docs/...``, ``.ci/...``, ``.github/...``,
+    ``benchmarks/...``, ``checks/...``, ``sources/...``; ``file.py::NAME`` names ``NAME`` in it too) that
+    does not exist, or a dotted ``attention_claims.x.y`` that does not import. A span with a placeholder
+    (``<doc>``, ``*``, ``{...}``, ``…``) is a pattern, not a name, and is left out."""
+    missing = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for span in re.findall(r"`([^`\n]+)`", text):
+            if re.search(r"[<>*{}\[\]…]|\.\.\.", span):
+                continue
+            for path in re.findall(r"(?<![\w./-])((?:attention_claims|tests|scripts|docs|\.ci|\.github|benchmarks|checks"
+                                   r"|sources)/[\w./-]*(?:::\w+)?)", span):
+                file, _, name = path.partition("::")
+                target = ROOT / file
+                if not target.exists() or (name and not re.search(rf"\b{name}\b", target.read_text(encoding="utf-8"))):
+                    missing.append(f"{page.name}: {path}")
+        dotted = set(re.findall(r"`(attention_claims(?:\.\w+)+)`", text))
+        missing += [f"{page.name}: {name}" for name in unresolvable(dotted)]
+    return missing
+
+
+def test_every_file_and_module_the_pages_name_exists():
+    """The pages name files (``tests/framework/test_exit_status.py``, ``scripts/gpu-run``) and modules
+    (``attention_claims.framework.report_folder.ReportFolder``) a reader goes to look at. The tutorial's
+    paths are those of the reader's own project, written by ``tests/test_tutorial.py``, and are left out."""
+    pages = [p for p in PAGES if p.name != "your-own-claims.md"]
+    assert missing_names(pages) == [], "names on the pages that this repository does not have"
+
+
+def test_a_missing_file_or_module_is_caught(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("`tests/test_readme.py`, `scripts/gpu-run --dry-run`, `tests/no_such_test.py`,\n"
+                    "`attention_claims/framework/evidence.py::PLOT_KINDS`, `attention_claims/framework/evidence.py::NOPE`,\n"
+                    "`claims/<doc>/NNN-<id>.toml`, `attention_claims.maths.rank`, `attention_claims.maths.nope`\n",
+                    encoding="utf-8")
+    assert missing_names([page]) == ["page.md: tests/no_such_test.py", "page.md: attention_claims/framework/evidence.py::NOPE",
+                                     "page.md: attention_claims.maths.nope"]
+
+
 def test_the_site_cache_key_changes_with_every_input(tmp_path, monkeypatch):
     """The cached site is reused only while :func:`site_inputs_digest` is unchanged: an edit of a page,
     of the hook, of ``mkdocs.yml``, of a module, or a new file in either folder changes it."""
