@@ -329,6 +329,15 @@ def test_a_missing_file_or_module_is_caught(tmp_path):
                                      "page.md: attention_claims.maths.nope"]
 
 
+def test_every_environment_variable_the_pages_name_is_read():
+    """An ``ATTENTION_CLAIMS_*`` variable a page tells the reader to set is one the code reads."""
+    code = "".join(p.read_text(encoding="utf-8", errors="replace") for top in ("attention_claims", "tests", "scripts", ".ci")
+                   for p in (ROOT / top).rglob("*") if p.is_file() and p.suffix in (".py", "") and "__pycache__" not in p.parts)
+    named = {v for page in PAGES for v in re.findall(r"\bATTENTION_CLAIMS_[A-Z_]*[A-Z]", page.read_text(encoding="utf-8"))}
+    assert "ATTENTION_CLAIMS_CACHE" in named
+    assert sorted(v for v in named if not re.search(rf"[\"']{v}[\"'=]|\b{v}=", code)) == []
+
+
 def test_the_site_cache_key_changes_with_every_input(tmp_path, monkeypatch):
     """The cached site is reused only while :func:`site_inputs_digest` is unchanged: an edit of a page,
     of the hook, of ``mkdocs.yml``, of a module, or a new file in either folder changes it."""
