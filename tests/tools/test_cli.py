@@ -97,6 +97,21 @@ def test_new_refuses_with_one_line(project, capsys, args, message):
     assert message in err and err.count("\n") == 1
 
 
+def test_new_says_when_a_quote_of_an_html_document_misses_only_its_tags(project, capsys):
+    """A quote copied from an HTML page as the browser shows it lacks the file's tags; the quote is compared
+    with the file's text, so it is refused, with the reason instead of a bare "does not occur"."""
+    (project / "sources" / "page.html").write_text("<p>Attention is <b>permutation equivariant</b>.</p>\n",
+                                                  encoding="utf-8")
+    assert main(["new", "x", "--document", "page.html", "--quote", "Attention is permutation equivariant."]) == 4
+    err = capsys.readouterr().err
+    assert "does not occur verbatim" in err and "once the document's markup tags are removed" in err
+    assert err.count("\n") == 1
+    assert main(["new", "x", "--document", "page.html", "--quote", "Attention is invariant."]) == 4
+    assert "markup" not in capsys.readouterr().err
+    assert main(["new", "x", "--document", "page.html", "--quote",
+                 "Attention is <b>permutation equivariant</b>."]) == 0
+
+
 def test_new_never_overwrites_nor_reuses_an_id_nor_accepts_an_altered_document(project, capsys):
     assert main(["new", "rank-at-most-d", "--document", "note.md", "--quote", "The rank is at most d."]) == 0
     assert main(["new", "rank-at-most-d", "--document", "note.md", "--quote", "The rank is at most d."]) == 4
