@@ -1,6 +1,8 @@
 """The documentation site (issue 34): every public name of ``attention_claims.testkit`` and
 ``attention_claims.maths`` has a docstring, the generated reference lists each of them and nothing that
 does not exist, no page writes a signature of one by hand, and the site builds with warnings as errors.
+The pages (README.md and docs/*.md) name only options the commands have, files and modules this repository
+has, and environment variables the code reads; the command-line help fits the page's width.
 
 The build needs MkDocs (the ``dev`` extra); without it those tests skip, except under
 ``ATTENTION_CLAIMS_REQUIRE_TOOLS=1`` (set by ``.ci/run``), where a missing tool fails.
