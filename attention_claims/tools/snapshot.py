@@ -50,9 +50,21 @@ def load_report(path: Path, *, allow_partial: bool = False) -> dict:
     """
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8 (UnicodeDecodeError)
         raise SnapshotError(f"{path}: cannot read the report ({exc})") from None
-    run = report.get("run", {})
+    try:  # the fields outcomes() reads, of the right types: a damaged report is named, never a traceback
+        if not isinstance(report, dict):
+            raise TypeError(f"a JSON {type(report).__name__}, not an object")
+        outcomes(report)
+        run = report.get("run", {})
+        if not isinstance(run, dict):
+            raise TypeError(f"'run' is a {type(run).__name__}, not an object")
+    except (KeyError, TypeError, AttributeError) as exc:
+        what = f"no field {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise SnapshotError(f"{path}: not a claims.json report ({what})") from None
+    if run.get("partial") and not allow_partial and not run.get("interrupted") and not run.get("in_progress"):
+        raise SnapshotError(f"{path}: not a complete run: its last run decided only some claims (--claims-select, "
+                            "--claims-document, --claims-shard, -k or a test path); run the whole suite first")
     if run.get("interrupted") or run.get("in_progress"):
         raise SnapshotError(f"{path}: the run was interrupted or has not finished ({run})")
     if run.get("partial") and allow_partial:

@@ -102,3 +102,30 @@ def test_a_run_whose_checks_did_not_finish_is_refused_naming_them(tmp_path, caps
     from attention_claims.tools.snapshot import summary_markdown
 
     assert "| error | 1 |" in summary_markdown(report, [])
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\xff\xfe", "cannot read the report ('utf-8' codec can't decode"),
+    (b"[1, 2]", "not a claims.json report (a JSON list, not an object)"),
+    (json.dumps({"run": {"complete": True}, "claims": [{"id": "a", "verdict": "true",
+                                                         "readings": [{"name": "x"}]}]}).encode(),
+     "not a claims.json report (no field 'outcome')"),
+    (json.dumps({"run": [], "claims": []}).encode(), "not a claims.json report ('run' is a list, not an object)"),
+])
+def test_a_damaged_report_is_named_not_a_traceback(tmp_path, capsys, content, message):
+    """A hand-damaged claims.json (not UTF-8, not an object, a reading without its outcome) once ended
+    snapshot in UnicodeDecodeError, AttributeError or KeyError; it is exit status 2 naming the file."""
+    path = tmp_path / "claims.json"
+    path.write_bytes(content)
+    assert main([str(path), "--snapshot", str(tmp_path / "snap.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"snapshot: {path}: ") and message in err and err.count("\n") == 1
+
+
+def test_a_partial_report_says_why_it_is_partial(tmp_path, capsys):
+    path = tmp_path / "claims.json"
+    path.write_text(json.dumps(_subset_report()), encoding="utf-8")
+    assert main([str(path), "--snapshot", str(tmp_path / "snap.json"), "--update"]) == 2
+    err = capsys.readouterr().err
+    assert "not a complete run: its last run decided only some claims (--claims-select" in err
+    assert "{" not in err  # no dict of the run's fields
