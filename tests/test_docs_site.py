@@ -280,6 +280,14 @@ def test_every_option_the_pages_give_a_command_exists():
     assert unknown_options(PAGES) == [], "options that the pages give a command and its --help does not list"
 
 
+def test_every_pytest_option_of_the_plugin_is_on_a_page():
+    """Each ``--claims-*`` option the plugins declare is named on some page (``--claims-no-report`` was not)."""
+    declared = set(re.findall(r'"(--claims-[\w-]+)"', "".join(
+        p.read_text(encoding="utf-8") for p in (ROOT / "attention_claims" / "framework").glob("*.py"))))
+    named = {o for page in PAGES for o in OPTION.findall(page.read_text(encoding="utf-8"))}
+    assert "--claims-select" in declared and sorted(declared - named) == []
+
+
 def test_an_option_a_command_does_not_have_is_caught(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("`attention-claims merge --allow-mixed -o DIR --frobnicate`, `pytest --claims-nope`\n"
