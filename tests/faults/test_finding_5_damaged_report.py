@@ -12,14 +12,31 @@ from conftest import small_project_checks as _checks
 from conftest import small_project_records as _records
 
 
-@pytest.mark.parametrize("damage", ["truncated", "not-json", "wrong-schema", "wrong-shape"])
+def _edited(text: str, edit) -> str:
+    data = json.loads(text)
+    alpha = next(c for c in data["claims"] if c["id"] == "alpha-claim")
+    edit(data, alpha)
+    return json.dumps(data)
+
+
+# a hand edit of a value the report has no word for: "maybe" once stopped every later run with an
+# INTERNALERROR (KeyError while the report was written), an unknown outcome was carried into the new report
+EDITS = {
+    "unknown-verdict": lambda data, alpha: alpha.update(verdict="maybe"),
+    "unknown-outcome": lambda data, alpha: alpha["readings"][0].update(outcome="exploded"),
+    "claim-twice": lambda data, alpha: data["claims"].append(dict(alpha, verdict="false")),
+}
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not-json", "wrong-schema", "wrong-shape", *EDITS])
 def test_finding_5_a_damaged_report_is_kept_aside_with_a_warning(planted, damage):
     full = planted(_records(), _checks())
     path = full.report_dir / "claims.json"
     text = path.read_text(encoding="utf-8")
     damaged = {"truncated": text[: len(text) // 2], "not-json": "\x00\x01 not json",
                "wrong-schema": json.dumps(dict(json.loads(text), schema=99)),
-               "wrong-shape": json.dumps({"schema": 1, "claims": "nope", "run": {}})}[damage]
+               "wrong-shape": json.dumps({"schema": 1, "claims": "nope", "run": {}}),
+               **{name: _edited(text, edit) for name, edit in EDITS.items()}}[damage]
     path.write_text(damaged, encoding="utf-8")
     one = planted(_records(), _checks(), args=["--claims-select", "beta-claim"])
     assert one.result.ret == 0, one.result.stdout.str()
