@@ -153,7 +153,8 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
         commits = {label: _commits(data) for label, data in reports}
         distinct = set().union(*commits.values())
         if len(distinct) > 1:
-            listing = "; ".join(f"{label}: {', '.join(sorted(str(c) for c in cs))}" for label, cs in commits.items())
+            listing = "; ".join(f"{label}: {', '.join(sorted(c or 'no commit recorded' for c in cs))}"
+                                for label, cs in commits.items())
             raise MergeError(f"the reports come from different commits ({listing}); pass --allow-mixed to merge anyway")
     now = now or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     from .report import _reason

@@ -145,6 +145,10 @@ def test_reports_of_other_commits_are_refused_unless_allowed(project):
     with pytest.raises(MergeError, match="different commits"):
         merge_reports([("cpu.json", cpu), ("gpu.json", other)], project.catalog())
     assert merge_reports([("cpu.json", cpu), ("gpu.json", other)], project.catalog(), allow_mixed=True)
+    for run in cpu["runs"]:  # a run outside a git checkout, or before its first commit, records none
+        run["commit"] = None
+    with pytest.raises(MergeError, match=r"cpu\.json: no commit recorded; gpu\.json: 0123456789abcdef"):
+        merge_reports([("cpu.json", cpu), ("gpu.json", other)], project.catalog())
 
 
 def test_the_command_writes_the_merged_report_or_says_why_not(project, pytester, capsys):
