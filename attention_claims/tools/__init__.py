@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import re
 
+#: The exit status of every tool's usage error (a file it cannot read, a malformed record or report, a name
+#: that matches nothing): pytest's own ``ExitCode.USAGE_ERROR``, so that ``attention-claims`` and ``pytest``
+#: mean the same by 4. A command line that argparse rejects exits 2, as argparse does everywhere.
+USAGE_ERROR = 4
+
 _ROLE = re.compile(r":(?:func|class|mod|data|attr|meth|exc|obj|const):`~?([^`]+)`")
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..framework import config as claims_config
 from ..framework.records import EXPECTABLE, load_catalog
-from . import description
+from . import USAGE_ERROR, description
 
 BEGIN, END = "<!-- catalog:begin -->", "<!-- catalog:end -->"
 
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             changed = update(args.update)
         except (OSError, ValueError) as exc:  # a missing or unreadable file, or no catalog block: a usage error
             print(f"attention-claims catalog: {exc}", file=sys.stderr)
-            return 4
+            return USAGE_ERROR
         print(f"{args.update}: {'updated' if changed else 'already up to date'}")
     else:
         paths = claims_config.discover()  # the working folder's project, as every tool (not a pytest session's)
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             table = summary_table(paths.claims_dir, paths.sources_dir)
         except (OSError, ValueError) as exc:  # no claims folder, or a malformed record: a usage error
             print(f"attention-claims catalog: {exc}", file=sys.stderr)
-            return 4
+            return USAGE_ERROR
         print(table)
     return 0
 

@@ -28,9 +28,7 @@ from ..framework.merge import MergeError, merge_reports
 from ..framework.records import ClaimRecordError, load_catalog
 from ..framework.report_folder import ReportFolder, ReportFolderError
 from ..framework.report_schema import ReportInputError, read_report
-from . import description
-
-USAGE_ERROR = 4
+from . import USAGE_ERROR, description
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from ..framework import config as claims_config
 from ..framework.report import git_commit
 from ..framework.report_folder import ReportFolder, ReportFolderError
-from . import description
+from . import USAGE_ERROR, description
 
 #: mutmut 3's exit codes, grouped as its ``status_by_exit_code`` (mutmut/stats.py) groups them.
 _STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as exc:
         print(f"attention-claims mutation-report: mutmut is not installed ({exc}); it summarises a `mutmut run`: "
               "pip install 'attention-claims[mutation]' (mutmut 3), then `mutmut run`", file=sys.stderr)
-        return 4
+        return USAGE_ERROR
     paths = claims_config.discover()
     ROOT, REPORTS = paths.root, paths.report_dir
     cfg = _mutmut_config(ROOT)
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                          adopt={"mutation.json": is_mutation_json, "mutation.md": is_mutation_md})
     except (ReportFolderError, OSError) as exc:
         print(f"mutation_report: {REPORTS / 'mutation.json'} and mutation.md not written: {exc}", file=sys.stderr)
-        return 4
+        return USAGE_ERROR
     print(f"score {_pct(s['score'])}, killed or explained {_pct(s['killed_or_explained'])}, "
           f"{len(s['survivors']) - s['explained']} unexplained, {s['not_checked']} not checked -> reports/mutation.md")
     return 0

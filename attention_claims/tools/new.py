@@ -50,9 +50,8 @@ from ..framework.records import (
     document_path_problem,
     load_claim_file,
 )
-from . import description
+from . import USAGE_ERROR, description
 
-USAGE_ERROR = 4
 EXPECTED = ("true", "false", "caveat")
 """The verdicts ``--expected`` takes (an ``unchecked`` claim has no checks: write its record by hand)."""
 AS_STATED = "as-stated"

@@ -22,9 +22,7 @@ from pathlib import Path
 from .. import _files
 from ..framework import config as claims_config
 from ..framework.records import DOCUMENT_MAX_BYTES
-from . import description
-
-USAGE_ERROR = 4
+from . import USAGE_ERROR, description
 
 
 def rehash(sources_dir: Path, name: str) -> tuple[str, str]:

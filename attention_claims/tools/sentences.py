@@ -21,7 +21,7 @@ from ..framework import config as claims_config
 from ..framework.records import ClaimRecordError, load_catalog, verify_sources
 from ..framework.render.model import document_slug
 from ..framework.sentences import audit, load_all
-from . import description
+from . import USAGE_ERROR, description
 
 
 def claim_dicts(catalog) -> list[dict]:
@@ -33,7 +33,7 @@ def claim_dicts(catalog) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point; returns the exit status (0 all accounted for, 1 problems, 2 usage)."""
+    """Command-line entry point; returns the exit status (0 all accounted for, 1 problems, 4 a usage error)."""
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("documents", nargs="*", help="document names or prefixes (000, 003_..., note.md); default all "
                                                  "the documents of SHA256SUMS")
@@ -53,14 +53,14 @@ def main(argv: list[str] | None = None) -> int:
         docs = sorted(verify_sources(sources_dir))
     except ClaimRecordError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
     claims = claim_dicts(catalog)
     known = {c.id for c in catalog}
     if args.documents:
         docs = [d for d in docs if any(d.startswith(a) for a in args.documents)]
         if not docs:
             print(f"error: no document matches {' '.join(args.documents)}", file=sys.stderr)
-            return 2
+            return USAGE_ERROR
     bad = 0
     for doc in docs:
         # a document in a subfolder gets its slug (papers/note.md and note.md never share a file)

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from ..framework import config as claims_config
-from . import description
+from . import USAGE_ERROR, description
 
 
 class SnapshotError(ValueError):
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         new = outcomes(report)
     except SnapshotError as exc:
         print(f"snapshot: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
     subset = decided_ids(report)
     if args.update:
         args.snapshot.parent.mkdir(parents=True, exist_ok=True)
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         old = load_snapshot(args.snapshot)
     except SnapshotError as exc:
         print(f"snapshot: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
     if subset is not None:
         old = {cid: v for cid, v in old.items() if cid in subset}
         new = {cid: v for cid, v in new.items() if cid in subset}

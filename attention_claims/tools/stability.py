@@ -24,6 +24,7 @@ from pathlib import Path
 from ..framework import config as claims_config
 from ..framework.report import git_commit
 from ..framework.report_folder import ReportFolderError, write_suite_file
+from . import USAGE_ERROR
 
 
 class SeedRunError(RuntimeError):
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             runs[seed] = run_seed(seed, args.profile, args.paths, args.workers)
         except SeedRunError as exc:
             print(f"attention-claims stability: {exc}", file=sys.stderr)
-            return 4
+            return USAGE_ERROR
         print(f"seed {seed}: " + ", ".join(f"{k}={v}" for k, v in sorted(runs[seed].items())), flush=True)
     flips = compare(runs)
     result = {
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                          adopt=is_stability_file, sources_dir=paths.sources_dir, claims_dir=paths.claims_dir)
     except (ReportFolderError, OSError) as exc:
         print(f"stability: {args.out} not written: {exc}", file=sys.stderr)
-        return 4
+        return USAGE_ERROR
     print(f"{len(seeds)} seeds, {len(flips)} verdict flips -> {args.out}")
     return 1 if flips else 0
 

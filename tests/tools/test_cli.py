@@ -208,7 +208,7 @@ def test_snapshot_without_a_snapshot_says_how_to_start_one(project, capsys):
     report = project / "claims.json"
     report.write_text(json.dumps({"run": {"complete": True}, "claims": [
         {"id": "a", "verdict": "true", "readings": []}]}), encoding="utf-8")
-    assert main(["snapshot", str(report), "--snapshot", str(project / "none.json")]) == 2
+    assert main(["snapshot", str(report), "--snapshot", str(project / "none.json")]) == 4
     err = capsys.readouterr().err
     assert "no snapshot" in err and "--update" in err and "Traceback" not in err and err.count("\n") == 1
     assert main(["snapshot", str(report), "--snapshot", str(project / "none.json"), "--update"]) == 0
@@ -269,3 +269,17 @@ def test_catalog_without_claims_or_with_a_bad_record_is_one_line_not_a_traceback
     assert main(["catalog"]) == 4
     err = capsys.readouterr().err
     assert "field 'source.document'" in err and "not listed" in err and "Traceback" not in err
+
+
+def test_every_tool_reports_a_usage_error_as_pytest_does(project, capsys):
+    """One exit status for a usage error across the tools, pytest's own (4): ``sentences`` and ``snapshot``
+    used to exit 2 where the others exited 4, so a CI script could not tell a usage error by its status."""
+    assert tools.USAGE_ERROR == int(pytest.ExitCode.USAGE_ERROR) == 4
+    assert main(["sentences", "no-such-document"]) == tools.USAGE_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert main(["snapshot", str(project / "missing.json")]) == tools.USAGE_ERROR
+    for name, (module, _help) in COMMANDS.items():  # no tool keeps a usage status of its own
+        source = Path(importlib.import_module(f"attention_claims.tools.{module}").__file__).read_text(encoding="utf-8")
+        assert not re.search(r"return [24]\b", source), name
+        assert not re.search(r"^USAGE_ERROR\s*=", source, re.M), name

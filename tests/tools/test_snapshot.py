@@ -53,7 +53,7 @@ def test_subset_run_is_compared_on_the_claims_it_decided(tmp_path, capsys):
     rep.write_text(json.dumps(_subset_report(verdict_c="caveat")), encoding="utf-8")
     assert main([str(rep), "--snapshot", str(snap)]) == 1
     assert "c: verdict false -> caveat" in capsys.readouterr().out
-    assert main([str(rep), "--snapshot", str(snap), "--update"]) == 2  # a subset never rewrites the snapshot
+    assert main([str(rep), "--snapshot", str(snap), "--update"]) == 4  # a subset never rewrites the snapshot
     assert "not a complete run" in capsys.readouterr().err
 
 
@@ -75,7 +75,7 @@ def test_main_exit_status(tmp_path, capsys):
     rep.write_text(json.dumps(_report(verdict="caveat")), encoding="utf-8")
     assert main([str(rep), "--snapshot", str(snap)]) == 1
     assert "verdict false -> caveat" in capsys.readouterr().out
-    assert main([str(tmp_path / "missing.json"), "--snapshot", str(snap)]) == 2
+    assert main([str(tmp_path / "missing.json"), "--snapshot", str(snap)]) == 4
 
 
 def test_summary_has_the_tally_and_the_moves(tmp_path):
@@ -97,7 +97,7 @@ def test_a_run_whose_checks_did_not_finish_is_refused_naming_them(tmp_path, caps
     rep.write_text(json.dumps(report), encoding="utf-8")
     with pytest.raises(SnapshotError, match=r"1 check\(s\) did not finish \(verdict error: c\)"):
         load_report(rep)
-    assert main([str(rep), "--snapshot", str(snap), "--update"]) == 2
+    assert main([str(rep), "--snapshot", str(snap), "--update"]) == 4
     assert "did not finish" in capsys.readouterr().err
     from attention_claims.tools.snapshot import summary_markdown
 
@@ -117,7 +117,7 @@ def test_a_damaged_report_is_named_not_a_traceback(tmp_path, capsys, content, me
     snapshot in UnicodeDecodeError, AttributeError or KeyError; it is exit status 2 naming the file."""
     path = tmp_path / "claims.json"
     path.write_bytes(content)
-    assert main([str(path), "--snapshot", str(tmp_path / "snap.json")]) == 2
+    assert main([str(path), "--snapshot", str(tmp_path / "snap.json")]) == 4
     err = capsys.readouterr().err
     assert err.startswith(f"snapshot: {path}: ") and message in err and err.count("\n") == 1
 
@@ -125,7 +125,7 @@ def test_a_damaged_report_is_named_not_a_traceback(tmp_path, capsys, content, me
 def test_a_partial_report_says_why_it_is_partial(tmp_path, capsys):
     path = tmp_path / "claims.json"
     path.write_text(json.dumps(_subset_report()), encoding="utf-8")
-    assert main([str(path), "--snapshot", str(tmp_path / "snap.json"), "--update"]) == 2
+    assert main([str(path), "--snapshot", str(tmp_path / "snap.json"), "--update"]) == 4
     err = capsys.readouterr().err
     assert "not a complete run: its last run decided only some claims (--claims-select" in err
     assert "{" not in err  # no dict of the run's fields
