@@ -36,14 +36,16 @@ from .._cache import cache_dir, write_atomic
 from ..maths.exact import EPS_LOG2
 from ..maths.rank import default_rank_tolerance
 from ..maths.spectrum import effective_rank, power_law_fit, top_fraction_energy
-from .loading import attention_layers
+from .loading import attention_layers, load_model
 from .registry import ModelSpec, file_lock, get_spec, install_hint, model_files, text_for, text_sha256
 
 #: 3: per-layer normalised spectra added (:func:`layer_spectra`). 4: heads reduced in parallel with
 #: single-threaded BLAS (:func:`head_singular_values`); above :data:`GESDD_MAX_N` the Gram route, its
 #: unresolved measures NaN. 5: above :data:`GESDD_MAX_N` the layer spectra cut at :func:`gram_resolution`
-#: for every head.
-MEASURE_VERSION = 5
+#: for every head. 6: above :data:`GESDD_MAX_N` on the CPU the two passes run in lockstep and a float64 head's
+#: spectral measures are certified from the float32 pass's spectrum where they can be
+#: (:func:`certify_from_float32`, the ``*_err`` and ``read_off_float32`` measures); no float64 layer spectra there.
+MEASURE_VERSION = 6
 
 
 #: machine epsilon of the dtypes a forward pass runs in (from :data:`attention_claims.maths.EPS_LOG2`)
@@ -72,7 +74,17 @@ MEASURES = {
     "upper_max": "max_{j > i} |a_ij| (exactly 0 for a causal head)",
     "diag_min": "min_i a_ii",
     "logdet": "sum_i log a_ii (= log det A when A is lower triangular), natural log",
+    "sigma_max_err": "half-width of sigma_max's enclosure where the float64 pass reads it off the float32 pass's "
+                     "spectrum (certify_from_float32), else 0",
+    "energy_top10_err": "half-width of energy_top10's enclosure where read off the float32 pass's spectrum, else 0",
+    "energy_top8_err": "half-width of energy_top8's enclosure where read off the float32 pass's spectrum, else 0",
+    "read_off_float32": "1 where this float64 head's spectral measures are certified from the float32 pass's "
+                        "spectrum and ||A64 - A32||_F (certify_from_float32) instead of computed, else 0",
 }
+
+#: The measures that carry an enclosure's half-width (:func:`certify_from_float32`): a reading that compares the
+#: float64 value with a threshold decides a head only where the whole enclosure is on one side.
+ENCLOSED = {"sigma_max": "sigma_max_err", "energy_top10": "energy_top10_err", "energy_top8": "energy_top8_err"}
 
 
 def _fit(sigma: np.ndarray) -> tuple[float, float]:
@@ -138,6 +150,8 @@ def _spectral_measures(out: dict[str, np.ndarray], S: np.ndarray, dtype: str) ->
             out["alpha"][layer, h], out["alpha_r2"][layer, h] = _fit(s)
             out["alpha_resolved"][layer, h], out["alpha_resolved_r2"][layer, h] = _fit(s[s > tol])
             out["envelope_c1"][layer, h] = float(np.max(s * idx))
+            for name in (*ENCLOSED.values(), "read_off_float32"):
+                out[name][layer, h] = 0.0
 
 
 def layer_spectra(S: np.ndarray) -> np.ndarray:
@@ -448,6 +462,84 @@ def gram_singular_values(a: np.ndarray, lower: bool = False,
     return np.sqrt(lam), certified
 
 
+def own_energy_bound(s: np.ndarray) -> float:
+    """How far any cumulative energy ``sum_{i<=k} s_i^2`` of the singular values ``s`` (descending, one ``(N, N)``
+    head, from :func:`head_singular_values`) may be from the exact matrix's: ``N · delta`` with the Gram route's
+    ``delta = gram_resolution(N)^2 · s_1^2`` (:func:`gram_singular_values`; the zeroed tail included). Used for
+    the exact SVD too, whose error is far smaller, so it is an upper bound either way. Same units as ``s^2``."""
+    N = s.shape[-1]
+    return N * gram_resolution(N) ** 2 * float(s[0]) ** 2
+
+
+def certify_from_float32(s: np.ndarray, own: float, e_f: float, total: float) -> dict[str, float] | None:
+    """The float64 forward pass's spectral measures of one head, certified from the float32 pass's singular
+    values of the same head instead of a second eigendecomposition (issue 37), or ``None`` when the effective
+    ranks cannot be certified that way (the caller then computes the float64 head's own spectrum).
+
+    Args:
+        s: ``(N,)`` singular values of the float32 pass's head ``A32`` (descending, dimensionless), as
+            :func:`head_singular_values` computes them, each cumulative energy within ``own`` of the exact one.
+        own: that bound (:func:`own_energy_bound`).
+        e_f: ``||A64 - A32||_F``, the two passes' heads' difference, computed in float64.
+        total: ``||A64||_F^2``, computed in float64 (``sum_i sigma_i(A64)^2``).
+
+    Mathematics. ``sqrt(sum_{i<=k} sigma_i^2)`` is the Ky Fan (2, k)-norm, a unitarily invariant norm (Horn and
+    Johnson, *Topics in Matrix Analysis*, §3.5), so with ``E = A64 - A32`` it moves by at most
+    ``||E||_(2,k) <= ||E||_F``: every cumulative energy ``C64(k)`` of ``A64`` lies in
+    ``[(sqrt(c_lo) - e)^2, (sqrt(c_hi) + e)^2]``, ``[c_lo, c_hi]`` the float32 pass's computed cumulative energy
+    widened by ``own``, ``e`` an upper bound of ``e_f`` (its rounding allowed for), and ``total`` is widened by its
+    summation's rounding (``2 N^2 eps64`` relative). Hence:
+
+    - the effective rank ``r_tau`` (定义 11.25: the least ``k`` with ``C64(k) >= tau · total``) of ``A64`` is the
+      float32 pass's ``r`` when ``C64(r - 1)``'s upper end is below ``tau`` times the total's lower end and
+      ``C64(r)``'s lower end is above ``tau`` times its upper end, at both :data:`TAUS`; otherwise ``None``;
+    - the top-10 % and top-8 % energies (引理 11.34, 表 11.3.1) lie in ``[C64_lo(k) / total_hi,
+      C64_hi(k) / total_lo]``, ``k = ceil(fraction N)``;
+    - ``sigma_1(A64)`` lies within ``e`` of ``sigma_1(A32)`` (Weyl), which lies in
+      ``[sqrt(s_1^2 - delta), sqrt(s_1^2 + delta)]``.
+
+    Returns:
+        ``{"eff_rank_90", "eff_rank_95", "energy_top10", "energy_top10_err", "energy_top8", "energy_top8_err",
+        "sigma_max", "sigma_max_err"}``: the effective ranks exactly, each enclosure as its midpoint and
+        half-width; or ``None``.
+
+    Raises:
+        ValueError: ``s`` is not a non-empty 1-D array, or ``own``, ``e_f`` or ``total`` is negative or not finite.
+    """
+    s = np.asarray(s, dtype=np.float64)
+    if s.ndim != 1 or s.size == 0:
+        raise ValueError(f"certify_from_float32: s must be a non-empty 1-D array, got shape {s.shape}")
+    if not all(math.isfinite(v) and v >= 0 for v in (own, e_f, total)):
+        raise ValueError(f"certify_from_float32: own, e_f and total must be finite and >= 0, got {own}, {e_f}, {total}")
+    N = s.size
+    eps = float(np.finfo(np.float64).eps)
+    if total <= 0 or s[0] <= 0:
+        return None
+    e = e_f * (1 + 2 * N * N * eps) + 1e-300  # the norm's own rounding (a sum of N^2 squares, then a square root)
+    t_lo, t_hi = total * (1 - 2 * N * N * eps), total * (1 + 2 * N * N * eps)
+    cum = np.cumsum(s.astype(np.float64) ** 2)
+    root_lo = np.sqrt(np.maximum(cum - own, 0.0))
+    root_hi = np.sqrt(cum + own)
+    c_lo = np.maximum(root_lo - e, 0.0) ** 2  # C64(k + 1) for 0-based k
+    c_hi = (root_hi + e) ** 2
+    out: dict[str, float] = {}
+    for tau in TAUS:
+        r = effective_rank(s, tau)  # 1-based
+        below = 0.0 if r == 1 else float(c_hi[r - 2])
+        if not (below < tau * t_lo and float(c_lo[r - 1]) > tau * t_hi):
+            return None
+        out[f"eff_rank_{round(tau * 100)}"] = float(r)
+    for name, fraction in (("energy_top10", TOP_FRACTION), ("energy_top8", 0.08)):
+        k = math.ceil(fraction * N)
+        lo, hi = float(c_lo[k - 1]) / t_hi, min(float(c_hi[k - 1]) / t_lo, 1.0)
+        out[name], out[f"{name}_err"] = (lo + hi) / 2, (hi - lo) / 2
+    delta = gram_resolution(N) ** 2 * float(s[0]) ** 2
+    lo = max(math.sqrt(max(float(s[0]) ** 2 - delta, 0.0)) - e, 0.0)
+    hi = math.sqrt(float(s[0]) ** 2 + delta) + e
+    out["sigma_max"], out["sigma_max_err"] = (lo + hi) / 2, (hi - lo) / 2
+    return out
+
+
 def _upper_max(a: np.ndarray, block: int = 256) -> float:
     """``max_{j > i} |a_ij|`` of one ``(N, N)`` matrix (0 for N = 1), by blocks of rows, so that no ``N x N``
     copy is made (the whole-layer ``torch.triu`` copy cost 9 of the 11.8 serial seconds, issue 37); a max
@@ -521,15 +613,17 @@ def release_freed_memory() -> bool:
 _SCRATCH = threading.local()
 
 
-def _scratch(N: int) -> tuple[np.ndarray, np.ndarray]:
-    """This thread's two ``(N, N)`` float64 scratch matrices (the head's float64 copy and its Gram product),
-    made once per thread and size: allocating them for every head cost a fresh 32 MiB mapping each at
-    N = 2048, whose page faults took 18 of a head's 24 ms of copying (issue 37). A worker's live as long as
-    its thread (a measurement's pool ends with it); :func:`_drop_scratch` frees the calling thread's."""
+def _scratch(N: int, count: int = 2) -> tuple[np.ndarray, ...]:
+    """This thread's first ``count`` ``(N, N)`` float64 scratch matrices (the head's float64 copy and its Gram
+    product; a third for the float64 pass's head when the passes run in lockstep, :func:`_head_pair`), made once
+    per thread and size: allocating them for every head cost a fresh 32 MiB mapping each at N = 2048, whose
+    page faults took 18 of a head's 24 ms of copying (issue 37). A worker's live as long as its thread (a
+    measurement's pool ends with it); :func:`_drop_scratch` frees the calling thread's."""
     bufs = getattr(_SCRATCH, "bufs", None)
     if bufs is None or bufs[0].shape[0] != N:
-        bufs = _SCRATCH.bufs = (np.empty((N, N)), np.empty((N, N)))
-    return bufs
+        bufs = []
+    bufs = _SCRATCH.bufs = (*bufs, *(np.empty((N, N)) for _ in range(count - len(bufs))))
+    return bufs[:count]
 
 
 def _drop_scratch() -> None:
@@ -550,21 +644,65 @@ def _head(A: torch.Tensor | np.ndarray | None, h: int, method: str,
             A = queued.A
         src = A[h] if isinstance(A, torch.Tensor) else torch.from_numpy(np.asarray(A[h]))
         a, g = _scratch(src.shape[-1])
-        t = torch.from_numpy(a)
-        t.copy_(src.detach())
-        upper = _upper_max(a)
-        diag = np.diagonal(a)
-        with np.errstate(divide="ignore"):
-            scalars = {"row_sum_err": float((t.sum(-1) - 1).abs().amax(-1)), "upper_max": upper,
-                       "diag_min": float(diag.min()), "logdet": float(np.log(diag).sum())}
-        del t, diag, A, src
+        scalars = _copy_and_scalars(src, a)
+        del A, src
     finally:
         if queued is not None:
             queued.read_done()
+    return _spectrum(a, g, scalars["upper_max"], method), scalars
+
+
+def _copy_and_scalars(src: torch.Tensor, a: np.ndarray) -> dict[str, float]:
+    """Copy the ``(N, N)`` head ``src`` (any float dtype) into the float64 scratch matrix ``a`` (exactly) and read
+    off its scalar measures (``row_sum_err``, ``upper_max``, ``diag_min``, ``logdet``: :func:`_measures_from`'s
+    formulas on one head)."""
+    t = torch.from_numpy(a)
+    t.copy_(src.detach())
+    upper = _upper_max(a)
+    diag = np.diagonal(a)
+    with np.errstate(divide="ignore"):
+        return {"row_sum_err": float((t.sum(-1) - 1).abs().amax(-1)), "upper_max": upper,
+                "diag_min": float(diag.min()), "logdet": float(np.log(diag).sum())}
+
+
+def _spectrum(a: np.ndarray, g: np.ndarray, upper: float, method: str) -> np.ndarray:
+    """The singular values of the float64 head ``a`` by ``method`` (:func:`head_singular_values`): gesdd, or the
+    Gram route in the scratch matrix ``g`` (the triangular product where ``upper``, the strict upper maximum, is
+    0), recomputed with gesdd where its effective ranks are not certified. ``a`` is left as it was."""
     if method == "gesdd":
-        return _gesdd(a), scalars
+        return _gesdd(a)
     s, certified = gram_singular_values(a, lower=upper == 0.0, scratch=g)
-    return (s if certified else _gesdd(a)), scalars
+    return s if certified else _gesdd(a)
+
+
+def _head_pair(q32: _QueuedLayer, q64: _QueuedLayer, h: int, method: str):
+    """Head ``h`` of one layer of both forward passes (the passes in lockstep, :func:`_measure_passes_lockstep`):
+    the float32 pass's head as :func:`_head` (its singular values and scalars), and the float64 pass's scalars
+    with either its spectral measures certified from the float32 head's spectrum (:func:`certify_from_float32`,
+    from ``||A64 - A32||_F`` and ``||A64||_F^2``) or, where they cannot be, its own singular values.
+
+    Returns ``((s32, scalars32), (s64, scalars64, certified))``: ``s64`` is ``None`` exactly when ``certified``
+    (the dict :func:`certify_from_float32` returns) is not."""
+    try:
+        A32, A64 = q32.A, q64.A
+        a, g, b = _scratch(A32.shape[-1], 3)
+        scalars32 = _copy_and_scalars(A32[h], a)
+        scalars64 = _copy_and_scalars(A64[h], b)
+        del A32, A64
+    finally:
+        q32.read_done()
+        q64.read_done()
+    np.subtract(b, a, out=g)
+    flat = g.reshape(-1)
+    e_f = math.sqrt(float(flat @ flat))
+    flat = b.reshape(-1)
+    total = float(flat @ flat)
+    s32 = _spectrum(a, g, scalars32["upper_max"], method)
+    certified = None
+    if math.isfinite(e_f) and math.isfinite(total) and np.all(np.isfinite(s32)):
+        certified = certify_from_float32(s32, own_energy_bound(s32), e_f, total)
+    s64 = None if certified is not None else _spectrum(b, g, scalars64["upper_max"], method)
+    return (s32, scalars32), (s64, scalars64, certified)
 
 
 def _cpus() -> int:
@@ -752,14 +890,7 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
         _, futures = pending.popleft()
         heads = [f.result() for f in futures]
         S = np.stack([s for s, _ in heads])
-        part = {k: np.full((1, len(heads)), np.nan) for k in MEASURES}
-        for name in ("row_sum_err", "upper_max", "diag_min", "logdet"):
-            part[name][0] = [sc[name] for _, sc in heads]
-        _spectral_measures(part, S[None], dtype)
-        if method == "gram":
-            for name in GRAM_UNRESOLVED:
-                part[name][:] = math.nan
-        parts.append(part)
+        parts.append(_layer_part([sc for _, sc in heads], S, dtype, method))
         spectra.append(layer_spectra(resolved(S, method)[None]))
         if on_layer is not None:
             on_layer()
@@ -776,6 +907,175 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
     if done is None:
         return None
     return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
+
+
+def _layer_part(scalars: list[dict[str, float]], S: np.ndarray, dtype: str, method: str) -> dict[str, np.ndarray]:
+    """One layer's ``{name: (1, H)}`` measures (:data:`MEASURES`) from its heads' scalars (:func:`_head`) and their
+    ``(H, N)`` singular values ``S`` by ``method``, with the formulas of :func:`_measures_from` (what the Gram
+    route cannot resolve NaN, :data:`GRAM_UNRESOLVED`)."""
+    part = {k: np.full((1, len(scalars)), np.nan) for k in MEASURES}
+    for name in ("row_sum_err", "upper_max", "diag_min", "logdet"):
+        part[name][0] = [sc[name] for sc in scalars]
+    _spectral_measures(part, S[None], dtype)
+    if method == "gram":
+        for name in GRAM_UNRESOLVED:
+            part[name][:] = math.nan
+    return part
+
+
+#: The float64 measures :func:`certify_from_float32` gives a head in place of its own spectrum's (with
+#: ``rank_tol`` from its ``sigma_max`` and ``read_off_float32`` = 1); with the matrix scalars and
+#: :data:`GRAM_UNRESOLVED` (NaN on the Gram route) they are every one of :data:`MEASURES`.
+READ_OFF = ("sigma_max", "rank_tol", "eff_rank_90", "eff_rank_95", "energy_top10", "energy_top8",
+            *ENCLOSED.values(), "read_off_float32")
+
+
+class _PassStopped(Exception):
+    """Raised inside the float32 pass's hook to end that pass when the lockstep measurement has failed."""
+
+
+def _measure_passes_lockstep(key: str, N: int, text: str | None, on_layer=None):
+    """Both forward passes of a CPU measurement above :data:`GESDD_MAX_N`, layer by layer in lockstep (issue 37):
+    the float32 pass runs in a thread of its own and hands each layer over to the float64 pass's hook, which
+    queues the pair's heads to the workers (:func:`_head_pair`, one BLAS thread each). Each head's float32
+    measures are those of :func:`_measure_layers_queued` (the same calls, bitwise); its float64 matrix measures
+    are computed from the float64 head, and its float64 spectral measures are certified from the float32 head's
+    spectrum (:func:`certify_from_float32`, ``read_off_float32`` = 1) or, where they cannot be, computed from
+    its own spectrum as before. So the float64 pass needs an eigendecomposition only for the heads the
+    certificate leaves open. The float64 pass keeps no layer spectra (``spectra`` has ``"float32"`` only): a head
+    read off the float32 pass has no float64 spectrum to average.
+
+    Memory: beside :func:`_measure_layers_queued`'s, the float32 pass's layer that waits for the float64 pass
+    (``H·N²·4`` bytes, 151 MB for SmolLM2-135M at N = 2048; the float32 pass computes at most one layer ahead)
+    and a third scratch matrix per worker (``N²·8``).
+
+    Returns ``({"float32": {name: (L, H)}, "float64": {...}}, {"float32": (L, N)})``, or ``None`` when the model
+    is not installed. ``on_layer`` is called twice per layer (once per dtype).
+
+    Raises:
+        TextTooShort: (a ``ValueError``) the text has fewer than ``N`` tokens.
+        RuntimeError: the two passes saw different layers.
+    """
+    import queue
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    spec = get_spec(key)
+    if N <= GESDD_MAX_N:
+        raise ValueError(f"_measure_passes_lockstep: N = {N} is not above GESDD_MAX_N = {GESDD_MAX_N}")
+    for dt in ("float32", "float64"):  # both models loaded here, not by two threads at once
+        if load_model(key, dt) is None:
+            return None
+    method = "gram"
+    parts: dict[str, list] = {"float32": [], "float64": []}
+    spectra32: list[np.ndarray] = []
+    pending: deque = deque()
+    handoff: queue.Queue = queue.Queue(maxsize=1)
+    taken = threading.Semaphore(0)
+    stop = threading.Event()
+
+    def finish() -> None:
+        _, futures = pending.popleft()
+        pairs = [f.result() for f in futures]
+        S32 = np.stack([p32[0] for p32, _ in pairs])
+        parts["float32"].append(_layer_part([p32[1] for p32, _ in pairs], S32, "float32", method))
+        # a certified head's row is a placeholder (its float32 values), every spectral measure of it replaced below
+        S64 = np.stack([p64[0] if p64[0] is not None else p32[0] for p32, p64 in pairs])
+        part64 = _layer_part([p64[1] for _, p64 in pairs], S64, "float64", method)
+        for h, (_, (_s64, _scalars, certified)) in enumerate(pairs):
+            if certified is not None:
+                for name, value in certified.items():
+                    part64[name][0, h] = value
+                part64["rank_tol"][0, h] = certified["sigma_max"] * N * EPS["float64"]
+                part64["read_off_float32"][0, h] = 1.0
+        parts["float64"].append(part64)
+        spectra32.append(layer_spectra(resolved(S32, method)[None]))
+        if on_layer is not None:
+            on_layer()
+            on_layer()
+
+    def hand(item) -> None:  # the float32 thread: give one item over, and wait until the float64 pass takes it
+        while True:
+            if stop.is_set():
+                raise _PassStopped()
+            try:
+                handoff.put(item, timeout=0.1)
+                break
+            except queue.Full:
+                continue
+        while not taken.acquire(timeout=0.1):
+            if stop.is_set():
+                raise _PassStopped()
+
+    def run32() -> None:
+        try:
+            hand(("done", attention_layers(key, N, text, "float32", lambda layer, A: hand(("layer", layer, A)))))
+        except _PassStopped:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the float64 pass, which raises it
+            try:
+                hand(("error", exc))
+            except _PassStopped:
+                pass
+
+    def take():
+        item = handoff.get()
+        taken.release()
+        if item[0] == "error":
+            raise item[1]
+        return item
+
+    workers = _workers(spec.heads)
+    torch_threads = torch.get_num_threads()
+    thread32 = threading.Thread(target=run32, name="attention-claims-float32-pass", daemon=True)
+    try:
+        torch.set_num_threads(max(1, _cpus() - workers))
+        with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+            def reduce64(layer: int, A64: torch.Tensor) -> None:
+                item = take()
+                if item[0] != "layer" or item[1] != layer:
+                    raise RuntimeError(f"{key}: the float32 pass handed over {item[:2]} where the float64 pass is "
+                                       f"at layer {layer}")
+                A32 = item[2]
+                del item
+                unread = [q for q, _ in pending if q[1].A is not None]
+                while len(unread) >= LAYERS_IN_FLIGHT:  # wait for the oldest queued layer to be read, not finished
+                    q32, q64 = unread.pop(0)
+                    q32.wait_read()
+                    q64.wait_read()
+                q32, q64 = _QueuedLayer(A32), _QueuedLayer(A64)
+                del A32, A64
+                pending.append(((q32, q64), [pool.submit(_head_pair, q32, q64, h, method)
+                                             for h in range(spec.heads)]))
+                while pending and all(f.done() for f in pending[0][1]):
+                    finish()
+
+            try:
+                thread32.start()
+                done = attention_layers(key, N, text, "float64", reduce64)
+                if done is not None:
+                    last = take()
+                    if last[0] != "done" or last[1] != done:
+                        raise RuntimeError(f"{key}: the float32 pass saw {last[1]} layers, the float64 pass {done}")
+                while pending:
+                    finish()
+            except BaseException:
+                for _, futures in pending:
+                    for f in futures:
+                        f.cancel()
+                raise
+    finally:
+        stop.set()
+        if thread32.is_alive():
+            thread32.join()
+        torch.set_num_threads(torch_threads)
+        release_freed_memory()
+    if done is None:
+        return None
+    heads = {dt: {k: np.concatenate([p[k] for p in parts[dt]]) for k in MEASURES} for dt in parts}
+    return heads, {"float32": np.concatenate(spectra32)}
 
 
 def _run_queued(key: str, N: int, text: str | None, dtype: str, device: str, heads: int, workers: int, method: str,
@@ -879,8 +1179,14 @@ def measure_uncached(key: str, N: int, text: str | None = None, float64: bool = 
     t0 = time.perf_counter()
     heads, spectra = {}, {}
     try:
-        for dt in dtypes:
-            heads[dt], spectra[dt] = measure_layers(key, N, text, dt, bar.update if bar else None, device=device)
+        if float64 and device == "cpu" and N > GESDD_MAX_N:  # one eigendecomposition where it certifies both
+            both = _measure_passes_lockstep(key, N, text, bar.update if bar else None)
+            if both is None:
+                return None
+            heads, spectra = both
+        else:
+            for dt in dtypes:
+                heads[dt], spectra[dt] = measure_layers(key, N, text, dt, bar.update if bar else None, device=device)
     finally:
         if bar is not None:
             bar.close()

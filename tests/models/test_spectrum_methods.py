@@ -293,3 +293,55 @@ def test_freed_memory_goes_back_to_the_system_after_a_measurement(monkeypatch):
     assert isinstance(measurement.release_freed_memory(), bool)
     monkeypatch.setattr(measurement, "_MALLOC_TRIM", [None])
     assert measurement.release_freed_memory() is False
+
+
+def _two_passes(N: int, d: int, seed: int, scale: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
+    """One causal head's attention from the same logits by a float32 and a float64 softmax (both as float64)."""
+    import torch
+
+    rng = np.random.default_rng(seed)
+    S = scale * rng.standard_normal((N, d)) @ rng.standard_normal((N, d)).T / np.sqrt(d)
+    S[np.triu_indices(N, 1)] = -np.inf
+    t = torch.from_numpy(S)
+    return torch.softmax(t.float(), -1).double().numpy(), torch.softmax(t, -1).numpy()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_float32_spectrum_certifies_the_float64_heads_ranks_and_encloses_its_energies(seed):
+    """certify_from_float32 (issue 37) against the float64 head's exact SVD: the effective ranks equal, the
+    top-10 % and top-8 % energies and sigma_1 inside their enclosures, the enclosures narrow."""
+    a32, a64 = _two_passes(600, 24 + 8 * seed, seed)
+    s32, certified = gram_singular_values(a32.copy(), lower=True)
+    assert certified
+    e_f, total = float(np.linalg.norm(a64 - a32)), float(np.sum(a64**2))
+    out = measurement.certify_from_float32(s32, measurement.own_energy_bound(s32), e_f, total)
+    exact = np.linalg.svd(a64, compute_uv=False)
+    assert out is not None
+    for tau in measurement.TAUS:
+        assert out[f"eff_rank_{round(tau * 100)}"] == effective_rank(exact, tau)
+    for name, fraction in (("energy_top10", 0.1), ("energy_top8", 0.08)):
+        assert abs(out[name] - top_fraction_energy(exact, fraction)) <= out[f"{name}_err"] < 1e-5
+    assert abs(out["sigma_max"] - exact[0]) <= out["sigma_max_err"] < 1e-5
+
+
+def test_the_passes_difference_is_what_keeps_a_moved_effective_rank_from_being_certified():
+    """A wrong formula would certify here: the two diagonal heads' effective ranks at tau = 0.9 differ (2 and 3),
+    and without ||A64 - A32||_F (e_f = 0) the float32 head's rank 2 would pass for the float64 head's. With it,
+    nothing is certified; and a crossing within the float32 spectrum's own rounding is not either."""
+    a32, a64 = np.sqrt([0.5, 0.401, 0.099]), np.sqrt([0.5, 0.399, 0.101])
+    assert effective_rank(a32, 0.9) == 2 and effective_rank(a64, 0.9) == 3
+    own, total, e_f = measurement.own_energy_bound(a32), float(np.sum(a64**2)), float(np.linalg.norm(a64 - a32))
+    assert measurement.certify_from_float32(a32, own, 0.0, total)["eff_rank_90"] == 2  # the wrong formula
+    assert measurement.certify_from_float32(a32, own, e_f, total) is None
+    equal = np.full(10, 1 / np.sqrt(10))  # the cumulative energy is exactly 0.9 of the total at k = 9
+    assert measurement.certify_from_float32(equal, measurement.own_energy_bound(equal), 0.0, 1.0) is None
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        measurement.certify_from_float32(a32, own, float("nan"), total)
+
+
+def test_every_float64_measure_of_a_read_off_head_is_certified_unresolved_or_a_matrix_scalar():
+    """Nothing of a float64 head read off the float32 spectrum is left at the float32 value by accident: every
+    measure is in READ_OFF (replaced by the certificate's), GRAM_UNRESOLVED (NaN) or a matrix scalar."""
+    scalars = {"row_sum_err", "upper_max", "diag_min", "logdet"}
+    assert set(measurement.MEASURES) == set(measurement.READ_OFF) | set(measurement.GRAM_UNRESOLVED) | scalars
+    assert set(measurement.ENCLOSED) <= set(measurement.READ_OFF)

@@ -357,3 +357,69 @@ def test_another_folder_under_the_same_key_is_measured_again(tmp_path, isolated_
     assert second.key == first.key and second.path != first.path
     three = measurement.measure(second.key, 32, float64=False)
     assert two.get("eff_rank_90").shape[0] == 2 and three.get("eff_rank_90").shape[0] == 3
+
+
+@pytest.mark.parametrize("family", ["llama", "bert"])
+def test_the_passes_in_lockstep_keep_every_float32_value_and_certify_or_compute_every_float64_one(
+        registered, monkeypatch, family):
+    """Issue 37: above GESDD_MAX_N on the CPU a measurement runs its two forward passes layer by layer in lockstep
+    and reads a float64 head's spectral measures off the float32 head's spectrum where the Ky Fan bound certifies
+    them. Against the two passes run one after the other: every float32 measure and layer spectrum bitwise the
+    same; every float64 matrix measure and effective rank the same; where a head was read off, its energies and
+    sigma_1 within their enclosure of the computed values, elsewhere bitwise the computed values."""
+    from attention_claims.models import measurement
+
+    key = registered[family].key
+    monkeypatch.setattr(measurement, "GESDD_MAX_N", 32)
+    seq = {dt: measurement.measure_layers(key, 64, None, dt) for dt in ("float32", "float64")}
+    steps = []
+    both = measurement._measure_passes_lockstep(key, 64, None, lambda: steps.append(1))
+    heads, spectra = both
+    assert set(spectra) == {"float32"} and len(steps) == 2 * registered[family].layers
+    np.testing.assert_array_equal(spectra["float32"], seq["float32"][1])
+    for name in measurement.MEASURES:
+        np.testing.assert_array_equal(heads["float32"][name], seq["float32"][0][name], err_msg=name)
+    new, old = heads["float64"], seq["float64"][0]
+    read = new["read_off_float32"] == 1
+    assert read.any()  # these heads' passes differ by ~1e-7: the float32 spectrum certifies them
+    for name in ("row_sum_err", "upper_max", "diag_min", "logdet", "eff_rank_90", "eff_rank_95"):
+        np.testing.assert_array_equal(new[name], old[name], err_msg=name)
+    rounding = 2 * 64 * measurement.gram_resolution(64) ** 2  # the computed energies' own bound (Gram route)
+    for name, err in measurement.ENCLOSED.items():
+        np.testing.assert_array_equal(new[name][~read], old[name][~read], err_msg=name)
+        assert (new[err][~read] == 0).all() and (new[err][read] > 0).all()
+        slack = rounding if name != "sigma_max" else 2 * measurement.gram_resolution(64) * old[name]
+        assert (np.abs(new[name] - old[name]) <= new[err] + slack)[read].all(), name
+        assert (new[err][read] < 1e-5).all(), name  # an enclosure narrow enough to decide a 5-point threshold
+    for name in measurement.GRAM_UNRESOLVED:
+        assert np.isnan(new[name]).all(), name
+    cold = measurement.measure_uncached(key, 64)  # what measure() runs above GESDD_MAX_N with both dtypes
+    for dt in ("float32", "float64"):
+        for name in measurement.MEASURES:
+            np.testing.assert_array_equal(cold.get(name, dt), heads[dt][name], err_msg=f"{dt} {name}")
+
+
+def test_a_failing_pass_in_lockstep_is_raised_and_stops_the_other(registered, monkeypatch):
+    """Either pass failing ends the measurement with its error, the other pass stopped (no thread left
+    waiting), the torch thread count restored."""
+    import threading
+
+    from attention_claims.models import measurement
+
+    key = registered["llama"].key
+    monkeypatch.setattr(measurement, "GESDD_MAX_N", 32)
+    real = measurement.attention_layers
+    before = torch.get_num_threads()
+    for failing in ("float32", "float64"):
+        def planted(k, N, text, dtype, on_layer, device="cpu", failing=failing):
+            def hook(layer, A):
+                if dtype == failing and layer == 1:
+                    raise RuntimeError(f"planted: the {dtype} pass failed")
+                on_layer(layer, A)
+            return real(k, N, text, dtype, hook, device=device)
+
+        monkeypatch.setattr(measurement, "attention_layers", planted)
+        with pytest.raises(RuntimeError, match=f"planted: the {failing} pass failed"):
+            measurement._measure_passes_lockstep(key, 64, None)
+        assert not any(t.name == "attention-claims-float32-pass" for t in threading.enumerate())
+        assert torch.get_num_threads() == before
