@@ -524,7 +524,8 @@ def certify_from_float32(s: np.ndarray, own: float, e_f: float, total: float) ->
     c_hi = (root_hi + e) ** 2
     out: dict[str, float] = {}
     for tau in TAUS:
-        r = effective_rank(s, tau)  # 1-based
+        # a candidate (1-based); whichever is tried, one that passes the test below is A64's effective rank
+        r = min(int(np.searchsorted(cum, tau * cum[-1])) + 1, N)
         below = 0.0 if r == 1 else float(c_hi[r - 2])
         if not (below < tau * t_lo and float(c_lo[r - 1]) > tau * t_hi):
             return None
@@ -945,9 +946,10 @@ def _measure_passes_lockstep(key: str, N: int, text: str | None, on_layer=None):
     certificate leaves open. The float64 pass keeps no layer spectra (``spectra`` has ``"float32"`` only): a head
     read off the float32 pass has no float64 spectrum to average.
 
-    Memory: beside :func:`_measure_layers_queued`'s, the float32 pass's layer that waits for the float64 pass
-    (``H·N²·4`` bytes, 151 MB for SmolLM2-135M at N = 2048; the float32 pass computes at most one layer ahead)
-    and a third scratch matrix per worker (``N²·8``).
+    The passes take turns (the float32 pass computes a layer when the float64 pass's hook asks for it), so one
+    pass computes at a time while the workers have the cores. Memory: beside :func:`_measure_layers_queued`'s, the
+    queued layer's float32 attention and the one handed over (``2·H·N²·4`` bytes, 302 MB for SmolLM2-135M at
+    N = 2048) and a third scratch matrix per worker (``N²·8``).
 
     Returns ``({"float32": {name: (L, H)}, "float64": {...}}, {"float32": (L, N)})``, or ``None`` when the model
     is not installed. ``on_layer`` is called twice per layer (once per dtype).
@@ -973,7 +975,7 @@ def _measure_passes_lockstep(key: str, N: int, text: str | None, on_layer=None):
     spectra32: list[np.ndarray] = []
     pending: deque = deque()
     handoff: queue.Queue = queue.Queue(maxsize=1)
-    taken = threading.Semaphore(0)
+    wanted = threading.Semaphore(0)  # the float64 pass asks for the float32 pass's next layer (or its end)
     stop = threading.Event()
 
     def finish() -> None:
@@ -996,22 +998,33 @@ def _measure_passes_lockstep(key: str, N: int, text: str | None, on_layer=None):
             on_layer()
             on_layer()
 
-    def hand(item) -> None:  # the float32 thread: give one item over, and wait until the float64 pass takes it
+    # The passes take turns: the float32 pass computes a layer only when the float64 pass, at that layer's hook,
+    # asks for it, so that one pass computes at a time (the workers have the cores) and the float32 pass holds
+    # no layer ahead: its attention and activations are never alive beside the float64 pass's own.
+    def wait_until_wanted() -> None:
+        while not wanted.acquire(timeout=0.1):
+            if stop.is_set():
+                raise _PassStopped()
+
+    def hand(item) -> None:  # the float32 thread: give one item over (the float64 pass is waiting for it)
         while True:
             if stop.is_set():
                 raise _PassStopped()
             try:
                 handoff.put(item, timeout=0.1)
-                break
+                return
             except queue.Full:
                 continue
-        while not taken.acquire(timeout=0.1):
-            if stop.is_set():
-                raise _PassStopped()
+
+    def on_layer32(layer: int, A: torch.Tensor) -> None:
+        hand(("layer", layer, A))
+        del A
+        wait_until_wanted()  # the next layer (or the end of the pass) only when the float64 pass asks
 
     def run32() -> None:
         try:
-            hand(("done", attention_layers(key, N, text, "float32", lambda layer, A: hand(("layer", layer, A)))))
+            wait_until_wanted()
+            hand(("done", attention_layers(key, N, text, "float32", on_layer32)))
         except _PassStopped:
             pass
         except BaseException as exc:  # noqa: BLE001 - handed to the float64 pass, which raises it
@@ -1021,8 +1034,8 @@ def _measure_passes_lockstep(key: str, N: int, text: str | None, on_layer=None):
                 pass
 
     def take():
+        wanted.release()
         item = handoff.get()
-        taken.release()
         if item[0] == "error":
             raise item[1]
         return item
