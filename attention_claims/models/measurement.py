@@ -1123,12 +1123,14 @@ def _run_queued(key: str, N: int, text: str | None, dtype: str, device: str, hea
     return done
 
 
-#: seconds per head and dtype on this suite's 2-core machine, idle, the head's share of its layer's forward
-#: pass included, fitted to the SmolLM2-135M entries of ``reports/bench.json`` (30 x 9 heads, both dtypes,
-#: 2026-11-25: 19.8 s at N = 512 by gesdd; 2026-11-27: 157.2 s at N = 2048 by the Gram route, layers queued,
-#: the triangular product, the two-stage eigensolver with its band chosen, per-worker scratch matrices, the
-#: attention's passes in place and the forward pass on the cores the workers leave, issue 37); scaled as N³
-SECONDS_PER_HEAD = {"gesdd": (512, 0.027), "gram": (2048, 0.282)}
+#: seconds per head of each dtype's pass on this suite's 2-core machine, idle, the head's share of its layer's
+#: forward pass included, fitted to the SmolLM2-135M entries of ``reports/bench.json`` (30 x 9 heads, both
+#: dtypes; 2026-11-25: 19.8 s at N = 512 by gesdd; 2026-11-27: 98-102 s at N = 2048 by the Gram route, the passes
+#: in lockstep with 266 of the 270 float64 heads read off the float32 spectrum, :func:`certify_from_float32`, and
+#: about 80 s for the float32 pass alone, issue 37); scaled as N³. Without a float64 pass (or at or below
+#: :data:`GESDD_MAX_N`, where both passes decompose every head) each dtype costs its own.
+SECONDS_PER_HEAD = {"gesdd": {"float32": (512, 0.027), "float64": (512, 0.027)},
+                    "gram": {"float32": (2048, 0.28), "float64": (2048, 0.065)}}
 
 #: seconds to load a built-in model in both dtypes and run the passes' other work
 SECONDS_BASE = 5.0
@@ -1137,10 +1139,11 @@ SECONDS_BASE = 5.0
 def estimate_seconds(key: str, N: int, dtypes: tuple[str, ...]) -> float:
     """A rough time for a cold :func:`measure` (seconds, this suite's 2-core machine, idle; several times
     that under load): :data:`SECONDS_BASE` plus, per head, layer and dtype, the :data:`SECONDS_PER_HEAD`
-    of the method N selects (:data:`GESDD_MAX_N`), scaled as N³."""
+    of the method N selects (:data:`GESDD_MAX_N`) and that dtype, scaled as N³ (a float64 pass above
+    :data:`GESDD_MAX_N` only beside the float32 one: its heads are mostly read off the float32 spectrum)."""
     spec = get_spec(key)
-    n0, seconds = SECONDS_PER_HEAD["gesdd" if N <= GESDD_MAX_N else "gram"]
-    return SECONDS_BASE + len(dtypes) * spec.layers * spec.heads * seconds * (N / n0) ** 3
+    per = SECONDS_PER_HEAD["gesdd" if N <= GESDD_MAX_N else "gram"]
+    return SECONDS_BASE + sum(spec.layers * spec.heads * per[dt][1] * (N / per[dt][0]) ** 3 for dt in dtypes)
 
 
 def _announce(key: str, N: int, dtypes: tuple[str, ...], device: str = "cpu") -> None:
