@@ -263,7 +263,11 @@ class CheckLog:
 
     def figure(self, path, caption: str) -> None:
         """Attach the image at ``path`` (absolute, or relative to the working directory) with a
-        one-line ``caption``; the report embeds it next to the reading's evidence."""
+        one-line ``caption``. The report embeds it next to the reading's evidence when the file lies in
+        the report folder's ``figures/`` (``reports/figures/`` by default; in a check,
+        ``attention_claims.framework.config.current().report_dir / "figures"`` follows the
+        ``claims_report_dir`` ini option and ``--claims-report-dir``); an image anywhere else (a
+        ``tmp_path``) is listed as not shown, since the report may not read files outside its folder."""
         from pathlib import Path
 
         entry = {"path": str(Path(path).resolve()), "caption": caption}

@@ -414,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("id", help="the claim's id, kebab-case (named literally by its checks' markers)")
     parser.add_argument("--document", required=True, help="the document under the sources folder that states it")
     parser.add_argument("--quote", required=True, help="the claim's own words, verbatim from the document")
-    parser.add_argument("--expected", default="true", choices=EXPECTED,
+    # checked with the other fields (exit status 4, one line), not by argparse's choices (2, the usage too)
+    parser.add_argument("--expected", default="true", metavar="{" + ",".join(EXPECTED) + "}",
                         help="the verdict you expect (default: true); a run fails until the verdict agrees")
     parser.add_argument("--statement", default=None, help="the claim in one or two English sentences")
     parser.add_argument("--reading", action="append", default=[], metavar="NAME[:as-stated|:KIND]",

@@ -300,6 +300,36 @@ def test_figures_attached_by_a_check_are_embedded_in_the_report(planted, pyteste
     assert '<img src="data:image/png;base64,' in html and "a planted figure" in html  # inlined: self-contained
 
 
+FIGURE_AS_DOCUMENTED = '''
+import pytest
+
+from attention_claims.framework import config
+
+@pytest.mark.claim("c", reading="exact")
+def test_exact(claim_log, tmp_path):
+    path = config.current().report_dir / "figures" / "kept.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"png")
+    (tmp_path / "elsewhere.png").write_bytes(b"png")
+    claim_log.example(x=1.0)
+    claim_log.figure(path, "in the figures folder")
+    claim_log.figure(tmp_path / "elsewhere.png", "in tmp_path")
+'''
+
+
+def test_a_figure_is_embedded_where_the_docstring_says_and_listed_elsewhere(planted):
+    """CheckLog.figure's docstring and docs/testkit.md: an image in the report folder's figures/ (found in a
+    check through config.current(), which follows --claims-report-dir) is embedded; one in tmp_path is
+    listed as not shown (the docstring once promised it embedded wherever it was)."""
+    run = planted({"c.toml": record_toml("c")}, {"test_fig.py": FIGURE_AS_DOCUMENTED})
+    assert run.result.ret == 0, run.result.stdout.str()
+    (r,) = run.claim("c")["readings"]
+    assert r["figures"][0]["path"] == "figures/kept.png" and (run.report_dir / "figures" / "kept.png").is_file()
+    md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
+    assert "![in the figures folder](figures/kept.png)" in md
+    assert "*Figure not shown: " in md and "elsewhere.png is not a file of the report's figures folder" in md
+
+
 PLOT = '''
 import numpy as np
 import pytest

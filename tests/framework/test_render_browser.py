@@ -117,3 +117,31 @@ def test_real_report_in_chromium(tmp_path):
     kinds = sorted({p["kind"] for c in report["claims"] for r in c.get("readings", []) for p in r.get("plots") or []})
     with open_page(html) as (page, log):
         _check_page(page, log, expected_false=n_false, plots=(".chart svg",), plot_kinds=kinds)
+
+
+def test_a_claim_opened_by_its_address_is_below_the_sticky_bars(tmp_path):
+    """``claims.html#c-<id>`` opened as a page (a shared link, a reload): the browser's own scroll to the
+    fragment, after the script's, once put the claim's title under the sticky header and filters; the
+    claim's scroll-margin-top keeps it below them, on opening the page and on a change of address."""
+    html = tmp_path / "claims.html"
+    html.write_text(render_html(fixture_report(), sources={DOC: DOC_TEXT}, report_dir=tmp_path), encoding="utf-8")
+    where = """id => {
+      const s = document.getElementById(id).querySelector('summary').getBoundingClientRect();
+      const bars = document.querySelector('.controls').getBoundingClientRect();
+      return {top: s.top, bars: bars.bottom, y: window.scrollY, open: document.getElementById(id).open};
+    }"""
+    with open_page(html, width=1000, height=360) as (page, log):
+        page.goto("about:blank")  # a new load of the page, not a change of address within it
+        page.goto(html.resolve().as_uri() + "#c-toy-caveat")
+        page.wait_for_selector("html[data-ready]", state="attached", timeout=SETTLE_MS)
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(300)  # the browser's scroll to the fragment comes after the script's
+        got = page.evaluate(where, "c-toy-caveat")
+        assert got["open"] and got["y"] > 0 and got["top"] >= got["bars"], got
+        page.evaluate("location.hash = 'claims'")
+        page.evaluate("location.hash = 'c-toy-true'")
+        page.wait_for_function("() => document.getElementById('c-toy-true').open", timeout=SETTLE_MS)
+        page.wait_for_timeout(300)
+        got = page.evaluate(where, "c-toy-true")
+        assert got["top"] >= got["bars"], got
+        assert log["console_errors"] == [] and log["page_errors"] == [], log

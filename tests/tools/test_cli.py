@@ -90,6 +90,9 @@ def test_new_writes_a_record_and_a_check_that_fails_until_written(project, capsy
     (["x", "--document", "missing.md", "--quote", "q"], "no such file"),
     (["x", "--document", "../outside.md", "--quote", "q"], "not a relative path inside the sources folder"),
     (["x", "--document", "note.md", "--quote", "not in the note"], "does not occur verbatim"),
+    # docs/your-own-claims.md: "a bad field stops it with exit status 4 and one line naming it"
+    (["x", "--document", "note.md", "--quote", "The rank is at most d.", "--expected", "maybe"],
+     "--expected 'maybe': one of true, false, caveat"),
 ])
 def test_new_refuses_with_one_line(project, capsys, args, message):
     assert main(["new", *args]) == 4

@@ -64,6 +64,16 @@
     if (el) typeset(el);
   }
 
+  // how far the sticky header and filters reach down the window (they wrap to more rows in a narrow one): a
+  // claim's scroll-margin-top (report.css) is that, so the browser's own scroll to #c-<id> on opening the
+  // page, and scrollIntoView below, leave its title in sight
+  function measureSticky() {
+    var bar = $(".controls");
+    if (!bar || !bar.offsetHeight) return;
+    var top = parseFloat(getComputedStyle(bar).top) || 0;
+    document.documentElement.style.setProperty("--sticky", Math.ceil(top + bar.offsetHeight) + "px");
+  }
+
   function route() {
     var h;
     try { h = decodeURIComponent(location.hash.slice(1)); } catch (e) { h = location.hash.slice(1); }
@@ -77,11 +87,12 @@
     var view = h && document.getElementById("view-" + h);
     if (/^doc-/.test(h) && view && view.classList.contains("docview")) { show(h); window.scrollTo(0, 0); return; }
     show("claims");
+    measureSticky();
     if (/^c-/.test(h)) {
       var c = document.getElementById(h);
       if (c) {
         if (c.hidden) { Object.keys(controls).forEach(function (k) { controls[k].value = ""; }); applyFilters(); }
-        c.open = true; typeset(c); c.scrollIntoView({block: "start"}); window.scrollBy(0, -110);
+        c.open = true; typeset(c); c.scrollIntoView({block: "start"});  // below the sticky bars: measureSticky
       }
     }
   }
@@ -102,6 +113,7 @@
   $("#collapse").addEventListener("click", function () { claims.forEach(function (c) { c.open = false; }); });
   claims.forEach(function (c) { c.addEventListener("toggle", function () { if (c.open) typeset(c); }); });
   window.addEventListener("hashchange", route);
+  window.addEventListener("resize", measureSticky);
   typeset($("#view-claims .answer"));
   claims.forEach(function (c) { typeset(c.querySelector("summary")); });
   applyFilters();
