@@ -345,3 +345,13 @@ def test_every_float64_measure_of_a_read_off_head_is_certified_unresolved_or_a_m
     scalars = {"row_sum_err", "upper_max", "diag_min", "logdet"}
     assert set(measurement.MEASURES) == set(measurement.READ_OFF) | set(measurement.GRAM_UNRESOLVED) | scalars
     assert set(measurement.ENCLOSED) <= set(measurement.READ_OFF)
+
+
+def test_the_heap_growth_bound_is_glibcs_mmap_threshold_and_a_no_op_elsewhere(monkeypatch):
+    """bound_heap_growth (issue 37) calls mallopt(M_MMAP_THRESHOLD = -3, 4 MiB) where the C library has it, and
+    does nothing (returning False) where it has not."""
+    calls = []
+    monkeypatch.setattr(measurement, "_MALLOPT", [lambda option, value: calls.append((option, value)) or 1])
+    assert measurement.bound_heap_growth() is True and calls == [(-3, 4 << 20)]
+    monkeypatch.setattr(measurement, "_MALLOPT", [None])
+    assert measurement.bound_heap_growth() is False
