@@ -12,6 +12,12 @@ float64 one, ``P`` parameters; both stay loaded), the queued layer's weights in 
 and softmax, ``2·H·N²·b``). Holding the stack instead cost ``L·H·N²·(4 + 8)`` (9.1 GB of float64 alone
 for SmolLM2-135M, L = 30, H = 9, at N = 2048).
 
+Above :data:`GESDD_MAX_N` on the CPU the two passes run layer by layer in lockstep
+(:func:`_measure_passes_lockstep`) and a float64 head's effective ranks, energies and ``sigma_1`` are read off the
+float32 head's spectrum wherever the Ky Fan bound on ``||A64 - A32||_F`` certifies them
+(:func:`certify_from_float32`): the energies and ``sigma_1`` then carry the half-width of their enclosure
+(:data:`ENCLOSED`), and only the other heads get a float64 eigendecomposition of their own (issue 37).
+
 The cache (``<cache root>/measurements/*.json``) is keyed by model, N, text, dtypes and
 :data:`MEASURE_VERSION`; bump the version whenever what a measurement stores changes, so that stale
 files are measured again rather than read.
