@@ -355,3 +355,25 @@ def test_the_heap_growth_bound_is_glibcs_mmap_threshold_and_a_no_op_elsewhere(mo
     assert measurement.bound_heap_growth() is True and calls == [(-3, 4 << 20)]
     monkeypatch.setattr(measurement, "_MALLOPT", [None])
     assert measurement.bound_heap_growth() is False
+
+
+def test_the_own_energy_bound_holds_at_every_k_zeroed_tail_included():
+    """own_energy_bound against the exact SVD, at every cumulative energy of a head whose tail the Gram route
+    zeroes: a zeroed value may be up to 2 delta, so the bound is 2 N delta (an independent review's finding)."""
+    for seed in range(3):
+        A = _causal_attention(384, 64, seed, scale=1.0 + seed)
+        s, _ = gram_singular_values(A)
+        assert (s == 0).any()
+        exact = np.linalg.svd(A, compute_uv=False)
+        assert np.abs(np.cumsum(s**2) - np.cumsum(exact**2)).max() <= measurement.own_energy_bound(s)
+
+
+def test_an_enclosure_stored_as_midpoint_and_half_width_contains_its_ends_in_floating_point():
+    """A reading rebuilds an enclosure as value ± half-width: both ends must be inside, to the last unit (without
+    the widening, (lo + hi) / 2 + (hi - lo) / 2 < hi in about 14 % of random intervals)."""
+    rng = np.random.default_rng(0)
+    lo = rng.random(20000)
+    hi = lo + rng.random(20000) * 10.0 ** rng.integers(-12, -1, 20000)
+    for a, b in zip(lo, hi, strict=True):
+        mid, half = measurement._midpoint_and_half_width(float(a), float(b))
+        assert mid - half <= a and mid + half >= b
