@@ -27,7 +27,7 @@ def pytest_addoption(parser):
                      help="where to write the benchmark ratios ('' for nowhere)")
     parser.addoption("--bench-model-max-n", type=int, default=512,
                      help="largest N of the model_measurement benchmarks to run (512, 1024, 2048; "
-                          "SmolLM2-135M at N = 2048 takes about 3 minutes on 2 idle cores)")
+                          "SmolLM2-135M at N = 2048 takes about 2 minutes on 2 idle cores)")
 
 
 @pytest.fixture(scope="session")

@@ -910,7 +910,8 @@ def measure_layers(key: str, N: int, text: str | None, dtype: str, on_layer=None
 #: cores); before those two changes 182.8 s and 3,949 MiB with 1 and 173.9 and 180.3 s but 4,136 and 4,154 MiB
 #: (over the 4 GiB goal) with 2 (issue 37). Later the same day, with per-worker scratch matrices, the band of the
 #: two-stage reduction chosen, the attention's passes in place and the pass on the cores the workers leave:
-#: 157.2 s and 3,326 MiB with 1.
+#: 157.2 s and 3,326 MiB with 1. With the two passes in lockstep and the float64 heads read off the float32
+#: spectra (:func:`_measure_passes_lockstep`), 101-109 s and 3,486 MiB with 1.
 LAYERS_IN_FLIGHT = 1
 
 
