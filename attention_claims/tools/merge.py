@@ -72,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"attention-claims merge: cannot write {args.output}: {exc}", file=sys.stderr)
         return USAGE_ERROR
+    for claim in report.claims:  # not silently: the merged report names each image it cannot show
+        for fig in (f for reading in claim.readings for f in reading.figures):
+            print(f"attention-claims merge: warning: {claim.id}: its image {fig.path} is not copied into "
+                  f"{args.output} (merge carries no image files yet; copy it from the figures/ folder of the "
+                  f"report it came from)", file=sys.stderr)
     counts = report.counts.total
     tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     hosts = ", ".join(sorted({r.host for r in report.runs})) or "no recorded run"

@@ -255,3 +255,16 @@ def test_finding_4_a_claim_or_reading_twice_in_one_report_is_refused(merge):
     assert status == 4
     assert (f"{merge.bad}: not a valid report at $.claims[{i}].readings[1].name: 'exact' appears twice in claim "
             f"'alpha-claim' (also at $.claims[{i}].readings[0])") in err
+
+
+def test_an_image_merge_cannot_carry_is_named_not_dropped_silently(merge):
+    """A check's image lives in its own run's figures/ folder, which merge does not copy (yet): each one it leaves
+    behind is a warning naming the claim and the file, never silence (found by a stranger's end-to-end review)."""
+    report = copy.deepcopy(merge.good)
+    _alpha(report)["readings"][0]["figures"] = [{"path": "figures/alpha-spectrum.png", "caption": "the spectrum",
+                                  "check": "checks/test_alpha.py::test_alpha"}]
+    status, err, out = merge(report, alone=True)
+    assert status in (0, 1)
+    assert ("warning: alpha-claim: its image figures/alpha-spectrum.png is not copied into" in err
+            and "copy it from the figures/ folder" in err)
+    assert (out / "claims.json").is_file()
