@@ -1131,9 +1131,7 @@ def _measure_passes_lockstep(key: str, N: int, text: str | None, on_layer=None):
                 while pending:
                     finish()
             except BaseException:
-                for _, futures in pending:
-                    for f in futures:
-                        f.cancel()
+                _cancel_pending(pending)
                 raise
     finally:
         stop.set()
@@ -1172,11 +1170,17 @@ def _run_queued(key: str, N: int, text: str | None, dtype: str, device: str, hea
             while pending:
                 finish()
         except BaseException:
-            for _, futures in pending:
-                for f in futures:
-                    f.cancel()
+            _cancel_pending(pending)
             raise
     return done
+
+
+def _cancel_pending(pending) -> None:
+    """Cancel the heads not yet started of every queued layer (``pending``: ``(layer, futures)`` pairs), after a
+    failure: the failure is raised, not hidden behind heads that go on."""
+    for _, futures in pending:
+        for f in futures:
+            f.cancel()
 
 
 #: seconds per head of each dtype's pass on this suite's 2-core machine, idle, the head's share of its layer's
