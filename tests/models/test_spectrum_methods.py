@@ -324,14 +324,18 @@ def test_the_float32_spectrum_certifies_the_float64_heads_ranks_and_encloses_its
     assert abs(out["sigma_max"] - exact[0]) <= out["sigma_max_err"] < 1e-5
 
 
-def test_the_passes_difference_is_what_keeps_a_moved_effective_rank_from_being_certified():
-    """A wrong formula would certify here: the two diagonal heads' effective ranks at tau = 0.9 differ (2 and 3),
-    and without ||A64 - A32||_F (e_f = 0) the float32 head's rank 2 would pass for the float64 head's. With it,
-    nothing is certified; and a crossing within the float32 spectrum's own rounding is not either."""
-    a32, a64 = np.sqrt([0.5, 0.401, 0.099]), np.sqrt([0.5, 0.399, 0.101])
-    assert effective_rank(a32, 0.9) == 2 and effective_rank(a64, 0.9) == 3
+@pytest.mark.parametrize("moved", ["up", "down"])
+def test_the_passes_difference_is_what_keeps_a_moved_effective_rank_from_being_certified(moved):
+    """A wrong formula would certify here: the two diagonal heads' effective ranks at tau = 0.9 differ (2 and 3,
+    the float64 head's above the float32 head's or below it: each side of the test is needed), and without
+    ||A64 - A32||_F (e_f = 0) the float32 head's rank would pass for the float64 head's. With it, nothing is
+    certified; and a crossing within the float32 spectrum's own rounding is not either."""
+    low, high = np.sqrt([0.5, 0.401, 0.099]), np.sqrt([0.5, 0.399, 0.101])  # effective rank 2 and 3 at tau = 0.9
+    a32, a64 = (low, high) if moved == "up" else (high, low)
+    assert effective_rank(low, 0.9) == 2 and effective_rank(high, 0.9) == 3
     own, total, e_f = measurement.own_energy_bound(a32), float(np.sum(a64**2)), float(np.linalg.norm(a64 - a32))
-    assert measurement.certify_from_float32(a32, own, 0.0, total)["eff_rank_90"] == 2  # the wrong formula
+    wrong = measurement.certify_from_float32(a32, own, 0.0, total)  # the formula without the passes' difference
+    assert wrong["eff_rank_90"] == effective_rank(a32, 0.9) != effective_rank(a64, 0.9)
     assert measurement.certify_from_float32(a32, own, e_f, total) is None
     equal = np.full(10, 1 / np.sqrt(10))  # the cumulative energy is exactly 0.9 of the total at k = 9
     assert measurement.certify_from_float32(equal, measurement.own_energy_bound(equal), 0.0, 1.0) is None
@@ -366,6 +370,14 @@ def test_the_own_energy_bound_holds_at_every_k_zeroed_tail_included():
         assert (s == 0).any()
         exact = np.linalg.svd(A, compute_uv=False)
         assert np.abs(np.cumsum(s**2) - np.cumsum(exact**2)).max() <= measurement.own_energy_bound(s)
+    # the worst case the bound is for (the rounding above is far inside it): every eigenvalue but the first truly
+    # 1.9 delta and computed 0.95 delta, so zeroed as unresolved; at k = N the cumulative energy is off by
+    # (N - 1) 1.9 delta, more than N delta
+    N = 400
+    s = np.zeros(N)
+    s[0] = 1.0
+    delta = measurement.gram_resolution(N) ** 2
+    assert (N - 1) * 1.9 * delta <= measurement.own_energy_bound(s)
 
 
 def test_an_enclosure_stored_as_midpoint_and_half_width_contains_its_ends_in_floating_point():
@@ -377,3 +389,27 @@ def test_an_enclosure_stored_as_midpoint_and_half_width_contains_its_ends_in_flo
     for a, b in zip(lo, hi, strict=True):
         mid, half = measurement._midpoint_and_half_width(float(a), float(b))
         assert mid - half <= a and mid + half >= b
+
+
+def test_a_reading_counts_a_float64_head_as_failing_only_where_its_whole_enclosure_fails():
+    """checks/test_trained.py (issue 37): a float64 energy read off the float32 spectrum is an enclosure, and a
+    head fails in float64 only if every value in it fails, so that a refutation is certified only when the
+    float64 numbers surely fail too; a float32 value (half-width 0) is read as before."""
+    import checks.test_trained as trained
+
+    class Meas:
+        heads = {"float32": {"energy_top10": np.array([[0.8995]]), "energy_top10_err": np.zeros((1, 1))},
+                 "float64": {"energy_top10": np.array([[0.8995]]), "energy_top10_err": np.array([[1e-3]]),
+                             "energy_top8_err": np.array([[1e-3]]), "read_off_float32": np.ones((1, 1))}}
+
+        def get(self, name, dt="float32"):
+            return self.heads[dt][name]
+
+    claimed = type("C", (), {"eval": staticmethod(lambda key: 0.9)})()
+    holds = trained._energy_gt(claimed)
+    assert not holds(Meas(), "float32")[0, 0]  # 0.8995 <= 0.9: fails
+    assert holds(Meas(), "float64")[0, 0]  # [0.8985, 0.9005] reaches above 0.9: not a sure failure
+    assert "1 of 1 heads' effective ranks certified" in trained._float64_route(Meas())
+    # the table rows' test (a head, and the mean in a refutation's certificate): off only if the whole enclosure is
+    assert trained._surely_off(0.84, 0.0, 0.9, 0.05) and not trained._surely_off(0.84, 0.02, 0.9, 0.05)
+    assert trained._surely_off(0.96, 0.0, 0.9, 0.05) and not trained._surely_off(0.96, 0.02, 0.9, 0.05)
