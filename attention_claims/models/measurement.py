@@ -135,13 +135,16 @@ def _measures_from(A: torch.Tensor, S: np.ndarray, dtype: str) -> dict[str, np.n
     return out
 
 
-def _spectral_measures(out: dict[str, np.ndarray], S: np.ndarray, dtype: str) -> None:
+def _spectral_measures(out: dict[str, np.ndarray], S: np.ndarray, dtype: str, skip=None) -> None:
     """Fill the singular-value measures of :data:`MEASURES` into ``out`` (``{name: (L, H)}``) from the
-    ``(L, H, N)`` singular values ``S`` (rows descending) of a stack computed in ``dtype``."""
+    ``(L, H, N)`` singular values ``S`` (rows descending) of a stack computed in ``dtype``; the heads where the
+    ``(L, H)`` bool ``skip`` is true (heads without a spectrum of their own) are left as they are."""
     L, H, N = S.shape
     idx = np.arange(1, N + 1, dtype=np.float64)
     for layer in range(L):
         for h in range(H):
+            if skip is not None and skip[layer][h]:
+                continue
             s = S[layer, h]
             tol = default_rank_tolerance(s, (N, N), EPS[dtype])
             out["sigma_max"][layer, h] = s[0]
@@ -964,14 +967,25 @@ def _measure_layers_queued(key: str, N: int, text: str | None, dtype: str, on_la
     return ({k: np.concatenate([p[k] for p in parts]) for k in MEASURES}, np.concatenate(spectra))
 
 
-def _layer_part(scalars: list[dict[str, float]], S: np.ndarray, dtype: str, method: str) -> dict[str, np.ndarray]:
+def _layer_part(scalars: list[dict[str, float]], S: np.ndarray, dtype: str, method: str,
+                certified: list[dict[str, float] | None] | None = None) -> dict[str, np.ndarray]:
     """One layer's ``{name: (1, H)}`` measures (:data:`MEASURES`) from its heads' scalars (:func:`_head`) and their
     ``(H, N)`` singular values ``S`` by ``method``, with the formulas of :func:`_measures_from` (what the Gram
-    route cannot resolve NaN, :data:`GRAM_UNRESOLVED`)."""
+    route cannot resolve NaN, :data:`GRAM_UNRESOLVED`). A head with an entry in ``certified`` (a float64 head read
+    off the float32 spectrum, :func:`certify_from_float32`; its row of ``S`` is not read) takes its
+    :data:`READ_OFF` measures from it instead."""
+    certified = certified or [None] * len(scalars)
     part = {k: np.full((1, len(scalars)), np.nan) for k in MEASURES}
     for name in ("row_sum_err", "upper_max", "diag_min", "logdet"):
         part[name][0] = [sc[name] for sc in scalars]
-    _spectral_measures(part, S[None], dtype)
+    N = S.shape[-1]
+    _spectral_measures(part, S[None], dtype, skip=[[c is not None for c in certified]])
+    for h, c in enumerate(certified):
+        if c is not None:
+            for name, value in c.items():
+                part[name][0, h] = value
+            part["rank_tol"][0, h] = c["sigma_max"] * N * EPS[dtype]
+            part["read_off_float32"][0, h] = 1.0
     if method == "gram":
         for name in GRAM_UNRESOLVED:
             part[name][:] = math.nan
@@ -1037,16 +1051,9 @@ def _measure_passes_lockstep(key: str, N: int, text: str | None, on_layer=None):
         pairs = [f.result() for f in futures]
         S32 = np.stack([p32[0] for p32, _ in pairs])
         parts["float32"].append(_layer_part([p32[1] for p32, _ in pairs], S32, "float32", method))
-        # a certified head's row is a placeholder (its float32 values), every spectral measure of it replaced below
-        S64 = np.stack([p64[0] if p64[0] is not None else p32[0] for p32, p64 in pairs])
-        part64 = _layer_part([p64[1] for _, p64 in pairs], S64, "float64", method)
-        for h, (_, (_s64, _scalars, certified)) in enumerate(pairs):
-            if certified is not None:
-                for name, value in certified.items():
-                    part64[name][0, h] = value
-                part64["rank_tol"][0, h] = certified["sigma_max"] * N * EPS["float64"]
-                part64["read_off_float32"][0, h] = 1.0
-        parts["float64"].append(part64)
+        S64 = np.stack([p64[0] if p64[0] is not None else p32[0] for p32, p64 in pairs])  # a certified row unread
+        parts["float64"].append(_layer_part([p64[1] for _, p64 in pairs], S64, "float64", method,
+                                            certified=[p64[2] for _, p64 in pairs]))
         spectra32.append(layer_spectra(resolved(S32, method)[None]))
         if on_layer is not None:
             on_layer()
