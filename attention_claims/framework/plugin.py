@@ -274,8 +274,9 @@ def pytest_configure(config: pytest.Config) -> None:
         load_sentences(Path(sources) / "sentences")  # malformed: a usage error now, not at report time
         load_manifest(Path(sources))
     except ClaimRecordError as exc:
-        what = "sentence classification" if isinstance(exc, SentenceDataError) else "claim record"
-        raise pytest.UsageError(f"attention-claims: malformed {what}: {exc}") from None
+        what = "malformed sentence classification" if isinstance(exc, SentenceDataError) else (
+            "malformed claim record" if exc.subject == "claim record" else exc.subject)
+        raise pytest.UsageError(f"attention-claims: {what}: {exc}") from None
     state = State(
         catalog=catalog,
         by_id={c.id: c for c in catalog},

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import functools
 import math
 import re
 import shlex
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from .. import _files
 from ..maths.arrays import DTYPES  # the dtype names a reading may give: those the maths layer resolves
+from . import quotes
 
 VERDICTS = ("true", "false", "caveat", "unchecked", "undecided")
 EXPECTABLE = ("true", "false", "caveat", "unchecked")
@@ -102,6 +102,16 @@ class ClaimRecordError(ValueError):
             parts.append(f"field '{field_name}'")
         parts.append(problem)
         super().__init__(": ".join(parts))
+
+    @property
+    def subject(self) -> str:
+        """What the error is about, for the line that introduces it (issue 44.6): ``"source document"``
+        for a document, its folder, ``SHA256SUMS`` or ``documents.toml``, or a record's
+        ``source.document`` / ``also_in[i].document`` field; else ``"claim record"``."""
+        if ((self.field or "").endswith(".document") or "source document" in self.problem
+                or Path(self.path).name in ("SHA256SUMS", MANIFEST) or self.problem.startswith("checksum list")):
+            return "source document"
+        return "claim record"
 
 
 @dataclass(frozen=True)
@@ -489,11 +499,6 @@ _PARSED: dict[str, Claim] = {}
 only; its path is replaced on a hit, and a malformed record is never kept, so its error names its file)."""
 
 
-@functools.lru_cache(maxsize=64)
-def _normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
-
-
 def verify_sources(sources_dir: Path) -> dict[str, str]:
     """Check the source documents against ``sources_dir/SHA256SUMS`` (the format ``sha256sum``
     writes: ``<64 hex>  <path>``, paths relative to the folder) and return the documents it lists,
@@ -607,9 +612,9 @@ def verify_quote(claim: Claim, sources_dir: Path, listed: dict[str, str] | None 
             problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else getattr(exc, "problem", str(exc))
             raise ClaimRecordError(claim.path, claim.id, f"{prefix}.document",
                                    f"source document {target} cannot be read: {problem}") from None
-        text = _normalise(_decode_document(raw, target, claim, f"{prefix}.document"))
-        if _normalise(place.quote) not in text:
-            raise ClaimRecordError(claim.path, claim.id, f"{prefix}.quote", f"quote does not occur verbatim in {doc}")
+        text = _decode_document(raw, target, claim, f"{prefix}.document")
+        if not quotes.contains(text, place.quote):
+            raise ClaimRecordError(claim.path, claim.id, f"{prefix}.quote", quotes.not_found(doc, text, place.quote))
         checked = True
     return checked
 

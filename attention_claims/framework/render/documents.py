@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .. import quotes
 from .model import worst_verdict
 from .texmd import MASK, find_math, mask_math
 
@@ -330,17 +331,10 @@ def _parse_blocks(text: str, masked: str, display_ends: set[int]) -> list[tuple[
 
 
 def locate(text: str, quote: str) -> list[tuple[int, int]]:
-    """Every ``(start, end)`` where ``quote`` occurs verbatim in ``text`` (non-overlapping)."""
-    out, pos = [], 0
-    quote = quote.strip()
-    if not quote:
-        return out
-    while True:
-        k = text.find(quote, pos)
-        if k < 0:
-            return out
-        out.append((k, k + len(quote)))
-        pos = k + len(quote)
+    """Every ``(start, end)`` where ``quote`` occurs in ``text`` verbatim up to white space
+    (non-overlapping): :func:`attention_claims.framework.quotes.find`, the matcher ``attention-claims new``
+    and the record loader use."""
+    return quotes.find(text, quote)
 
 
 def _claim_spans(name: str, text: str, claims: list[dict]) -> tuple[list[tuple[int, int, str, str]], list[str]]:
