@@ -934,8 +934,10 @@ class ClaimsController(_ClaimsHooks):
                 with report_lock(state.report_dir):
                     self._load_base(again=True)
                     state.report = report = build_report(state, self.config, int(exitstatus))
-                    write_reports(report, state.report_dir, sources_dir=state.sources_dir,
-                                  formats=state.report_formats)
+                    unplaced = write_reports(report, state.report_dir, sources_dir=state.sources_dir,
+                                             formats=state.report_formats)
+                for line in unplaced or []:  # a quote the views cannot highlight (issue 44.3)
+                    self._notice(line)
                 state.report_written = True
             except (OSError, ReportFolderError) as exc:
                 if state.report is None:

@@ -652,7 +652,8 @@ MANIFEST_FIELDS = ("title", "author", "url", "date")
 def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
     """The provenance of the documents, from ``<sources_dir>/documents.toml`` (optional): one table per
     document (its name under the sources folder, or an arXiv id) with any of ``title``, ``author``,
-    ``url`` (http or https) and ``date``, all strings. The report shows them (document titles and links);
+    ``url`` (http or https) and ``date``, all strings, and ``article`` (a saved page's parts a reader
+    reads, ``[["first words", "last words"], ...]``: the document view's, left out of the result). The report shows them (document titles and links);
     a document without an entry is shown by its name. A missing manifest gives ``{}``.
 
     Raises:
@@ -671,6 +672,9 @@ def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
         if not isinstance(entry, dict):
             raise ClaimRecordError(path, None, doc, "must be a table of title, author, url, date")
         for key, value in entry.items():
+            if key == "article":  # the view's, not the report's: where a saved page's article is (render/webpage.py)
+                _check_article(path, Path(sources_dir), doc, value)
+                continue
             if key not in MANIFEST_FIELDS:
                 raise ClaimRecordError(path, None, f"{doc}.{key}", f"unknown field (known: {', '.join(MANIFEST_FIELDS)})")
             if not isinstance(value, str):
@@ -678,5 +682,26 @@ def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
             _check_text(path, None, f"{doc}.{key}", value)
         if "url" in entry and not re.fullmatch(r"https?://[^\s<>\"']+", entry["url"]):
             raise ClaimRecordError(path, None, f"{doc}.url", "must be an http(s) URL")
-        out[doc] = dict(entry)
+        out[doc] = {k: v for k, v in entry.items() if k != "article"}
     return out
+
+
+def _check_article(path: Path, sources_dir: Path, doc: str, value) -> None:
+    """A manifest entry's ``article``: a list of ``[first words, last words]`` pairs of non-empty strings (the
+    parts of a saved page a reader reads; :mod:`attention_claims.framework.render.webpage`), each found in
+    the document, in order, when the document is in ``sources_dir``."""
+    if not isinstance(value, list) or not value or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(w, str) and w.strip() for w in p) for p in value):
+        raise ClaimRecordError(path, None, f"{doc}.article",
+                               'must be a list of ["first words", "last words"] pairs of non-empty strings')
+    target = sources_dir / doc
+    if not is_local_document(doc) or not target.is_file():
+        return
+    from .render.webpage import ArticleError, ranges
+
+    try:
+        ranges(doc, _decode_document(read_capped(target, DOCUMENT_MAX_BYTES), target), value)
+    except ArticleError as exc:
+        raise ClaimRecordError(path, None, f"{doc}.article", str(exc).split(": ", 1)[1]) from None
+    except (OSError, ValueError):
+        return  # an unreadable document is reported by verify_sources, naming it

@@ -83,6 +83,7 @@ def render_digest() -> str:
         OSError: a module or template cannot be read.
     """
     files = sorted(PACKAGE.glob("*.py")) + sorted(p for p in (PACKAGE / "templates").iterdir() if p.is_file())
+    files.append(PACKAGE.parent / "quotes.py")  # where the views place a quote (annotate's matcher)
     return files_digest(files) + "-" + jinja2.__version__
 
 
