@@ -2,8 +2,10 @@
 
 A quote is the claim's own words, "verbatim from the document up to whitespace": every run of white space
 (spaces, tabs, line breaks, in any number) in the quote matches any run of white space in the document,
-and the quote's leading and trailing white space is ignored. Nothing else is normalised (no case folding,
-no Unicode normalisation, no markup removed): ``\\mathrm{SM}`` does not match ``\\SM``.
+white space between two CJK characters is optional on either side (Chinese has no spaces between words: a
+line break there is not a word break), and the quote's leading and trailing white space is ignored.
+Nothing else is normalised (no case folding, no Unicode normalisation, no markup removed):
+``\\mathrm{SM}`` does not match ``\\SM``, ``randomfeatures`` does not match ``random features``.
 
 The same matcher serves every reader of a quote, so a quote ``attention-claims new`` accepts is one the
 record loader accepts and one every view places (issue 44.3):
@@ -37,14 +39,30 @@ def normalise(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
+def _cjk(ch: str) -> bool:
+    """Whether ``ch`` is a CJK ideograph or CJK punctuation (text written without spaces between words)."""
+    return ("\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or "\u3000" <= ch <= "\u303f"
+            or "\uff00" <= ch <= "\uffef" or "\uf900" <= ch <= "\ufaff")
+
+
 @functools.lru_cache(maxsize=1024)
 def pattern(quote: str) -> re.Pattern | None:
     """The regular expression that finds ``quote`` in a document: its words (the text between runs of
-    white space) escaped, joined by ``\\s+``. None for a quote that is only white space."""
+    white space) escaped, joined by ``\\s+``; between two CJK characters (:func:`_cjk`: Chinese is written
+    without spaces, so a line break there is no word break) ``\\s*``, whether or not the quote has white
+    space there. None for a quote that is only white space."""
     words = quote.split()
     if not words:
         return None
-    return re.compile(r"\s+".join(re.escape(w) for w in words))
+    out: list[str] = []
+    for k, w in enumerate(words):
+        if k:
+            out.append(r"\s*" if _cjk(words[k - 1][-1]) and _cjk(w[0]) else r"\s+")
+        for i, ch in enumerate(w):
+            if i and _cjk(w[i - 1]) and _cjk(ch):
+                out.append(r"\s*")
+            out.append(re.escape(ch))
+    return re.compile("".join(out))
 
 
 def find(text: str, quote: str) -> list[tuple[int, int]]:
