@@ -131,3 +131,25 @@ def test_a_document_error_is_introduced_as_a_source_document(planted, pytester):
             ("claims/c.toml", "c", "source.quote", "quote does not occur verbatim in x.txt", "claim record"),
             ("claims/c.toml", "c", "title", "missing", "claim record")]:
         assert ClaimRecordError(path, cid, field, problem).subject == subject, (path, field)
+
+
+def test_writing_the_report_returns_and_lists_the_quotes_it_cannot_place(tmp_path):
+    """The terminal's warning lines (the plugin shows what write_reports returns) and claims.md's."""
+    from attention_claims.framework.report import write_report_data
+
+    seeds = tmp_path / "sources"
+    seeds.mkdir()
+    (seeds / DOC_NAME).write_text(DOC, encoding="utf-8")
+    write_sums(seeds)
+    from render_fixture import fixture_report
+
+    report = fixture_report()
+    like = next(c for c in report["claims"] if c["verdict"] == "true")
+    report["claims"] = [dict(like, **_claim("i.e.\\ features that are never negative.", "placed")),
+                        dict(like, **_claim("a sentence the note does not have", "lost"))]
+    report["counts"] = {}
+    warnings = write_report_data(report, tmp_path / "reports", sources_dir=seeds, formats=("md",))
+    assert len(warnings) == 1 and warnings[0].startswith("claim 'lost': source.quote: not highlighted")
+    md = (tmp_path / "reports" / "claims.md").read_text(encoding="utf-8")
+    assert "warning: claim 'lost': source.quote: not highlighted in the view of note.tex" in md
+    assert "claim 'placed'" not in md.split("## ")[0]
