@@ -673,7 +673,7 @@ def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
             raise ClaimRecordError(path, None, doc, "must be a table of title, author, url, date")
         for key, value in entry.items():
             if key == "article":  # the view's, not the report's: where a saved page's article is (render/webpage.py)
-                _check_article(path, Path(sources_dir), doc, value)
+                _check_article(path, doc, value)
                 continue
             if key not in MANIFEST_FIELDS:
                 raise ClaimRecordError(path, None, f"{doc}.{key}", f"unknown field (known: {', '.join(MANIFEST_FIELDS)})")
@@ -686,22 +686,11 @@ def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-def _check_article(path: Path, sources_dir: Path, doc: str, value) -> None:
+def _check_article(path: Path, doc: str, value) -> None:
     """A manifest entry's ``article``: a list of ``[first words, last words]`` pairs of non-empty strings (the
-    parts of a saved page a reader reads; :mod:`attention_claims.framework.render.webpage`), each found in
-    the document, in order, when the document is in ``sources_dir``."""
+    parts of a saved page a reader reads; :mod:`attention_claims.framework.render.webpage`, which warns when
+    a part is not in the page and shows it unfolded)."""
     if not isinstance(value, list) or not value or not all(
             isinstance(p, list) and len(p) == 2 and all(isinstance(w, str) and w.strip() for w in p) for p in value):
         raise ClaimRecordError(path, None, f"{doc}.article",
                                'must be a list of ["first words", "last words"] pairs of non-empty strings')
-    target = sources_dir / doc
-    if not is_local_document(doc) or not target.is_file():
-        return
-    from .render.webpage import ArticleError, ranges
-
-    try:
-        ranges(doc, _decode_document(read_capped(target, DOCUMENT_MAX_BYTES), target), value)
-    except ArticleError as exc:
-        raise ClaimRecordError(path, None, f"{doc}.article", str(exc).split(": ", 1)[1]) from None
-    except (OSError, ValueError):
-        return  # an unreadable document is reported by verify_sources, naming it

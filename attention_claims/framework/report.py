@@ -491,8 +491,9 @@ def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURC
 
     Returns:
         One warning line per quote the views cannot place in its document
-        (:func:`~attention_claims.framework.quotes.unplaced`; ``claims.md`` lists them too): the caller
-        shows them in the terminal.
+        (:func:`~attention_claims.framework.quotes.unplaced`; ``claims.md`` lists them too), and per
+        ``documents.toml`` article part not in its page (:func:`~.render.webpage.usable_parts`): the
+        caller shows them in the terminal.
 
     Raises:
         ReportFolderError: the folder is not the suite's, or a file to write there is someone else's.
@@ -514,6 +515,12 @@ def write_report_data(data: dict, report_dir: Path, *, sources_dir: Path = SOURC
     files: dict[str, str] = {}
     sources = load_sources(sources_dir) if ("md" in formats or "html" in formats) and Path(sources_dir).is_dir() else {}
     unplaced = quotes.unplaced(data.get("claims", []), sources)
+    articles: dict[str, list[list[str]]] = {}
+    if "html" in formats:
+        from .render.webpage import usable_parts
+
+        articles, problems = usable_parts(sources_dir, sources)
+        unplaced += problems
     if "json" in formats:
         files["claims.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if "md" in formats:
@@ -522,11 +529,8 @@ def write_report_data(data: dict, report_dir: Path, *, sources_dir: Path = SOURC
         kinds, claim_excerpts = {}, {}
         for doc, entries in load_all(Path(sources_dir) / "sentences").items():
             kinds[doc], claim_excerpts[doc] = classification_maps(entries)
-        from .render.webpage import recorded_parts
-
         files["claims.html"] = render_html(data, sources=sources, classification=kinds,
-                                           claim_excerpts=claim_excerpts, report_dir=report_dir,
-                                           articles=recorded_parts(sources_dir))
+                                           claim_excerpts=claim_excerpts, report_dir=report_dir, articles=articles)
     if "md" in formats:
         from .render.model import FIGURES_DIR
 

@@ -17,7 +17,7 @@ from attention_claims.framework.render import annotate, render_html
 from attention_claims.framework.render.browser import open_page, unavailable_reason
 from attention_claims.framework.render.latex import layout, prose
 from attention_claims.framework.render.texmd import find_math
-from attention_claims.framework.render.webpage import ArticleError, ranges, recorded_parts
+from attention_claims.framework.render.webpage import ArticleError, ranges, recorded_parts, usable_parts
 from attention_claims.framework.sentences import classification_maps, load_all
 
 TEX_NAME = "favor_notes.tex"
@@ -150,13 +150,19 @@ def test_the_suites_web_page_folds_its_furniture_and_keeps_every_sentence():
 def test_a_recorded_part_that_is_not_in_the_page_is_named(tmp_path):
     with pytest.raises(ArticleError, match=r"page.txt: article\[1\]: the first words 'nowhere'"):
         ranges("page.txt", "menu\nstart of it. end of it.\nfooter", [["start", "end of it."], ["nowhere", "x"]])
+    with pytest.raises(ArticleError, match=r"page.txt: article\[0\]: the last words 'the end'"):
+        ranges("page.txt", "menu\nstart of it. end of it.\nfooter", [["start", "the end"]])
     (tmp_path / "page.txt").write_text("menu\nstart of it. end of it.\nfooter", encoding="utf-8")
-    (tmp_path / "documents.toml").write_text('["page.txt"]\narticle = [["start", "the end"]]\n', encoding="utf-8")
-    with pytest.raises(ClaimRecordError, match=r"documents.toml: field 'page.txt.article': article\[0\]: the last words 'the end'"):
-        load_manifest(tmp_path)
     (tmp_path / "documents.toml").write_text('["page.txt"]\ntitle = "t"\narticle = [["start", "end of it."]]\n',
                                              encoding="utf-8")
     assert load_manifest(tmp_path) == {"page.txt": {"title": "t"}}  # the view's entry, not the report's
+    sources = {"page.txt": "menu\nstart of it. end of it.\nfooter"}
+    assert usable_parts(tmp_path, sources) == ({"page.txt": [["start", "end of it."]]}, [])
+    # a part not in the page (a planted copy of the folder, an edited page): a warning, the page unfolded
+    (tmp_path / "documents.toml").write_text('["page.txt"]\narticle = [["start", "the end"]]\n', encoding="utf-8")
+    parts, warnings = usable_parts(tmp_path, sources)
+    assert parts == {} and len(warnings) == 1
+    assert "documents.toml: page.txt: article[0]: the last words 'the end'" in warnings[0]
     (tmp_path / "documents.toml").write_text('["page.txt"]\narticle = "start"\n', encoding="utf-8")
     with pytest.raises(ClaimRecordError, match="first words"):
         load_manifest(tmp_path)

@@ -18,12 +18,12 @@ sentence (their ids and classifications do not move) and puts the blocks outside
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .. import quotes
 
-__all__ = ["ArticleError", "ranges", "recorded_parts", "extracted_parts"]
+__all__ = ["ArticleError", "ranges", "recorded_parts", "usable_parts", "extracted_parts"]
 
 
 class ArticleError(ValueError):
@@ -74,6 +74,23 @@ def recorded_parts(sources_dir: Path | str) -> dict[str, list[list[str]]]:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
     return {doc: entry["article"] for doc, entry in data.items() if isinstance(entry, dict) and "article" in entry}
+
+
+def usable_parts(sources_dir: Path | str, sources: Mapping[str, str]) -> tuple[dict[str, list[list[str]]], list[str]]:
+    """``(parts, warnings)``: the recorded parts (:func:`recorded_parts`) of the documents in ``sources``
+    (``{name: text}``) that are found in their page (:func:`ranges`), and one warning line for each
+    document whose parts are not (that page is shown unfolded: never silently)."""
+    usable, warnings = {}, []
+    for doc, parts in recorded_parts(sources_dir).items():
+        if doc not in sources:
+            continue
+        try:
+            ranges(doc, sources[doc], parts)
+        except ArticleError as exc:
+            warnings.append(f"{Path(sources_dir) / 'documents.toml'}: {exc}; the page is shown with its furniture")
+            continue
+        usable[doc] = parts
+    return usable, warnings
 
 
 def extracted_parts(text: str) -> list[tuple[int, int]] | None:
