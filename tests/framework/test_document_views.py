@@ -79,6 +79,7 @@ def test_a_latex_note_reads_as_its_pdf():
     assert "unbiased &amp; its variance – unlike the trigonometric one – vanishes" in prose_text
     assert "i.e. features" in prose_text
     assert '<span class="secnum">1</span>' in view
+    assert "\\tag{1}</span>" in view  # the equation \eqref calls (1) shows (1)
     assert not re.search(r'<span class="tex[^"]*">[^<]*\\label', html)  # KaTeX has no \label
     macros = json.loads(re.search(r'<script type="application/json" id="katex-macros">(.*?)</script>', html).group(1))
     assert macros["\\SM"] == "\\mathrm{SM}"

@@ -51,13 +51,15 @@ class TexLayout:
     ``folds``: ``(start, end, label)`` character ranges shown folded (preamble, comment lines, the text
     after ``\\end{document}``), in order, not overlapping. ``macros``: ``{"\\SM": "\\mathrm{SM}"}`` for
     KaTeX's ``macros`` option. ``labels``: ``{label key: the number \\ref prints}``. ``headings``:
-    ``{offset of a sectioning command: its number}``.
+    ``{offset of a sectioning command: its number}``. ``equations``: ``{the source of a numbered
+    equation environment, \\begin to \\end: its number}`` (shown with KaTeX's ``\\tag``).
     """
 
     folds: tuple[tuple[int, int, str], ...] = ()
     macros: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     headings: dict[int, str] = field(default_factory=dict)
+    equations: dict[str, str] = field(default_factory=dict)
 
 
 _COMMENT = re.compile(r"(?<!\\)(?:\\\\)*%[^\n]*")
@@ -135,8 +137,8 @@ def _macros(nodes) -> dict[str, str]:
     return out
 
 
-def _labels(text: str, nodes) -> tuple[dict[str, str], dict[int, str]]:
-    """``({label: number}, {sectioning command offset: number})``: sections numbered 1, 1.1, 1.1.1;
+def _labels(text: str, nodes) -> tuple[dict[str, str], dict[int, str], dict[str, str]]:
+    """``({label: number}, {sectioning command offset: number}, {equation source: number})``: sections numbered 1, 1.1, 1.1.1;
     numbered display environments on one equation counter (one number per row of an ``align``,
     ``\\nonumber``/``\\notag`` rows skipped); each theorem-like environment on its own counter. A label
     takes the number of the innermost numbered thing around it (a section's when none)."""
@@ -144,6 +146,7 @@ def _labels(text: str, nodes) -> tuple[dict[str, str], dict[int, str]]:
 
     labels: dict[str, str] = {}
     headings: dict[int, str] = {}
+    equations: dict[str, str] = {}
     sec = [0, 0, 0]
     counters: dict[str, int] = {}
     state = {"eq": 0, "current": ""}
@@ -170,6 +173,8 @@ def _labels(text: str, nodes) -> tuple[dict[str, str], dict[int, str]]:
                         if re.search(r"\\(nonumber|notag)\b", row):
                             continue
                         state["eq"] += 1
+                        if env == "equation":
+                            equations.setdefault(body, str(state["eq"]))
                         for key in re.findall(r"\\label\{([^{}]*)\}", row):
                             labels.setdefault(key.strip(), str(state["eq"]))
                 elif env.rstrip("*") in THEOREM_LIKE and not env.endswith("*"):
@@ -180,7 +185,7 @@ def _labels(text: str, nodes) -> tuple[dict[str, str], dict[int, str]]:
         return current
 
     visit(nodes, "")
-    return labels, headings
+    return labels, headings, equations
 
 
 @functools.lru_cache(maxsize=16)
@@ -194,7 +199,10 @@ def layout(text: str) -> TexLayout:
     """
     from pylatexenc.latexwalker import LatexEnvironmentNode, LatexWalker
 
-    nodes, _pos, _len = LatexWalker(text, tolerant_parsing=True).get_latex_nodes()
+    try:
+        nodes, _pos, _len = LatexWalker(text, tolerant_parsing=True).get_latex_nodes()
+    except Exception:  # noqa: BLE001 - pylatexenc gave up on this source: it is shown as written, nothing folded
+        return TexLayout()
     folds: list[tuple[int, int, str]] = []
     doc = next((n for n in nodes if isinstance(n, LatexEnvironmentNode) and n.environmentname == "document"), None)
     body_start, body_end = 0, len(text)
@@ -222,8 +230,8 @@ def layout(text: str) -> TexLayout:
             merged[-1] = (pa, max(pb, b), plabel)
         else:
             merged.append((a, b, label))
-    labels, headings = _labels(text, nodes)
-    return TexLayout(tuple(merged), _macros(nodes), labels, headings)
+    labels, headings, equations = _labels(text, nodes)
+    return TexLayout(tuple(merged), _macros(nodes), labels, headings, equations)
 
 
 def strip_labels(tex: str) -> str:
@@ -290,8 +298,11 @@ def prose(run: str, tex_layout: TexLayout | None = None) -> str:
     run = re.sub(r"\\end\{proof\}", " ∎", run)
     run = _ENV_EDGE.sub(" ", run)
     l2t, walker_db = _converter()
-    nodes = LatexWalker(run, tolerant_parsing=True, latex_context=walker_db).get_latex_nodes()[0]
-    text = l2t.nodelist_to_text(nodes)
+    try:
+        nodes = LatexWalker(run, tolerant_parsing=True, latex_context=walker_db).get_latex_nodes()[0]
+        text = l2t.nodelist_to_text(nodes)
+    except Exception:  # noqa: BLE001 - pylatexenc gave up on this run: shown as written
+        return run
     labels = tex_layout.labels if tex_layout is not None else {}
 
     def fill(m: re.Match) -> str:

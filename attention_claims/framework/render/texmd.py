@@ -287,6 +287,9 @@ def render_inline(text: str | None, state: dict | None = None, *, close: bool = 
         tex_layout = None if latex is True else latex
         for span in find_math(blank(text, comments(text)), latex=True):
             out.append(_latex_html(text[pos:span.start], state, tex_layout))
+            number = tex_layout.equations.get(text[span.start:span.end]) if tex_layout is not None else None
+            if number:  # a numbered equation shows the number \eqref prints
+                span = MathSpan(span.start, span.end, f"{span.tex}\\tag{{{number}}}", span.display)
             out.append(str(_math_html(span)))
             pos = span.end
         out.append(_latex_html(text[pos:], state, tex_layout))
