@@ -127,7 +127,7 @@ def not_found(document: str, text: str, quote: str) -> str:
     """The message for a quote not in ``document`` (its text ``text``): ``quote does not occur verbatim (up
     to whitespace) in <document>``, and ``; closest text: '...'`` when :func:`closest` finds one."""
     near = closest(text, quote)
-    hint = f"; closest text: {near!r}" if near else "; no sentence of the document is close to it"
+    hint = f"; closest text: '{near}'" if near else "; no sentence of the document is close to it"
     return f"quote does not occur verbatim (up to whitespace) in {document}{hint}"
 
 

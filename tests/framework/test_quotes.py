@@ -89,9 +89,9 @@ def test_the_view_places_what_the_matcher_finds(why, quote, found):
 
 def test_a_quote_not_found_names_the_closest_text():
     message = quotes.not_found(DOC_NAME, DOC, "The estimator is unbiased & its variance - unlike the trig one")
-    assert "closest text: 'The estimator is unbiased \\\\& its variance -- unlike the trigonometric one" in message
+    assert "closest text: 'The estimator is unbiased \\& its variance -- unlike the trigonometric one" in message
     pdf = quotes.not_found(DOC_NAME, DOC, "vanishes as $\\mathrm{SM} \\to 0$.")
-    assert "closest text:" in pdf and "\\\\SM \\\\to 0$" in pdf
+    assert "closest text:" in pdf and "\\SM \\to 0$" in pdf
     assert quotes.closest(DOC, "an unrelated sentence about the weather in Paris") is None
     assert "no sentence of the document is close" in quotes.not_found(DOC_NAME, DOC, "zzzz qqqq")
 
@@ -104,9 +104,9 @@ def test_the_loader_and_new_name_the_closest_text(tmp_path):
     write_sums(seeds)
     (recs / "c.toml").write_text(record_toml("c", quote="vanishes as $\\mathrm{SM} \\to 0$", document=DOC_NAME),
                                  encoding="utf-8")
-    with pytest.raises(ClaimRecordError, match=r"closest text: .*\\\\SM \\\\to 0"):
+    with pytest.raises(ClaimRecordError, match=r"closest text: .*\\SM \\to 0"):
         load_catalog(recs, seeds)
-    with pytest.raises(NewClaimError, match=r"closest text: .*\\\\SM \\\\to 0"):
+    with pytest.raises(NewClaimError, match=r"closest text: .*\\SM \\to 0"):
         write_claim("c", DOC_NAME, "vanishes as $\\mathrm{SM} \\to 0$", claims_dir=tmp_path / "claims",
                     sources_dir=seeds, checks_dir=tmp_path / "checks")
 
