@@ -216,3 +216,22 @@ def test_no_formula_of_the_latex_note_in_katex_error_colour(tmp_path):
                                            "els => els.map(e => e.textContent)")
         assert log["console_errors"] == [] and log["page_errors"] == [], log
     assert typeset >= 8 and errors == []
+
+
+def test_the_run_says_when_a_recorded_article_is_not_in_its_page(planted, pytester):
+    """Never silent (issue 44.3, 44.5): the terminal's warning lines and claims.md name the documents.toml part
+    the view could not find (here the repository's manifest beside a planted 004 made of a record's quote)."""
+    import shutil
+
+    from conftest import record_toml
+
+    (pytester.path / "sources").mkdir()
+    shutil.copy(SEEDS / "documents.toml", pytester.path / "sources")
+    ok = 'import pytest\n\n@pytest.mark.claim("c", reading="exact")\ndef test_exact():\n    pass\n'
+    run = planted({"c.toml": record_toml("c", document="004_5f57af8801c437dc.txt")}, {"test_x.py": ok})
+    assert run.result.ret == 0, run.result.stdout.str()
+    out = run.result.stdout.str() + run.result.stderr.str()
+    assert "attention-claims: warning: " in out and "004_5f57af8801c437dc.txt: article[0]: the first words" in out
+    md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
+    line = next(x for x in md.splitlines() if x.startswith("- warning: "))
+    assert "the first words" in line and "documents.toml" in line.replace("\\", "")
