@@ -108,8 +108,8 @@ class ClaimRecordError(ValueError):
         """What the error is about, for the line that introduces it (issue 44.6): ``"source document"``
         for a document, its folder, ``SHA256SUMS`` or ``documents.toml``, or a record's
         ``source.document`` / ``also_in[i].document`` field; else ``"claim record"``."""
-        if ((self.field or "").endswith(".document") or "source document" in self.problem
-                or Path(self.path).name in ("SHA256SUMS", MANIFEST) or self.problem.startswith("checksum list")):
+        if ((self.field or "").endswith(".document") or self.problem.startswith(("source document", "checksum list"))
+                or Path(self.path).name in ("SHA256SUMS", MANIFEST)):
             return "source document"
         return "claim record"
 
@@ -653,8 +653,9 @@ def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
     """The provenance of the documents, from ``<sources_dir>/documents.toml`` (optional): one table per
     document (its name under the sources folder, or an arXiv id) with any of ``title``, ``author``,
     ``url`` (http or https) and ``date``, all strings, and ``article`` (a saved page's parts a reader
-    reads, ``[["first words", "last words"], ...]``: the document view's, left out of the result). The report shows them (document titles and links);
-    a document without an entry is shown by its name. A missing manifest gives ``{}``.
+    reads, ``[["first words", "last words"], ...]``: the document view's, left out of the result). The
+    report shows them (document titles and links); a document without an entry is shown by its name. A
+    missing manifest gives ``{}``.
 
     Raises:
         ClaimRecordError: the manifest is not TOML, names an unknown field, a value is not a string, or
