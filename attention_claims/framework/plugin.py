@@ -274,8 +274,9 @@ def pytest_configure(config: pytest.Config) -> None:
         load_sentences(Path(sources) / "sentences")  # malformed: a usage error now, not at report time
         load_manifest(Path(sources))
     except ClaimRecordError as exc:
-        what = "sentence classification" if isinstance(exc, SentenceDataError) else "claim record"
-        raise pytest.UsageError(f"attention-claims: malformed {what}: {exc}") from None
+        what = "malformed sentence classification" if isinstance(exc, SentenceDataError) else (
+            "malformed claim record" if exc.subject == "claim record" else exc.subject)
+        raise pytest.UsageError(f"attention-claims: {what}: {exc}") from None
     state = State(
         catalog=catalog,
         by_id={c.id: c for c in catalog},
@@ -933,8 +934,10 @@ class ClaimsController(_ClaimsHooks):
                 with report_lock(state.report_dir):
                     self._load_base(again=True)
                     state.report = report = build_report(state, self.config, int(exitstatus))
-                    write_reports(report, state.report_dir, sources_dir=state.sources_dir,
-                                  formats=state.report_formats)
+                    unplaced = write_reports(report, state.report_dir, sources_dir=state.sources_dir,
+                                             formats=state.report_formats)
+                for line in unplaced or []:  # a quote the views cannot highlight (issue 44.3)
+                    self._notice(line)
                 state.report_written = True
             except (OSError, ReportFolderError) as exc:
                 if state.report is None:

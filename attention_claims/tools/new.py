@@ -41,6 +41,7 @@ from pathlib import Path
 
 from .. import _files
 from ..framework import config as claims_config
+from ..framework import quotes
 from ..framework.records import (
     DOCUMENT_MAX_BYTES,
     KEBAB,
@@ -277,12 +278,13 @@ def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, s
     if not sources_dir.is_dir():
         raise NewClaimError(f"--claims-sources {sources_dir}: no such folder (put the document there first)")
     document, _resolved, raw, text = _resolve_document(document, sources_dir)
-    if " ".join(quote.split()) not in " ".join(text.split()):
-        hint = ""
-        if " ".join(quote.split()) in " ".join(re.sub(r"<[^<>]*>", "", text).split()):
-            hint = ("; it does once the document's markup tags are removed, but a quote is compared with the "
-                    "file's own text: copy it from the file, tags included (e.g. 'is <b>not</b> so')")
-        raise NewClaimError(f"--quote: does not occur verbatim (up to whitespace) in {sources_dir / document}{hint}")
+    if not quotes.contains(text, quote):
+        if quotes.contains(re.sub(r"<[^<>]*>", "", text), quote):
+            raise NewClaimError(
+                f"--quote: does not occur verbatim (up to whitespace) in {sources_dir / document}; it does once the "
+                "document's markup tags are removed, but a quote is compared with the file's own text: copy it "
+                "from the file, tags included (e.g. 'is <b>not</b> so')")
+        raise NewClaimError(f"--quote: {quotes.not_found(str(sources_dir / document), text, quote)}")
     existing = _existing_ids(claims_dir)
     if claim_id in existing:
         raise NewClaimError(f"id {claim_id!r} is already used by {existing[claim_id]}")

@@ -235,8 +235,11 @@ def _fence(text: str) -> str:
     return Md(f"{fence}json\n{text}\n{fence}")
 
 
-def render_markdown(report: dict) -> str:
+def render_markdown(report: dict, *, unplaced: list[str] | None = None) -> str:
     """The Markdown report of ``report`` (the ``claims.json`` dict, not modified).
+
+    ``unplaced``: warning lines for the quotes the views cannot place in their documents
+    (:func:`attention_claims.framework.quotes.unplaced`), listed under the totals.
 
     Layout: title and totals, the counts per document (one table), the trust lines, then one
     section per verdict in :data:`model.SECTION_ORDER` with each claim as a ``<details>`` block whose
@@ -258,7 +261,7 @@ def render_markdown(report: dict) -> str:
         n_claims=len(claims), by_doc=counts.get("by_document") or {}, sections=sections,
         order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
         url=lambda d: safe_url(model.document_url(d)), trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})),
-        section=_section)
+        section=_section, unplaced=unplaced or [])
 
 
 _SECTIONS: dict[str, str] = {}

@@ -4,6 +4,11 @@
   var $ = function (s, r) { return (r || document).querySelector(s); };
   var $$ = function (s, r) { return Array.prototype.slice.call((r || document).querySelectorAll(s)); };
 
+  // the LaTeX documents' own macros (\newcommand, \def, \DeclareMathOperator), for KaTeX's macros option
+  var macrosEl = document.getElementById("katex-macros");
+  var MACROS = {};
+  try { MACROS = macrosEl ? JSON.parse(macrosEl.textContent) : {}; } catch (e) { MACROS = {}; }
+
   function typeset(root) {
     if (!window.katex) return;
     $$(".tex", root).forEach(function (el) {
@@ -11,7 +16,7 @@
       var tex = el.textContent;
       try {
         katex.render(tex, el, {displayMode: el.classList.contains("tex-d"), throwOnError: false, strict: "ignore",
-                               output: "htmlAndMathml"});
+                               output: "htmlAndMathml", macros: Object.assign({}, MACROS)});
         el.dataset.done = "1";
         el.setAttribute("data-tex", tex);
       } catch (e) { el.classList.add("tex-failed"); }
@@ -81,6 +86,9 @@
     var docview = target && target.classList.contains("s") && target.closest(".docview");
     if (docview && docview.id.indexOf("view-") === 0) {  // a sentence of an annotated document
       show(docview.id.slice(5));
+      for (var fold = target.closest("details.fold"); fold; fold = fold.parentElement.closest("details.fold")) {
+        fold.open = true;  // a sentence under a fold (page furniture) is opened to, not hidden
+      }
       target.scrollIntoView({block: "center"}); target.classList.add("flash");
       return;
     }
