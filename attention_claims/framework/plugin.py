@@ -608,6 +608,9 @@ class _ClaimsHooks:
         problems = [p for item in items for cid, reading in _claim_markers(item)
                     if (p := _target_problem(state, item.nodeid, cid, reading))]
         if problems:
+            # pytest calls pytest_collection_finish in a ``finally`` after this hook: the flag keeps its own
+            # "no check decides" error from replacing this one, which names the marker (issue 44)
+            self._bad_markers = True
             raise pytest.UsageError("attention-claims: bad claim marker:\n  " + "\n  ".join(problems))
         if state.selected is not None:
             # --claims-select / --claims-document: only the checks that decide a selected claim run
@@ -736,7 +739,7 @@ class ClaimsController(_ClaimsHooks):
             pytest.UsageError: as above, or from :meth:`_activate`.
         """
         state = self.state
-        if self.config.option.collectonly:
+        if self.config.option.collectonly or getattr(self, "_bad_markers", False):
             return
         if state.collected:
             self._activate()
@@ -747,7 +750,8 @@ class ClaimsController(_ClaimsHooks):
                 raise pytest.UsageError(
                     f"attention-claims: no check decides the selected claim(s) {names}: write one in the "
                     "test paths with @pytest.mark.claim(\"<id>\", reading=\"<name>\") (attention-claims new writes a "
-                    "skeleton), or check the test paths")
+                    "skeleton), or check the test paths (a check whose marker misspells the claim id is not collected under a "
+                    "selection: pytest --co without it names every bad marker)")
 
     def _activate(self) -> None:
         """Start deciding: check that every reading has a check (a full run only), write the
