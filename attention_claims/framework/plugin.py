@@ -1022,8 +1022,8 @@ def _found_lines(report: Report, found: list, width: int | None) -> list:
     """The lines of :func:`terminal_lines` for counterexamples a run found, other than those of the false
     claims it decided (listed above them): per counterexample its claim, reading and check, its message
     and example (Hypothesis's falsifying example, else the example's JSON), each cut to ``width`` (``None``:
-    whole); then
-    per claim its verdict in the report, and whether this run decided it or it keeps its last decision."""
+    whole); then per claim its verdict in the report, and whether this run decided it or it keeps its last
+    decision."""
     from .render.model import example_json
 
     if not found:
