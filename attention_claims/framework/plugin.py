@@ -1090,7 +1090,8 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
     lines += [(f"attention-claims: {err}", True) for err in errors]
     lines += [(f"attention-claims: warning: {text}", False) for text in notices]
     counts = {v: sum(c.verdict == v for c in fresh) for v in SECTION_ORDER}
-    tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no claim decided"
+    tally = ", ".join(f"{n} {v}" + (" (could not run here)" if v == "undecided" else "")
+                      for v, n in counts.items() if n) or "no claim decided"
     others = [c for c in report.claims if c.id not in report.fresh]
     kept = sum(c.decided is not None for c in others)
     not_selected = len(others) - kept

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 VERDICT_COLOURS = {"false": "#c62828", "caveat": "#d48806", "true": "#2e7d32", "unchecked": "#78909c",
-                   "undecided": "#7b1fa2", "error": "#212121"}
+                   "undecided": "#7b1fa2", "error": "#212121", "not selected": "#c3c9cf"}
 _RC = {"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
        "svg.hashsalt": "attention-claims", "font.family": "sans-serif"}
 
@@ -131,7 +131,8 @@ def png_data_uri(data: bytes) -> str:
 
 @_closing
 def verdict_counts_svg(by_document: Mapping[str, Mapping[str, int]], labels: Mapping[str, str] | None = None,
-                       order: Sequence[str] = ("false", "error", "caveat", "true", "unchecked", "undecided")) -> str:
+                       order: Sequence[str] = ("false", "error", "caveat", "true", "unchecked", "undecided",
+                                                "not selected")) -> str:
     """Horizontal stacked bars: one row per document (and an ``all`` row if given), one segment per verdict.
 
     Args:

@@ -27,7 +27,7 @@
     var v = controls.verdict.value, d = controls.doc.value, t = controls.topic.value, k = controls.kind.value;
     var n = 0;
     claims.forEach(function (c) {
-      var ok = (!v || c.dataset.verdict === v) &&
+      var ok = (!v || c.dataset.status === v) &&
         (!d || c.dataset.docs.split(" ").indexOf(d) >= 0) &&
         (!t || c.dataset.topics.split("|").indexOf(t) >= 0) &&
         (!k || c.dataset.kinds.split("|").indexOf(k) >= 0) &&
