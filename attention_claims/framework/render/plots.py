@@ -96,11 +96,14 @@ def _closing(draw):
     return wrapper
 
 
-def _svg(fig) -> str:
+def _svg(fig, tight: bool = True) -> str:
+    """``fig`` as inline SVG text (its size left to the page), the figure closed. ``tight``: cropped to
+    what is drawn (which may be wider than the figure when labels reach past its edge); else exactly the
+    figure's size (a constrained layout keeps everything inside)."""
     plt = _pyplot()
     buf = io.StringIO()
     try:
-        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+        fig.savefig(buf, format="svg", bbox_inches="tight" if tight else None, metadata={"Date": None, "Creator": None})
     finally:
         plt.close(fig)
     text = buf.getvalue()
@@ -129,40 +132,63 @@ def png_data_uri(data: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
+CHART_FONT_PT = 10
+"""The verdict chart's text size in points. The chart is drawn :data:`CHART_WIDTH_IN` wide, so that on a
+phone (390 px wide, the chart about 355 px) a point is at least 1.1 px and every label at least 11 px;
+``claims.html`` shows it at most 480 px wide on a wider screen."""
+CHART_WIDTH_IN = 4.3
+
+
 @_closing
 def verdict_counts_svg(by_document: Mapping[str, Mapping[str, int]], labels: Mapping[str, str] | None = None,
                        order: Sequence[str] = ("false", "error", "caveat", "true", "unchecked", "undecided",
                                                 "not selected")) -> str:
-    """Horizontal stacked bars: one row per document (and an ``all`` row if given), one segment per verdict.
+    """Horizontal stacked bars: one row per document (and an ``all`` row if given), one segment per status.
+
+    Every status with a segment has a legend entry (above the bars, up to four to a row); a segment is
+    labelled with its count where the count's text fits inside it. Text is :data:`CHART_FONT_PT` points
+    on a chart :data:`CHART_WIDTH_IN` inches wide.
 
     Args:
-        by_document: ``{row name: {verdict: count}}`` in display order (top first); counts >= 0.
+        by_document: ``{row name: {status: count}}`` in display order (top first); counts >= 0.
         labels: optional display names per row.
-        order: the verdicts, left to right.
+        order: the statuses (the verdicts and "not selected"), left to right.
     """
     rows = list(by_document)
     plt = _pyplot()
-    with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(7.2, 0.32 * len(rows) + 0.7))
+    font = CHART_FONT_PT
+    with plt.rc_context({**_RC, "font.size": font}):
+        # constrained: the row names fit inside the width (not past its edge), so the drawn width is the width
+        fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 0.3 * len(rows) + 1.0), layout="constrained")
         y = np.arange(len(rows))[::-1]
         left = np.zeros(len(rows))
+        drawn = []
+        totals = np.array([sum(by_document[r].get(v, 0) for v in order) for r in rows], dtype=float)
+        ax.set_xlim(0, max(1.0, float(totals.max(initial=0))) * 1.02)
+        # row names are document names, data: mathtext off, so a "$" in a name is a dollar sign (issue 33.2)
+        ax.set_yticks(y, [(labels or {}).get(r, r) for r in rows], parse_math=False)
+        fig.canvas.draw()  # the axes' size in points, after the row names took their room
+        per_unit = ax.get_window_extent().width * 72 / fig.dpi / (ax.get_xlim()[1] or 1)
         for v in order:
             vals = np.array([by_document[r].get(v, 0) for r in rows], dtype=float)
             if not vals.any():
                 continue
+            drawn.append(v)
             ax.barh(y, vals, left=left, color=VERDICT_COLOURS.get(v, "#999"), height=0.7, label=v,
                     edgecolor="white", linewidth=0.6)
+            ink = "#1d232a" if v == "not selected" else "white"
             for yy, lo, val in zip(y, left, vals, strict=True):
-                if val >= 2:
-                    ax.text(lo + val / 2, yy, f"{int(val)}", ha="center", va="center", color="white", fontsize=8)
+                if val and val * per_unit >= 0.62 * font * len(str(int(val))) + 4:
+                    ax.text(lo + val / 2, yy, f"{int(val)}", ha="center", va="center", color=ink, fontsize=font)
             left += vals
-        # row names are document names, data: mathtext off, so a "$" in a name is a dollar sign (issue 33.2)
-        ax.set_yticks(y, [(labels or {}).get(r, r) for r in rows], parse_math=False)
         ax.set_xlabel("claims")
-        _legend(ax, ncol=len(order), loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False, fontsize=8)
+        legend = fig.legend(ncols=min(4, max(1, len(drawn))), loc="outside upper left", frameon=False,
+                            fontsize=font, handlelength=1.0, columnspacing=0.9, handletextpad=0.4)
+        for text in legend.get_texts():  # statuses are plain words
+            text.set_parse_math(False)
         ax.spines["left"].set_visible(False)
         ax.tick_params(axis="y", length=0)
-        return _svg(fig)
+        return _svg(fig, tight=False)
 
 
 @_closing

@@ -68,10 +68,11 @@
   // claim's scroll-margin-top (report.css) is that, so the browser's own scroll to #c-<id> on opening the
   // page, and scrollIntoView below, leave its title in sight
   function measureSticky() {
-    var bar = $(".controls");
+    var bar = $(".controls"), header = $("header.top");
     if (!bar || !bar.offsetHeight) return;
-    var top = parseFloat(getComputedStyle(bar).top) || 0;
-    document.documentElement.style.setProperty("--sticky", Math.ceil(top + bar.offsetHeight) + "px");
+    var reach = getComputedStyle(bar).position === "sticky"  // a narrow window: only the header is sticky
+      ? (parseFloat(getComputedStyle(bar).top) || 0) + bar.offsetHeight : (header ? header.offsetHeight : 0);
+    document.documentElement.style.setProperty("--sticky", Math.ceil(reach) + "px");
   }
 
   function route() {
