@@ -208,8 +208,9 @@ def layer_head_heatmap_svg(measures: Mapping[str, np.ndarray | Sequence[Sequence
     with plt.rc_context(_RC):
         arrays = [np.asarray(measures[k], dtype=float) for k in keys]
         L, H = arrays[0].shape
-        fig, axes = plt.subplots(1, len(keys), figsize=(2.6 * len(keys) + 0.4, max(2.2, 0.16 * L + 1.2)),
-                                 squeeze=False)
+        # constrained: each colour bar, panel title and the figure's title keep their own room
+        fig, axes = plt.subplots(1, len(keys), figsize=(2.8 * len(keys) + 0.4, max(2.4, 0.16 * L + 1.4)),
+                                 squeeze=False, layout="constrained")
         for ax, k, a in zip(axes[0], keys, arrays, strict=True):
             im = ax.imshow(a, aspect="auto", cmap="viridis", interpolation="nearest")
             ax.set_title((names or {}).get(k, k), fontsize=9, parse_math=False)  # panel names are data
@@ -217,7 +218,7 @@ def layer_head_heatmap_svg(measures: Mapping[str, np.ndarray | Sequence[Sequence
             ax.set_ylabel("layer")
             ax.set_xticks(range(0, H, max(1, H // 6)))
             ax.set_yticks(range(0, L, max(1, L // 8)))
-            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+            fig.colorbar(im, ax=ax, fraction=0.08, pad=0.03)
         fig.suptitle(f"{model}, N = {N}: per layer and head", fontsize=10, parse_math=False)  # a model's name is data
         return _svg(fig)
 
@@ -234,6 +235,25 @@ def _series(values) -> dict[str, np.ndarray]:
     if isinstance(values, Mapping):
         return {str(k): _arr(v) for k, v in values.items()}
     return {"": _arr(values)}
+
+
+MAX_LEGEND_LINES = 8
+"""More lines than this (layers of a model) are told apart by a colour map with a colour bar, not a legend."""
+
+
+def _colour_bar(fig, ax, cmap, names: Sequence[str]) -> None:
+    """A colour bar beside ``ax`` for lines coloured ``cmap(k / (n - 1))``, k = 0 .. n-1, ticked with the
+    lines' ``names`` (data: drawn as plain text) at up to six evenly spaced k, the first and last included."""
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    n = len(names)
+    bar = fig.colorbar(ScalarMappable(norm=Normalize(0, n - 1), cmap=cmap), ax=ax, fraction=0.05, pad=0.02)
+    ticks = sorted({round(k) for k in np.linspace(0, n - 1, min(n, 6))})
+    bar.set_ticks(ticks, labels=[str(names[k]) for k in ticks])
+    for text in bar.ax.get_yticklabels():
+        text.set_parse_math(False)
+    bar.ax.tick_params(labelsize=7)
 
 
 @_closing
@@ -257,7 +277,7 @@ def spectra_svg(spectra: Mapping[str, Sequence[float]], *, claimed_alpha: float 
     """
     plt = _pyplot()
     with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(5.2, 3.4))
+        fig, ax = plt.subplots(figsize=(5.2 if len(spectra) <= MAX_LEGEND_LINES else 5.8, 3.4))
         cmap = plt.get_cmap("viridis")
         n = len(spectra)
         top, size = 0.0, 1.0
@@ -268,11 +288,9 @@ def spectra_svg(spectra: Mapping[str, Sequence[float]], *, claimed_alpha: float 
             if keep.any():
                 top = max(top, float(s[keep][0]))
                 size = max(size, float(i[keep][-1]))
-            ax.loglog(i[keep], s[keep], color=cmap(k / max(1, n - 1)), lw=1, label=label if n <= 8 else None)
-        if n > 8:  # a colour bar would need a mappable; name the ends instead
-            first, last = list(spectra)[0], list(spectra)[-1]
-            ax.plot([], [], color=cmap(0.0), lw=1, label=first)
-            ax.plot([], [], color=cmap(1.0), lw=1, label=last)
+            ax.loglog(i[keep], s[keep], color=cmap(k / max(1, n - 1)), lw=1, label=label if n <= MAX_LEGEND_LINES else None)
+        if n > MAX_LEGEND_LINES:  # many layers: the colour map is the key, on a colour bar naming them
+            _colour_bar(fig, ax, cmap, list(spectra))
         if claimed_alpha is not None:
             i = np.geomspace(1, size, 64)
             c = claimed_c if claimed_c is not None else top
@@ -288,10 +306,51 @@ def spectra_svg(spectra: Mapping[str, Sequence[float]], *, claimed_alpha: float 
         return _svg(fig)
 
 
+def _log_ticks(ax, lo: float, hi: float) -> None:
+    """Label a log x axis from ``lo`` to ``hi`` (> 0) with plain numbers (``5``, ``10``, ``20``) at 1, 2 and
+    5 times each power of ten (more steps over less than a decade), and no minor-tick labels: matplotlib's
+    own labels of the minor ticks ("2×10¹3×10¹4×10¹") run into each other."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    subs = (1.0, 2.0, 5.0) if hi / lo > 8 else (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _place_apart(ax, items: Sequence[tuple[float, str]], *, fontsize: float = 7, color: str = "#555",
+                 step: float = 10.0) -> int:
+    """Write each ``(x, text)`` just above the axes at data ``x``, centred, on the lowest row (``step``
+    points apart) where it comes no closer than 8 points to a text placed before (measured with the
+    renderer); return how many
+    rows were used. Texts are data: drawn without mathtext."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    placed: list = []
+    rows = 0
+    for x, label in sorted(items):
+        for row in range(len(items) + 1):
+            t = ax.annotate(label, xy=(x, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 2 + row * step),
+                            textcoords="offset points", ha="center", va="bottom", fontsize=fontsize, color=color,
+                            annotation_clip=False)
+            t.set_parse_math(False)
+            box = t.get_window_extent(renderer).padded(4 * fig.dpi / 72)  # a gap of 4 points on each side
+            if not any(box.overlaps(b) for b in placed):
+                placed.append(box)
+                rows = max(rows, row + 1)
+                break
+            t.remove()
+    return rows
+
+
 @_closing
 def rank_breaks_svg(breaks: Sequence[Mapping], thresholds: Mapping[str, float] | None = None,
                     title: str = "logit gap at which the causal attention matrix loses rank") -> str:
     """Break points: per dtype and device, the logit gap at which the matrix stops being full rank.
+
+    Each point is labelled with its gap on its right; each threshold is a dotted line labelled above the
+    axes, the labels set on rows so that none overlaps another (:func:`_place_apart`); the log axis is
+    labelled with plain numbers (:func:`_log_ticks`).
 
     Args:
         breaks: ``[{"dtype": "float16", "device": "cpu", "gap": 11.1, "N": 64 (optional)}, ...]``;
@@ -303,20 +362,26 @@ def rank_breaks_svg(breaks: Sequence[Mapping], thresholds: Mapping[str, float] |
     with plt.rc_context(_RC):
         labels = [f"{b['dtype']} ({b.get('device', 'cpu')})" for b in breaks]
         gaps = [float(b["gap"]) for b in breaks]
-        fig, ax = plt.subplots(figsize=(5.6, 0.36 * len(breaks) + 1.0))
+        marks = dict(thresholds or {})
+        fig, ax = plt.subplots(figsize=(5.6, 0.36 * len(breaks) + 1.3))
         y = np.arange(len(breaks))[::-1]
         ax.scatter(gaps, y, color="#c62828", zorder=3)
         for yy, g in zip(y, gaps, strict=True):
-            ax.text(g, yy + 0.18, f"{g:.3g}", ha="center", fontsize=7)
-        for k, (dt, g) in enumerate((thresholds or {}).items()):
-            ax.axvline(g, color="#555", ls=":", lw=1)
-            ax.text(g, len(breaks) - 0.4 + 0.0 * k, f" IEEE {dt}: {g:.3g}", rotation=90, va="top", fontsize=7,
-                    color="#555", parse_math=False)
+            ax.annotate(f"{g:.3g}", xy=(g, yy), xytext=(5, 0), textcoords="offset points", ha="left", va="center",
+                        fontsize=7)
+        for g in marks.values():
+            ax.axvline(float(g), color="#555", ls=":", lw=1)
+        values = [v for v in [*gaps, *map(float, marks.values())] if v > 0]
+        lo, hi = (min(values), max(values)) if values else (1.0, 10.0)
+        ax.set_xscale("log")
+        ax.set_xlim(lo / 1.15, hi * 1.35)  # room for the labels right of the points
+        _log_ticks(ax, lo / 1.15, hi * 1.35)
         ax.set_yticks(y, labels, parse_math=False)  # dtype and device names are data
         ax.set_xlabel("logit gap (nats)")
-        ax.set_xscale("log")
-        ax.set_title(title, fontsize=10, parse_math=False)
-        ax.set_ylim(-0.6, len(breaks) - 0.2)
+        ax.set_ylim(-0.6, len(breaks) - 0.4)
+        fig.canvas.draw()
+        rows = _place_apart(ax, [(float(g), f"IEEE {dt}: {float(g):.3g}") for dt, g in marks.items()])
+        ax.set_title(title, fontsize=10, parse_math=False, pad=6 + 10 * rows)
         return _svg(fig)
 
 
