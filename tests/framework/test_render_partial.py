@@ -115,3 +115,21 @@ def test_terminal_names_could_not_run_here_apart_from_not_selected():
     tally = terminal_lines(report, [], None)[-1][0]
     assert tally == ("verdicts: 1 false, 1 undecided (could not run here); 1 other claim keeps its last decision; "
                      "2 claims not selected"), tally
+
+
+def test_failure_profile_is_shown_once_and_counts_are_grammatical(tmp_path):
+    report = fixture_report()
+    false = report["claims"][0]
+    profile = {"class": "generic", "setting": "N = 64, logits ~ N(0, 1)", "trials": 200, "failures": 197,
+               "summary": "fails on almost every draw"}
+    false["failure_profile"] = profile
+    false["readings"][0]["failure_profile"] = profile
+    false["readings"][1]["examples"] = 1
+    text = model.failure_profile_text(profile)
+    html = render_html(report, report_dir=tmp_path)
+    # the summary line's badge (its title), the failure-profile paragraph (its badge's title and its text); not
+    # again in the as-stated reading's row
+    assert html.count(text) == 3
+    assert ">1 example<" in html and ">1 examples<" not in html
+    md = render_markdown(report)
+    assert md.count(text) == 1 and "(1 example)" in md and "(1 examples)" not in md
