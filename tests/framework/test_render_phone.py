@@ -45,6 +45,10 @@ def _wide(report: dict) -> dict:
     claim["readings"][1]["name"] = "cpu-float64-numerical-rank-at-the-documents-own-parameters"
     claim["formal"] = " + ".join(f"\\sum_{{i={k}}}^{{N}} \\frac{{\\sigma_i^{{{k}}}}}{{\\sqrt{{d_k}}}}" for k in range(8))
     claim["id"] = "a-claim-whose-id-is-long-enough-to-reach-past-the-edge-of-a-phone"
+    reading = claim["readings"][0]
+    reading["evidence"] = "max |A - A_ref| over " + "x" * 90 + " = 1e-3; sizes N in [2, 5]."
+    reading["statement"] = ("an inline formula wider than a phone: $" + " + ".join(
+        f"\\frac{{\\sigma_{{{k}}}}}{{\\sqrt{{d_k}}}}" for k in range(14)) + "$")
     return report
 
 
