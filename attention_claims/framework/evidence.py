@@ -277,10 +277,28 @@ class CheckLog:
     def plot(self, kind: str, data: dict) -> None:
         """Attach ``data`` for the report to draw as a plot of ``kind`` (kept once, in order).
 
-        ``kind`` is one of :data:`PLOT_KINDS`, whose value names the fields ``data`` must have
-        (the shapes are documented by the functions of
-        :mod:`attention_claims.framework.render.plots`). Numpy / torch arrays and scalars become
-        lists and numbers; NaN and infinities become ``null`` (a blank cell or point).
+        Numpy / torch arrays and scalars become lists and numbers; NaN and infinities become ``null``
+        (a blank cell or point). The kinds, the fields ``data`` must have, and the optional ones:
+
+        - ``"curve"``: ``x`` (length n), ``series`` ``{label: y (length n)}``; ``xlabel``, ``ylabel``,
+          ``title``, ``logx``, ``logy``.
+        - ``"spectra"``: ``spectra`` ``{label: sigma_i, i = 1..}`` (log-log; more than 8 lines are told
+          apart by a colour bar); ``index``, ``claimed_alpha``, ``claimed_c``, ``vlines`` ``{label: i}``,
+          ``title``, ``ylabel``, ``claimed_label``.
+        - ``"rank_breaks"``: ``breaks`` ``[{"dtype", "device", "gap"}]`` (the logit gap, in nats, at which
+          the rank drops); ``thresholds`` ``{dtype: gap}``.
+        - ``"layer_head_heatmap"``: ``model``, ``N``, ``measures`` ``{name: (L, H) array}``; ``names``.
+        - ``"sparsity_curve"``: ``x`` (length n), ``closed_form`` (length n, or ``{label: ...}``);
+          ``quadrature``, ``quad_x``, ``mc_x``, ``mc_y``, ``mc_err``, ``xlabel``, ``title``, ``logx``.
+        - ``"decay_sparsity"``: ``n`` (length m), ``S`` ``{label: S at each n}``; ``closed_form``, ``bound``, ``title``.
+
+        Args:
+            kind: one of the kinds above.
+            data: the plot's fields (plain JSON after the conversions).
+
+        Example::
+
+            log.plot("curve", {"x": [1, 2, 4], "series": {"rank": [1, 2, 4]}, "xlabel": "N", "ylabel": "rank"})
 
         Raises:
             ValueError: ``kind`` is not a plot kind the renderer knows, or ``data`` lacks a field.

@@ -1102,7 +1102,8 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
     if width is not None and any(len(text) == width and "…" in text for text, _red in lines):  # a line was cut
         lines.append(("attention-claims: lines cut with … are whole under pytest -v, and in the report", False))
     counts = {v: sum(c.verdict == v for c in fresh) for v in SECTION_ORDER}
-    tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no claim decided"
+    tally = ", ".join(f"{n} {v}" + (" (could not run here)" if v == "undecided" else "")
+                      for v, n in counts.items() if n) or "no claim decided"
     others = [c for c in report.claims if c.id not in report.fresh]
     kept = sum(c.decided is not None for c in others)
     not_selected = len(others) - kept

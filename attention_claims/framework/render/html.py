@@ -139,7 +139,8 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         "one_line": model.one_line_counterexample(claim), "reason": model.reason_text(claim),
         "decided": model.decided_text(claim), "profile": model.claim_failure_profile(claim),
         "profile_text": model.failure_profile_text(model.claim_failure_profile(claim)),
-        "search": plain_text(search), "severity": model.SEVERITY.get(claim["verdict"], 9),
+        "search": plain_text(search), "severity": model.SEVERITY.get(model.status(claim), 9),
+        "status": model.status(claim),
         "plots_svg": [(p["kind"], Markup(plots.render_plot(p))) for p in claim.get("plots", [])],
     }
 
@@ -319,18 +320,21 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
                 sentence_of.setdefault((d.name, cid), f"{model.document_slug(d.name)}-s{s.index}")
     claims = report.get("claims", [])
     titles = {c["id"]: (c["verdict"], c.get("title") or c["id"]) for c in claims}
-    ordered = sorted(enumerate(claims), key=lambda e: (model.SEVERITY.get(e[1]["verdict"], 9),
+    ordered = sorted(enumerate(claims), key=lambda e: (model.SEVERITY.get(model.status(e[1]), 9),
                                                        model.document_key(e[1]["source"]["document"]), e[0]))
     counts = report.get("counts") or {}
     by_doc = counts.get("by_document") or {}
-    total = counts.get("total") or {v: sum(c["verdict"] == v for c in claims) for v in model.VERDICT_ORDER}
-    chart_rows = {model.document_short(d): by_doc[d] for d in sorted(by_doc, key=model.document_key)}
+    # by status (the verdicts and "not selected"), from the claims themselves: counts has verdicts only
+    total = model.status_counts(claims)
+    chart_rows = {model.document_short(d): model.status_counts(claims, d)
+                  for d in sorted({d for c in claims for d in model.documents_of(c)}, key=model.document_key)}
     chart_rows["all (each claim once)"] = total
     chart = Markup(plots.render_plot({"kind": "verdict_counts", "data": {"rows": [[k, v] for k, v in chart_rows.items()]}})) if claims else Markup("")
     all_docs = sorted({d for c in claims for d in model.documents_of(c)}, key=model.document_key)
     ctx = {
         "report": report, "env": report.get("environment", {}), "run": report.get("run", {}),
-        "banner": model.run_banner(report.get("run", {})),
+        "banner": model.run_banner(report.get("run", {})), "headline": model.headline(report),
+        "meaning": model.STATUS_MEANING, "drawn": [v for v in model.STATUS_ORDER if total.get(v)],
         "claims": ordered, "total": total, "n_claims": len(claims), "chart": chart,
         "section_order": model.SECTION_ORDER, "all_docs": [(d, model.document_slug(d), model.document_label(d))
                                                           for d in all_docs],

@@ -29,7 +29,8 @@ __all__ = ["render_markdown", "md_text", "md_cell", "md_plain", "md_escape", "md
 
 TEMPLATES = Path(__file__).parent / "templates"
 SECTION_TITLES = {"false": "False", "error": "Error: a check did not finish", "caveat": "True with a caveat",
-                  "undecided": "Undecided on this machine",
+                  "undecided": "Undecided: could not run here",
+                  model.NOT_SELECTED: "Not selected: never decided",
                   "true": "True", "unchecked": "Unchecked (computation cannot judge them)"}
 
 
@@ -248,17 +249,21 @@ def render_markdown(report: dict, *, unplaced: list[str] | None = None) -> str:
     """
     claims = report.get("claims", [])
     model.use_documents(report)
-    counts = report.get("counts") or {}
-    total = counts.get("total") or {v: sum(c["verdict"] == v for c in claims) for v in model.VERDICT_ORDER}
+    total = model.status_counts(claims)  # by status: "not selected" apart from "undecided" (could not run here)
+    by_doc = {d: model.status_counts(claims, d)
+              for d in sorted({d for c in claims for d in model.documents_of(c)}, key=model.document_key)}
     sections = []
     for v in model.SECTION_ORDER:
-        members = [c for c in claims if c["verdict"] == v]
+        members = [c for c in claims if model.status(c) == v]
         members.sort(key=lambda c: model.document_key(c["source"]["document"]))
         if members:
             sections.append((v, SECTION_TITLES[v], members))
     return _environment().get_template("claims.md.j2").render(
         report=report, env=report.get("environment", {}), run=report.get("run", {}), total=total,
-        n_claims=len(claims), by_doc=counts.get("by_document") or {}, sections=sections,
+        n_claims=len(claims), by_doc=by_doc, sections=sections, headline=model.headline(report),
+        columns=["false", "caveat", "true", "unchecked"] + [v for v in ("error", "undecided", model.NOT_SELECTED)
+                                                            if total.get(v)],
+        meaning=model.STATUS_MEANING,
         order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
         url=lambda d: safe_url(model.document_url(d)), trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})),
         section=_section, unplaced=unplaced or [])

@@ -32,7 +32,7 @@
     var v = controls.verdict.value, d = controls.doc.value, t = controls.topic.value, k = controls.kind.value;
     var n = 0;
     claims.forEach(function (c) {
-      var ok = (!v || c.dataset.verdict === v) &&
+      var ok = (!v || c.dataset.status === v) &&
         (!d || c.dataset.docs.split(" ").indexOf(d) >= 0) &&
         (!t || c.dataset.topics.split("|").indexOf(t) >= 0) &&
         (!k || c.dataset.kinds.split("|").indexOf(k) >= 0) &&
@@ -73,10 +73,11 @@
   // claim's scroll-margin-top (report.css) is that, so the browser's own scroll to #c-<id> on opening the
   // page, and scrollIntoView below, leave its title in sight
   function measureSticky() {
-    var bar = $(".controls");
+    var bar = $(".controls"), header = $("header.top");
     if (!bar || !bar.offsetHeight) return;
-    var top = parseFloat(getComputedStyle(bar).top) || 0;
-    document.documentElement.style.setProperty("--sticky", Math.ceil(top + bar.offsetHeight) + "px");
+    var reach = getComputedStyle(bar).position === "sticky"  // a narrow window: only the header is sticky
+      ? (parseFloat(getComputedStyle(bar).top) || 0) + bar.offsetHeight : (header ? header.offsetHeight : 0);
+    document.documentElement.style.setProperty("--sticky", Math.ceil(reach) + "px");
   }
 
   function route() {
