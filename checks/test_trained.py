@@ -91,7 +91,7 @@ def _share_check(meas: models.Measurement, holds, need: float, strict: bool, wha
            f"{need:.0%}); float64 recomputation: {share64:.1%}",
            example={"model": meas.model, "N": meas.N, "text": meas.text, "share_float32": share,
                     "share_float64": share64, "failing_heads_layer_head": bad[:40]},
-           certified=fails64,
+           certified=fails64, certificate_strength=_strength(meas) if fails64 else None,
            certificate=(f"{_float64_route(meas)}: {share64:.1%} of heads" if fails64 else ""))
 
 
@@ -103,12 +103,34 @@ def _float64_route(meas: models.Measurement) -> str:
     head only where the whole enclosure is on one side of its threshold)."""
     read = meas.heads.get("float64", {}).get("read_off_float32")
     n = 0 if read is None else int(np.nansum(read))
-    if n == 0:
+    proved = meas.heads.get("float64", {}).get("proved")
+    p = 0 if proved is None else int(np.nansum(proved))
+    if n == 0 and p == 0:
         return "float64 forward pass and SVD"
     widest = max(float(np.nanmax(meas.get(err, "float64"))) for err in ("energy_top10_err", "energy_top8_err"))
     return (f"float64 forward pass of the same weights and tokens ({n} of {read.size} heads' effective ranks "
             f"certified, and energies enclosed within {widest:.1e}, "
-            f"from the float32 spectrum and ||A64 - A32||_F by the Ky Fan bound; the other heads by their own SVD)")
+            f"from the float32 spectrum and ||A64 - A32||_F by the Ky Fan bound; {p} heads near a threshold proved "
+            f"from their own SVD by a residual bound; the other heads by their own SVD)")
+
+
+def _strength(*metas: models.Measurement) -> str:
+    """The certificate strength (docs/verdicts.md, "Certified") of a float64 recomputation of ``metas``: ``proved``
+    where every one was measured above ``models.GESDD_MAX_N`` on the CPU (the passes in lockstep) and every float64
+    head whose decision lies near its threshold (``near_threshold``: not certified from the float32 spectrum, or
+    within ``PROOF_FACTOR`` = 100 times that enclosure) was proved from its own SVD by a residual bound with every
+    constant derived (``proved``, ``attention_claims.models.measurement.prove_head``); the other heads are more
+    than 100 half-widths of their enclosure from their threshold, beyond a textbook O(N^2 u) backward error
+    (about 10 times the enclosure's assumed ``delta``). ``recomputed`` otherwise: at N <= 512 a float64 gesdd
+    recomputation agrees, with no error bound (issue 45)."""
+    for meas in metas:
+        f64 = meas.heads.get("float64", {})
+        near, proved = f64.get("near_threshold"), f64.get("proved")
+        if meas.N <= models.GESDD_MAX_N or meas.device != "cpu" or near is None or proved is None:
+            return "recomputed"
+        if not np.all(proved[near == 1] == 1):
+            return "recomputed"
+    return "proved"
 
 
 def _heads_setting(meas: models.Measurement, lengths: str | None = None) -> str:
@@ -489,7 +511,7 @@ def test_table_row_on_trained_model(key, N, claim_log, claimed):
                + ([] if ok_e else [f"mean {top} energy {energy:.1%} is not within 5 points of {want:.0%}"])),
            example={"model": key, "N": N, "row": row, "mean_eff_rank_90": m90, "mean_eff_rank_95": m95,
                     f"mean_{measure}": energy},
-           certified=still,
+           certified=still, certificate_strength=_strength(meas) if still else None,
            certificate=f"{_float64_route(meas)}: mean eff-rank {m90_64:.2f} / {m95_64:.2f}, {top} energy {e64:.2%}"
                        + (f" ± {e64_err:.1e}" if e64_err else ""))
 
@@ -557,7 +579,8 @@ def _mean_effective_rank_near(key: str, N: int, claim_log, claimed) -> None:
     refute(f"{_label(meas)}: mean eff-rank {m90:.1f} (tau 0.9) / {m95:.1f} (tau 0.95) is not within "
            f"{tol:.0%} of {target:g}",
            example={"model": key, "N": N, "mean_eff_rank_90": m90, "mean_eff_rank_95": m95},
-           certified=not ok64, certificate=f"{_float64_route(meas)}: {m90_64:.2f} / {m95_64:.2f}")
+           certified=not ok64, certificate_strength=None if ok64 else _strength(meas),
+           certificate=f"{_float64_route(meas)}: {m90_64:.2f} / {m95_64:.2f}")
 
 
 @pytest.mark.parametrize("key", model_key_params("lemma-11-43-bert-base-effective-rank", "fraction-of-n-"))
@@ -581,6 +604,7 @@ def test_lemma_11_43_fraction_of_n(key, claim_log, claimed):
                f"{tol:.0%} of {frac:g}" + (f" (also at N = {', '.join(str(b[0]) for b in bad[1:])})" if bad[1:] else ""),
                example={"model": key, "failing": [{"N": b[0], "fraction_90": b[1], "fraction_95": b[2]} for b in bad]},
                certified=all(b[3] for b in bad),
+               certificate_strength=_strength(*metas) if all(b[3] for b in bad) else None,
                certificate=f"{_float64_route(next(m for m in metas if m.N == N))} at N = {N}: {f90_64:.4f} / "
                            f"{f95_64:.4f}")
 
@@ -676,5 +700,5 @@ def test_effective_rank_falls_with_depth(key, N, claim_log, claimed, request):
     refute(f"{_label(meas)}: mean eff-rank by thirds of the layers is {t[0]:.1f} (first) / {t[1]:.1f} (middle) / "
            f"{t[2]:.1f} (last), not {claimed.text('order')}",
            example={"model": key, "N": N, "thirds": t, "layer_means": [s[0] for s in meas.layer_stats("eff_rank_90")]},
-           certified=not order(t64),
+           certified=not order(t64), certificate_strength=None if order(t64) else _strength(meas),
            certificate=f"{_float64_route(meas)}: {t64[0]:.2f} / {t64[1]:.2f} / {t64[2]:.2f}")

@@ -530,6 +530,7 @@ def _counterexample_dict(exc: AssertionError) -> dict:
         "example": {},
         "certified": False,
         "certificate": "",
+        "certificate_strength": None,
         "boundary": None,
     }
     notes = [n for n in getattr(exc, "__notes__", []) if isinstance(n, str)]
@@ -1018,7 +1019,7 @@ def _found_lines(report: Report, found: list, width: int) -> list:
     claims it decided (listed above them): per counterexample its claim, reading and check, its message
     and example (Hypothesis's falsifying example, else the example's JSON), each cut to ``width``; then
     per claim its verdict in the report, and whether this run decided it or it keeps its last decision."""
-    from .render.model import example_json
+    from .render.model import certified_word, example_json
 
     if not found:
         return []
@@ -1031,7 +1032,7 @@ def _found_lines(report: Report, found: list, width: int) -> list:
             shown.append("example: " + example_json(cx["example"]))
         lines += [(cut(f"    {line.strip()}"), False) for line in shown if line.strip()]
         if cx.get("certified") is not None:
-            lines.append((cut(f"    {'certified' if cx.get('certified') else 'not certified'}"
+            lines.append((cut(f"    {certified_word(cx)}"
                               f"{': ' + cx['certificate'] if cx.get('certificate') else ''}"), False))
     by_id = {c.id: c for c in report.claims}
     for cid in dict.fromkeys(f[0] for f in found):
@@ -1058,7 +1059,7 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
     disagrees with ``expected`` or whose check errored, the run's errors, the ``notices`` (warnings such
     as an earlier report set aside), then the tally of this run's verdicts (the last line, naming
     ``report_file`` when one was written)."""
-    from .render.model import SECTION_ORDER, one_line_counterexample
+    from .render.model import SECTION_ORDER, certified_word, one_line_counterexample, primary_counterexample
 
     fresh = [c for c in report.claims if c.id in report.fresh]
     data = {c["id"]: c for c in report.to_json()["claims"]}
@@ -1068,7 +1069,8 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
         lines.append((f"false claims ({len(false)}):", False))
         idw = max(len(c.id) for c in false)
         for c in false:
-            text = f"  {c.id:<{idw}}  {one_line_counterexample(data[c.id]) or c.reason}"
+            word = certified_word(primary_counterexample(data[c.id])[1])  # certified (proved | recomputed)
+            text = f"  {c.id:<{idw}}  [{word}] {one_line_counterexample(data[c.id]) or c.reason}"
             p = c.failure_profile
             tail = f" [{p['class']}: {p['failures']}/{p['trials']} at {p['setting']}]" if p else ""
             if len(text) + len(tail) > width:  # the counterexample is cut, the profile kept
