@@ -51,8 +51,8 @@ from .registry import ModelSpec, file_lock, get_spec, install_hint, model_files,
 #: for every head. 6: above :data:`GESDD_MAX_N` on the CPU the two passes run in lockstep and a float64 head's
 #: spectral measures are certified from the float32 pass's spectrum where they can be
 #: (:func:`certify_from_float32`, the ``*_err`` and ``read_off_float32`` measures); no float64 layer spectra there.
-#: 7: a float64 head with a decision within :data:`PROOF_FACTOR` of its enclosure is proved (:func:`prove_head`,
-#: the ``proved`` measure; issue 45).
+#: 7: a float64 head whose decision would change with the assumed eigensolver constant :data:`PROOF_FACTOR` times larger
+#: is proved (:func:`prove_head`; the ``proved`` and ``near_threshold`` measures; issue 45).
 MEASURE_VERSION = 7
 
 
@@ -89,10 +89,10 @@ MEASURES = {
     "read_off_float32": "1 where this float64 head's spectral measures are certified from the float32 pass's "
                         "spectrum and ||A64 - A32||_F (certify_from_float32) instead of computed, else 0",
     "proved": "1 where this float64 head's spectral measures are proved from its own SVD by a residual bound with "
-              "every constant derived (prove_head; a decision within PROOF_FACTOR of the enclosure), else 0",
+              "every constant derived (prove_head, where near_threshold), else 0",
     "near_threshold": "1 where this float64 head's decision lies near its threshold (not certified from the float32 "
-                      "spectrum, or within PROOF_FACTOR of that enclosure: needs_proof), so that it needs prove_head; "
-                      "a reading is proved only where every such head is proved",
+                      "spectrum, or not with the assumed eigensolver constant PROOF_FACTOR times larger: needs_proof), "
+                      "so that it needs prove_head; a reading is proved only where every such head is proved",
 }
 
 #: The measures that carry an enclosure's half-width (:func:`certify_from_float32`): a reading that compares the
@@ -561,11 +561,10 @@ def certify_from_float32(s: np.ndarray, own: float, e_f: float, total: float) ->
     return out
 
 
-#: A head's float64 spectral measures are proved (:func:`prove_head`) where some decision rests on them closely: a
-#: cumulative energy next to an effective-rank crossing, or its top-10 % energy next to :data:`ENERGY_THRESHOLD`, is
-#: nearer to its threshold than ``PROOF_FACTOR`` times the half-width of its assumed-constant enclosure
-#: (:func:`needs_proof`). 100: a textbook O(N^2 u) Householder backward error is about 10 times the assumed
-#: ``delta`` at N = 2048 (issue 45), so a head farther than 100 half-widths keeps its decision under it.
+#: A head's float64 spectral measures are proved (:func:`prove_head`) where some decision rests on the assumed
+#: eigensolver constant: where it would change with ``delta`` ``PROOF_FACTOR`` times larger (:func:`needs_proof`: an
+#: effective rank no longer certified, or the top-10 % energy's enclosure reaching :data:`ENERGY_THRESHOLD`). 100: a
+#: textbook O(N^2 u) Householder backward error is about 10 times the assumed ``delta`` at N = 2048 (issue 45).
 PROOF_FACTOR = 100.0
 
 #: The per-head energy threshold a reading compares ``energy_top10`` with (引理 11.34: more than 80 % of the energy).
@@ -701,20 +700,16 @@ def prove_head(a: np.ndarray, svd=None) -> dict[str, float] | None:
 
 def needs_proof(s: np.ndarray, own: float, e_f: float, total: float, certified: dict[str, float]) -> bool:
     """Whether a head whose float64 measures :func:`certify_from_float32` gave (``certified``, from the float32
-    singular values ``s``, their assumed bound ``own``, ``e_f`` and ``total`` as there) has a decision within
-    :data:`PROOF_FACTOR` times its enclosure's half-width: a cumulative energy next to an effective-rank crossing
-    nearer than that to ``tau`` times the total, or ``energy_top10`` nearer to :data:`ENERGY_THRESHOLD`. The
-    half-width of ``C(k)`` is ``own + 2 e sqrt(C(k) + own) + e^2`` (the Ky Fan step's widening, first order)."""
-    cum = np.cumsum(np.asarray(s, dtype=np.float64) ** 2)
-    N = cum.size
-    for tau in TAUS:
-        r = int(certified[f"eff_rank_{round(tau * 100)}"])
-        for k in (r - 2, r - 1):
-            if 0 <= k < N:
-                half = own + 2 * e_f * math.sqrt(float(cum[k]) + own) + e_f * e_f + 2 * N * N * 2.0 ** -52 * total
-                if abs(float(cum[k]) - tau * total) < PROOF_FACTOR * half:
-                    return True
-    return abs(certified["energy_top10"] - ENERGY_THRESHOLD) < PROOF_FACTOR * certified["energy_top10_err"]
+    singular values ``s``, their assumed bound ``own``, ``e_f`` and ``total`` as there) decides close to a threshold
+    with respect to the assumed eigensolver constant: whether its decisions would change were ``delta`` (so ``own``)
+    :data:`PROOF_FACTOR` times larger, everything else kept: an effective rank no longer certified, or the top-10 %
+    energy's enclosure reaching :data:`ENERGY_THRESHOLD`. Such a head is proved by :func:`prove_head`; the others keep
+    their decisions under any eigensolver error up to 100 times the assumed one (a textbook O(N^2 u) bound is about
+    10 times it at N = 2048). Costs one more :func:`certify_from_float32` (O(N))."""
+    wide = certify_from_float32(s, PROOF_FACTOR * own, e_f, total)
+    if wide is None or any(wide[k] != certified[k] for k in ("eff_rank_90", "eff_rank_95")):
+        return True
+    return abs(wide["energy_top10"] - ENERGY_THRESHOLD) <= wide["energy_top10_err"]
 
 
 def _midpoint_and_half_width(lo: float, hi: float) -> tuple[float, float]:
@@ -899,7 +894,8 @@ def _head_pair(q32: _QueuedLayer, q64: _QueuedLayer, h: int, method: str):
     the float32 pass's head as :func:`_head` (its singular values and scalars), and the float64 pass's scalars
     with either its spectral measures certified from the float32 head's spectrum (:func:`certify_from_float32`,
     from ``||A64 - A32||_F`` and ``||A64||_F^2``; proved from its own SVD by :func:`prove_head` instead where a
-    decision lies within :data:`PROOF_FACTOR` of that enclosure, :func:`needs_proof`) or, where they cannot be,
+    decision would change with the assumed constant :data:`PROOF_FACTOR` times larger, :func:`needs_proof`) or,
+    where they cannot be,
     its own singular values.
 
     Returns ``((s32, scalars32), (s64, scalars64, certified))``: ``s64`` is ``None`` exactly when ``certified``
@@ -923,8 +919,8 @@ def _head_pair(q32: _QueuedLayer, q64: _QueuedLayer, h: int, method: str):
     if math.isfinite(e_f) and math.isfinite(total) and np.all(np.isfinite(s32)):
         own = own_energy_bound(s32)
         certified = certify_from_float32(s32, own, e_f, total)
-    # a head whose decision is close to its threshold (not certified from the float32 spectrum, or within
-    # PROOF_FACTOR of that enclosure) is proved from its own SVD where it can be (issue 45)
+    # a head whose decision is close to its threshold (not certified from the float32 spectrum, or not with the
+    # assumed constant PROOF_FACTOR times larger) is proved from its own SVD where it can be (issue 45)
     near = certified is None or needs_proof(s32, own, e_f, total, certified)
     scalars64["near_threshold"] = float(near)
     if near and np.all(np.isfinite(b)):

@@ -101,21 +101,23 @@ def test_residual_bound_rejects_bad_input_and_non_orthonormal_factors():
         m.residual_bound(np.eye(2), svd=lambda a: (np.eye(2), np.array([1.0, 2.0]), np.eye(2)))
 
 
-def test_needs_proof_flags_a_crossing_within_the_factor_only():
-    lam, r = _spectrum_at_crossing(0.5 * N * m.gram_resolution(N) ** 2)
+def test_needs_proof_flags_a_decision_that_a_hundredfold_constant_would_change(monkeypatch):
+    # the 0.9 crossing 0.5 N delta above the threshold: certified with the assumed constant, not with 100 times it
+    lam, r = _spectrum_at_crossing(0.5 * N * m.gram_resolution(N) ** 2 * 8)
     a = _head(lam)
     s = np.linalg.svd(a, compute_uv=False)
     total = float(np.sum(a * a))
     own = m.own_energy_bound(s)
     near = m.certify_from_float32(s, own, 0.0, total)
-    if near is not None:  # within 100 x its enclosure of the 0.9 crossing
-        assert m.needs_proof(s, own, 0.0, total, near)
+    assert near is not None and near["eff_rank_90"] == r
+    assert m.needs_proof(s, own, 0.0, total, near)
     far_lam, _ = _spectrum_at_crossing(1e-3)
     b = _head(far_lam)
     sb = np.linalg.svd(b, compute_uv=False)
-    cb = m.certify_from_float32(sb, m.own_energy_bound(sb), 0.0, float(np.sum(b * b)))
-    assert cb is not None
-    cb["energy_top10"], cb["energy_top10_err"] = 0.5, 1e-9  # far from the 0.8 threshold
-    assert not m.needs_proof(sb, m.own_energy_bound(sb), 0.0, float(np.sum(b * b)), cb)
-    cb["energy_top10"] = 0.8 + 50 * 1e-9
-    assert m.needs_proof(sb, m.own_energy_bound(sb), 0.0, float(np.sum(b * b)), cb)
+    own_b, total_b = m.own_energy_bound(sb), float(np.sum(b * b))
+    cb = m.certify_from_float32(sb, own_b, 0.0, total_b)
+    assert cb is not None and not m.needs_proof(sb, own_b, 0.0, total_b, cb)
+    # the same head with its top-10 % energy within 100 own-widths of 0.8 is near
+    k = int(np.ceil(0.1 * N))
+    monkeypatch.setattr(m, "ENERGY_THRESHOLD", float(np.sum(sb[:k] ** 2) / total_b) + 50 * own_b / total_b)
+    assert m.needs_proof(sb, own_b, 0.0, total_b, cb)
