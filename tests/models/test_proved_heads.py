@@ -121,3 +121,23 @@ def test_needs_proof_flags_a_decision_that_a_hundredfold_constant_would_change(m
     k = int(np.ceil(0.1 * N))
     monkeypatch.setattr(m, "ENERGY_THRESHOLD", float(np.sum(sb[:k] ** 2) / total_b) + 50 * own_b / total_b)
     assert m.needs_proof(sb, own_b, 0.0, total_b, cb)
+
+
+def test_a_trained_reading_is_proved_only_where_every_head_near_a_threshold_was_proved():
+    """``checks/test_trained.py``'s ``_strength``: ``recomputed`` at N <= 512 (a float64 gesdd recomputation) and
+    where a head near its threshold was not proved; ``proved`` above, on the CPU, where every such head was."""
+    from types import SimpleNamespace
+
+    import checks.test_trained as trained
+
+    def meas(N, near, proved, device="cpu"):
+        heads = {"float64": {"near_threshold": np.array([near], float), "proved": np.array([proved], float)}}
+        return SimpleNamespace(N=N, device=device, heads=heads)
+
+    assert trained._strength(meas(2048, [0, 1, 1], [0, 1, 1])) == "proved"
+    assert trained._strength(meas(2048, [0, 0], [0, 0])) == "proved"
+    assert trained._strength(meas(2048, [0, 1, 1], [0, 1, 0])) == "recomputed"
+    assert trained._strength(meas(512, [0], [0])) == "recomputed"
+    assert trained._strength(meas(2048, [0], [0], device="cuda")) == "recomputed"
+    assert trained._strength(meas(1024, [1], [1]), meas(512, [0], [0])) == "recomputed"
+    assert trained._strength(SimpleNamespace(N=2048, device="cpu", heads={"float64": {}})) == "recomputed"
