@@ -1051,7 +1051,8 @@ def _found_lines(report: Report, found: list, width: int) -> list:
 
 def terminal_lines(report: Report, errors: list[str], report_file: Path | None, *, width: int = 120,
                    notices: list[str] = (), found: list = ()) -> list:
-    """``[(line, red)]``: the false claims this run decided (id, one-line counterexample and, when the
+    """``[(line, red)]``: the false claims this run decided (id, how its counterexample was certified, ``proved:``,
+    ``recomputed:`` or ``not certified:``, one-line counterexample and, when the
     claim has one, its failure profile as `` [class: failures/trials at setting]``, cut to ``width``); the
     counterexamples ``found`` (``[(claim, reading, check, counterexample dict)]``, this run's), in a
     subset run (a counterexample's reproduce command, ``--claims-select``) or of a claim the run did not
@@ -1059,7 +1060,7 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
     disagrees with ``expected`` or whose check errored, the run's errors, the ``notices`` (warnings such
     as an earlier report set aside), then the tally of this run's verdicts (the last line, naming
     ``report_file`` when one was written)."""
-    from .render.model import SECTION_ORDER, certified_word, one_line_counterexample, primary_counterexample
+    from .render.model import SECTION_ORDER, one_line_counterexample, primary_counterexample
 
     fresh = [c for c in report.claims if c.id in report.fresh]
     data = {c["id"]: c for c in report.to_json()["claims"]}
@@ -1069,8 +1070,9 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
         lines.append((f"false claims ({len(false)}):", False))
         idw = max(len(c.id) for c in false)
         for c in false:
-            word = certified_word(primary_counterexample(data[c.id])[1])  # certified (proved | recomputed)
-            text = f"  {c.id:<{idw}}  [{word}] {one_line_counterexample(data[c.id]) or c.reason}"
+            cx = primary_counterexample(data[c.id])[1]  # how it was certified: proved | recomputed (issue 45)
+            how = (cx.get("certificate_strength") or "certified") if cx and cx.get("certified") else "not certified"
+            text = f"  {c.id:<{idw}}  {how}: {one_line_counterexample(data[c.id]) or c.reason}"
             p = c.failure_profile
             tail = f" [{p['class']}: {p['failures']}/{p['trials']} at {p['setting']}]" if p else ""
             if len(text) + len(tail) > width:  # the counterexample is cut, the profile kept

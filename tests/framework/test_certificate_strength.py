@@ -96,7 +96,7 @@ def test_the_report_and_the_terminal_say_which(planted):
     assert fp16["certificate_strength"] == "recomputed"
     assert "(certified: proved)" in claims["f"]["reason"]  # a false verdict's headline says which
     out = run.result.stdout.str()
-    assert "[certified (proved)] planted falsehood" in out
+    assert "  f  proved: planted falsehood" in out
     md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
     assert "certified (proved)" in md and "certified (recomputed)" in md
     html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
