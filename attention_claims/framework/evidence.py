@@ -106,6 +106,32 @@ def _plot_json(value: Any, where: str) -> Any:
                     "lists, dicts or arrays)")
 
 
+#: The two strengths of a certificate (docs/verdicts.md, "Certified"): ``proved``, exact rationals, arb
+#: balls, or a rigorous bound whose every constant is derived; ``recomputed``, an independent
+#: higher-precision floating-point computation agrees, with no error bound.
+CERTIFICATE_STRENGTHS: tuple[str, ...] = ("proved", "recomputed")
+
+# words of a certificate that name a floating-point recomputation, and words that name a proof method (exact or
+# ball arithmetic); see certificate_strength_of
+_FLOAT_WORDS = ("digit", "mpmath", "quadrature", "recomput", "statistical", "monte carlo", "gesdd", "svd",
+                "eigenvalue", "reference", "incomplete gamma", "direct evaluation", "stored value")
+_PROOF_WORDS = ("arb", "ball", "interval", "exact", "rational", "fmpq", "fmpz", "q(t)", "read back", "integer")
+
+
+def certificate_strength_of(certificate: str) -> str:
+    """The strength (:data:`CERTIFICATE_STRENGTHS`) a certificate's own words support, for a check that does not
+    state one: ``recomputed`` when they name a floating-point recomputation (digits, mpmath, quadrature, an
+    SVD or eigenvalues, a reference), even next to exact parts (a proof needs every part proved); else ``proved``
+    when they name exact or ball arithmetic (rationals, fmpq/fmpz, a rank over Q(t), arb, stored float entries
+    read back exactly); else ``recomputed`` (``"float64 only"``, ``"the drawn float64 values"``), the weaker
+    word, so that a certificate that says nothing of its method never claims a proof. A check whose certificate is proved although its words name digits (arb quadrature
+    to 40 digits) states ``certificate_strength="proved"`` itself."""
+    text = (certificate or "").lower()
+    if any(w in text for w in _FLOAT_WORDS):
+        return "recomputed"
+    return "proved" if any(w in text for w in _PROOF_WORDS) else "recomputed"
+
+
 class Counterexample(AssertionError):
     """A reading failed on a concrete example.
 
@@ -114,7 +140,14 @@ class Counterexample(AssertionError):
         example: the inputs (plain JSON values: lists for arrays).
         certified: whether an exact / high-precision recomputation confirmed it.
         certificate: how it was confirmed (method, precision, the interval or value).
+        certificate_strength: when ``certified``, ``proved`` or ``recomputed`` (:data:`CERTIFICATE_STRENGTHS`),
+            as the check states it or, when it states none, as :func:`certificate_strength_of` reads the
+            certificate; ``None`` when not certified.
         boundary: for a dtype or scale reading, where the reading starts to fail.
+
+    Raises:
+        ValueError: ``certificate_strength`` is not one of :data:`CERTIFICATE_STRENGTHS`, or is given
+            for a counterexample that is not certified.
     """
 
     def __init__(
@@ -126,12 +159,21 @@ class Counterexample(AssertionError):
         certificate: str = "",
         boundary: str | None = None,
         certify: Callable[[], None] | None = None,
+        certificate_strength: str | None = None,
     ):
         super().__init__(message)
+        if certificate_strength is not None and certificate_strength not in CERTIFICATE_STRENGTHS:
+            raise ValueError(f"certificate_strength: one of {', '.join(CERTIFICATE_STRENGTHS)}, "
+                             f"got {certificate_strength!r}")
+        if certificate_strength is not None and not certified:
+            raise ValueError(f"certificate_strength={certificate_strength!r} given for a counterexample that is "
+                             "not certified")
         self.message = message
         self.example = _jsonable(example or {})
         self.certified = bool(certified)
         self.certificate = certificate
+        self.certificate_strength = ((certificate_strength or certificate_strength_of(certificate))
+                                     if self.certified else None)
         self.boundary = boundary
         self.certify = certify
 
@@ -142,6 +184,7 @@ class Counterexample(AssertionError):
             "example": self.example,
             "certified": self.certified,
             "certificate": self.certificate,
+            "certificate_strength": self.certificate_strength,
             "boundary": self.boundary,
         }
 
@@ -153,10 +196,15 @@ def refute(
     certified: bool,
     certificate: str = "",
     boundary: str | None = None,
+    certificate_strength: str | None = None,
 ) -> None:
-    """Raise :class:`Counterexample`; ``certified`` must be stated explicitly."""
+    """Raise :class:`Counterexample`; ``certified`` must be stated explicitly. ``certificate_strength``
+    (``proved`` or ``recomputed``, docs/verdicts.md "Certified") says what the certification is; left out,
+    it is read off the certificate's words (:func:`certificate_strength_of`, ``recomputed`` unless they name
+    exact or ball arithmetic)."""
     raise Counterexample(
-        message, example=example, certified=certified, certificate=certificate, boundary=boundary
+        message, example=example, certified=certified, certificate=certificate, boundary=boundary,
+        certificate_strength=certificate_strength,
     )
 
 

@@ -531,6 +531,7 @@ def _counterexample_dict(exc: AssertionError) -> dict:
         "example": {},
         "certified": False,
         "certificate": "",
+        "certificate_strength": None,
         "boundary": None,
     }
     notes = [n for n in getattr(exc, "__notes__", []) if isinstance(n, str)]
@@ -1027,7 +1028,7 @@ def _found_lines(report: Report, found: list, width: int | None) -> list:
     and example (Hypothesis's falsifying example, else the example's JSON), each cut to ``width`` (``None``:
     whole); then per claim its verdict in the report, and whether this run decided it or it keeps its last
     decision."""
-    from .render.model import example_json
+    from .render.model import certified_word, example_json
 
     if not found:
         return []
@@ -1040,7 +1041,7 @@ def _found_lines(report: Report, found: list, width: int | None) -> list:
             shown.append("example: " + example_json(cx["example"]))
         lines += [(cut(f"    {line.strip()}"), False) for line in shown if line.strip()]
         if cx.get("certified") is not None:
-            lines.append((cut(f"    {'certified' if cx.get('certified') else 'not certified'}"
+            lines.append((cut(f"    {certified_word(cx)}"
                               f"{': ' + cx['certificate'] if cx.get('certificate') else ''}"), False))
     by_id = {c.id: c for c in report.claims}
     for cid in dict.fromkeys(f[0] for f in found):
@@ -1059,7 +1060,8 @@ def _found_lines(report: Report, found: list, width: int | None) -> list:
 
 def terminal_lines(report: Report, errors: list[str], report_file: Path | None, *, width: int | None = 120,
                    notices: list[str] = (), found: list = ()) -> list:
-    """``[(line, red)]``: the false claims this run decided (id, one-line counterexample and, when the
+    """``[(line, red)]``: the false claims this run decided (id, how its counterexample was certified, ``proved:``,
+    ``recomputed:`` or ``not certified:``, one-line counterexample and, when the
     claim has one, its failure profile as `` [class: failures/trials at setting]``, cut to ``width``); the
     counterexamples ``found`` (``[(claim, reading, check, counterexample dict)]``, this run's), in a
     subset run (a counterexample's reproduce command, ``--claims-select``) or of a claim the run did not
@@ -1068,7 +1070,7 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
     as an earlier report set aside), then the tally of this run's verdicts (the last line, naming
     ``report_file`` when one was written). ``width=None`` (``pytest -v``) cuts no line; a line cut with "…"
     is followed, before the tally, by one line saying that ``-v`` shows it whole."""
-    from .render.model import SECTION_ORDER, one_line_counterexample
+    from .render.model import SECTION_ORDER, one_line_counterexample, primary_counterexample
 
     fresh = [c for c in report.claims if c.id in report.fresh]
     data = {c["id"]: c for c in report.to_json()["claims"]}
@@ -1078,7 +1080,9 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
         lines.append((f"false claims ({len(false)}):", False))
         idw = max(len(c.id) for c in false)
         for c in false:
-            text = f"  {c.id:<{idw}}  {one_line_counterexample(data[c.id]) or c.reason}"
+            cx = primary_counterexample(data[c.id])[1]  # how it was certified: proved | recomputed (issue 45)
+            how = (cx.get("certificate_strength") or "certified") if cx and cx.get("certified") else "not certified"
+            text = f"  {c.id:<{idw}}  {how}: {one_line_counterexample(data[c.id]) or c.reason}"
             p = c.failure_profile
             tail = f" [{p['class']}: {p['failures']}/{p['trials']} at {p['setting']}]" if p else ""
             if width is not None and len(text) + len(tail) > width:  # the counterexample is cut, the profile kept

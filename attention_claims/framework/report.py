@@ -230,7 +230,8 @@ def _reading_entry(reading, results, profile, report_dir=None,
         condition={k: v for k, v in (("dtype", reading.dtype), ("device", reading.device),
                                      ("condition", reading.condition)) if v},
         outcome=outcome, checks=[r.nodeid for r in checks], examples=sum(r.examples for r in checks),
-        evidence=_evidence(checks), counterexample=cx, certified=certified, figures=_figures(checks, report_dir),
+        evidence=_evidence(checks), counterexample=cx, certified=certified,
+        certificate_strength=cx.certificate_strength if certified else None, figures=_figures(checks, report_dir),
         kind=reading.kind if outcome == "failed" and not reading.as_stated else None, plots=_plots(checks),
         ran_on=reading_ran_on(ran_on, reading) if ran_on is not None and outcome != "skipped" else None,
         failure_profile=profile, errors=errors)
@@ -244,6 +245,8 @@ def _reason(verdict: str, reason: str, readings: list[ReadingEntry]) -> str:
     failing = [r for r in readings if r.outcome == "failed" and (verdict == "caveat" or r.as_stated)]
     bits = [f"{r.name}: {(r.counterexample.boundary or r.counterexample.message) if r.counterexample else ''}"
             for r in failing[:1]]
+    if verdict == "false" and failing and failing[0].certified:  # the headline says how it was certified
+        reason += f" (certified: {failing[0].certificate_strength})"
     return reason + ". " + "; ".join(bits)
 
 

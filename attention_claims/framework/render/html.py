@@ -39,6 +39,7 @@ def environment() -> jinja2.Environment:
     # "lam**n" is Python's power, not Markdown emphasis: escaped, never parsed
     env.filters["verbatim"] = lambda t: escape(t or "")
     env.filters["tojson_compact"] = model.example_json
+    env.filters["certified_word"] = model.certified_word
     env.globals.update(VERDICT_COLOURS=plots.VERDICT_COLOURS)
     return env
 

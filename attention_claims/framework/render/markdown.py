@@ -226,7 +226,7 @@ def _environment() -> jinja2.Environment:
                              bytecode_cache=diskcache.BYTECODE, finalize=md_escape)
     env.filters.update(md=md_text, cell=md_cell, quote=md_quote, plain=md_plain, summary=md_summary, html=md_html,
                        attr=lambda t: md_html(t, quote=True), code=md_code, tex=md_tex,
-                       fence=lambda t: _fence(model.example_json(t)))
+                       fence=lambda t: _fence(model.example_json(t)), certified_word=model.certified_word)
     return env
 
 

@@ -279,6 +279,20 @@ def primary_counterexample(claim: dict) -> tuple[dict | None, dict | None]:
     return (failed[0], failed[0]["counterexample"]) if failed else (None, None)
 
 
+def certified_word(cx: dict | None) -> str:
+    """How a counterexample was confirmed, in the report's words (docs/verdicts.md, "Certified"):
+    ``"certified (proved)"``, ``"certified (recomputed)"`` or ``"not certified"``; a report written before
+    counterexamples carried ``certificate_strength`` gets the strength its certificate's words support."""
+    if not cx or not cx.get("certified"):
+        return "not certified"
+    strength = cx.get("certificate_strength")
+    if strength is None:
+        from ..evidence import certificate_strength_of
+
+        strength = certificate_strength_of(cx.get("certificate") or "")
+    return f"certified ({strength})"
+
+
 def one_line_counterexample(claim: dict) -> str:
     """The counterexample (or the breaking condition) in one line, for the summary; ``""`` if none."""
     reading, cx = primary_counterexample(claim)
