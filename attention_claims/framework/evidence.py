@@ -106,6 +106,54 @@ def _plot_json(value: Any, where: str) -> Any:
                     "lists, dicts or arrays)")
 
 
+class RefuteArgumentError(TypeError):
+    """:func:`refute` (or :class:`Counterexample`) was called with an argument of the wrong type: a
+    ``certified`` that is not a ``bool`` (the string ``"False"`` is not false), an ``example`` that is not
+    a dict of JSON values, a message or certificate that is not a ``str``. Not an ``AssertionError``: the
+    check ends as an ``error`` of the suite (naming the check and the argument), never as a counterexample."""
+
+
+def _json_example(example: Any) -> dict:
+    """``example`` as the report stores it: a dict with string keys whose values are JSON (numpy/torch
+    arrays and scalars, mpmath and flint numbers converted by :func:`_jsonable`), ``{}`` for ``None``.
+
+    Raises:
+        RefuteArgumentError: ``example`` is not a dict (or None), a key is not a ``str``, or a value is
+            of a type that has no JSON form (a set, an arbitrary object).
+    """
+    if example is None:
+        return {}
+    if not isinstance(example, dict):
+        raise RefuteArgumentError(f"refute(example=...): must be a dict of named inputs, got a "
+                                  f"{type(example).__name__}")
+
+    def check(value: Any, where: str) -> Any:
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, dict):
+            for k in value:
+                if not isinstance(k, str):
+                    raise RefuteArgumentError(f"refute(example=...): key {k!r} at {where} is a "
+                                              f"{type(k).__name__}, not a str")
+            return {k: check(v, f"{where}[{k!r}]") for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [check(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if callable(getattr(value, "tolist", None)) or isinstance(value, numbers.Number) or _is_multiprecision(value):
+            return _jsonable(value)
+        raise RefuteArgumentError(f"refute(example=...): {where} is a {type(value).__name__}, which has no JSON "
+                                  "form (use numbers, strings, lists, dicts or arrays)")
+
+    out = check(example, "example")
+    json.dumps(out, allow_nan=False)  # every float is finite or a repr string by now
+    return out
+
+
+def _is_multiprecision(value: Any) -> bool:
+    """Whether ``value`` is an mpmath or python-flint number (which :func:`_jsonable` turns into a float
+    or its text)."""
+    return type(value).__module__.split(".")[0] in ("mpmath", "flint")
+
+
 class Counterexample(AssertionError):
     """A reading failed on a concrete example.
 
@@ -115,6 +163,9 @@ class Counterexample(AssertionError):
         certified: whether an exact / high-precision recomputation confirmed it.
         certificate: how it was confirmed (method, precision, the interval or value).
         boundary: for a dtype or scale reading, where the reading starts to fail.
+
+    Raises:
+        RefuteArgumentError: an argument of the wrong type (see :func:`refute`).
     """
 
     def __init__(
@@ -127,22 +178,41 @@ class Counterexample(AssertionError):
         boundary: str | None = None,
         certify: Callable[[], None] | None = None,
     ):
+        if not isinstance(message, str):
+            raise RefuteArgumentError(f"refute(message): must be a str, got a {type(message).__name__}")
+        if not isinstance(certified, (bool, np.bool_)):
+            raise RefuteArgumentError(f"refute(certified=...): must be True or False, got {certified!r} "
+                                      f"(a {type(certified).__name__})")
+        certified = bool(certified)  # a NumPy comparison's numpy.bool_ is a bool too
+        if not isinstance(certificate, str):
+            raise RefuteArgumentError(f"refute(certificate=...): must be a str, got a {type(certificate).__name__}")
+        if boundary is not None and not isinstance(boundary, str):
+            raise RefuteArgumentError(f"refute(boundary=...): must be a str or None, got a {type(boundary).__name__}")
+        if certify is not None and not callable(certify):
+            raise RefuteArgumentError(f"refute_deferred(certify=...): must be callable, got a {type(certify).__name__}")
         super().__init__(message)
         self.message = message
-        self.example = _jsonable(example or {})
-        self.certified = bool(certified)
+        self.example = _json_example(example)
+        self.certified = certified
         self.certificate = certificate
         self.boundary = boundary
         self.certify = certify
 
     def to_dict(self) -> dict:
-        """The counterexample as the report stores it."""
+        """The counterexample as the report stores it.
+
+        Raises:
+            RefuteArgumentError: a field was replaced after construction by a value of the wrong type.
+        """
+        if not isinstance(self.certified, bool) or not isinstance(self.message, str):
+            raise RefuteArgumentError(f"counterexample: certified must be a bool and message a str, got "
+                                      f"{self.certified!r} and a {type(self.message).__name__}")
         return {
             "message": self.message,
-            "example": self.example,
+            "example": _json_example(self.example),
             "certified": self.certified,
-            "certificate": self.certificate,
-            "boundary": self.boundary,
+            "certificate": str(self.certificate),
+            "boundary": self.boundary if self.boundary is None else str(self.boundary),
         }
 
 
@@ -153,8 +223,47 @@ def refute(
     certified: bool,
     certificate: str = "",
     boundary: str | None = None,
-) -> None:
-    """Raise :class:`Counterexample`; ``certified`` must be stated explicitly."""
+) -> NoReturn:
+    """Report a counterexample to the reading the check asserts: raise :class:`Counterexample`.
+
+    Call it after recomputing the example in exact or high-precision arithmetic (mpmath, rationals,
+    arb balls from python-flint); ``certified`` says whether that recomputation confirmed the failure
+    (``docs/verdicts.md``: only a certified counterexample to the as-stated reading makes a claim
+    ``false``). Since :class:`Counterexample` is an ``AssertionError``, Hypothesis shrinks it like any
+    failed assertion.
+
+    Args:
+        message: one sentence saying what failed, with numbers (a ``str``).
+        example: the inputs, by name: a dict whose keys are ``str`` and whose values are JSON values,
+            NumPy or torch arrays and scalars, or mpmath / flint numbers (converted to lists, numbers
+            or their text); ``None`` for none.
+        certified: ``True`` when an exact or high-precision recomputation confirmed it, else ``False``;
+            must be a ``bool`` (or NumPy's ``numpy.bool_``) and must be given (the string ``"False"``, an
+            int or None is refused, never read through ``bool()``).
+        certificate: how it was confirmed (method, precision, the interval or value), a ``str``.
+        boundary: for a dtype or scale reading, where the reading starts to fail (a ``str``), or None.
+
+    Returns:
+        Never returns.
+
+    Raises:
+        Counterexample: always, when the arguments are valid.
+        RefuteArgumentError: an argument of the wrong type (a ``TypeError``, not an assertion): the plugin
+            records the check as ``error``, naming it and the argument.
+
+    Example:
+        >>> try:
+        ...     refute("row 0 sums to 0.999", example={"N": 3, "row": [0.5, 0.25, 0.249]}, certified=True,
+        ...            certificate="exact rationals: sum = 999/1000")
+        ... except Counterexample as cx:
+        ...     (cx.certified, cx.example["N"], cx.certificate)
+        (True, 3, 'exact rationals: sum = 999/1000')
+        >>> try:
+        ...     refute("row 0 sums to 0.999", certified="False")  # a string, not a bool
+        ... except RefuteArgumentError as err:
+        ...     print(err)
+        refute(certified=...): must be True or False, got 'False' (a str)
+    """
     raise Counterexample(
         message, example=example, certified=certified, certificate=certificate, boundary=boundary
     )
