@@ -9,7 +9,7 @@ Registered through the ``pytest11`` entry point ``attention_claims`` (see
   usage error naming file, claim and field);
 - validates every ``@pytest.mark.claim(ID, reading=NAME)`` at collection time;
 - turns each check's result into an outcome: an ``AssertionError`` is a counterexample,
-  any other exception an error of the suite;
+  any other exception an error of the suite, under any mark;
 - marks a counterexample to a claim expected ``false`` or ``caveat`` as an expected
   failure (``x``), since it is the expected outcome, not a failure of the run;
 - computes verdicts (``attention_claims.framework.verdict``) on the controller, writes ``reports/claims.json``,
@@ -24,8 +24,12 @@ controller needs to each test report's ``user_properties`` (which xdist serialis
 sends its collected claim/reading coverage through ``workeroutput``; only the controller
 writes the report.
 
-A check may carry several ``claim`` markers (one check deciding several claims that state the
-same thing); its result counts for each ``(claim, reading)`` it names.
+A check decides exactly one reading of one claim: a second ``claim`` mark on it, from any level (module
+``pytestmark``, class, function, parameter), and an ``xfail`` mark on it are usage errors naming the check
+(:func:`_mark_problems`). One check function may still decide several claims through parameters, one
+``claim`` mark each (``claim_params``). How a check ended is observed per phase where it ran
+(:func:`_observed_phase`) and folded by :func:`attention_claims.framework.verdict.check_outcome`, the one
+place that decides it.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ import pytest
 
 from . import config as claims_config
 from . import profiles
-from .evidence import CheckLog, Counterexample, resolve_deferred
+from .evidence import CheckLog, Counterexample, RefuteArgumentError, resolve_deferred
+from .neutral import neutral
 from .records import Claim, ClaimRecordError, load_catalog, load_manifest
 from .report_model import REPORT_FORMATS, Report
 from .sentences import SentenceDataError
@@ -109,7 +114,7 @@ class CheckResult:
     nodeid: str
     claim: str
     reading: str
-    outcome: str = "skipped"  # passed | counterexample | skipped | error
+    outcome: str = "pending"  # verdict.CHECK_OUTCOMES: passed | counterexample | skipped | error | pending
     examples: int = 0
     evidence: str = ""
     counterexample: dict | None = None
@@ -118,10 +123,11 @@ class CheckResult:
     figures: list = field(default_factory=list)  # [{"path": absolute path, "caption": str}]
     plots: list = field(default_factory=list)  # [{"kind": str, "data": {...}}] (CheckLog.plot)
     failure_profile: dict | None = None  # {"class", "setting", "trials", "failures", "summary"} (CheckLog.failure_profile)
+    phases: dict = field(default_factory=dict)  # when -> verdict.Phase, as observed where the check ran
 
     @property
     def key(self) -> tuple[str, str, str]:
-        """``(nodeid, claim, reading)``: one check may decide several claims (several markers)."""
+        """``(nodeid, claim, reading)``: the check and the one reading it decides."""
         return (self.nodeid, self.claim, self.reading)
 
 
@@ -368,8 +374,7 @@ class Claimed:
 def claimed(request: pytest.FixtureRequest) -> Claimed:
     """What the record of the current check's claim states, as data (``[claimed]`` table).
 
-    A check that decides several claims (several ``claim`` markers) gets the record of its
-    closest marker (the one written nearest the function).
+    A check carries exactly one ``claim`` mark (:func:`_mark_problems`), whose record this is.
 
     Raises:
         pytest.UsageError: the check has no ``claim`` marker.
@@ -435,7 +440,8 @@ def _selection(config: pytest.Config, catalog: list[Claim]) -> frozenset[str] | 
 def _claim_markers(item: pytest.Item) -> list[tuple[str, str]]:
     """Every ``(claim id, reading)`` that ``item``'s ``claim`` markers name, closest first, once each.
 
-    One check may carry several markers when it decides several claims that state the same thing.
+    A check that carries more than one is refused at collection (:func:`_mark_problems`); until then
+    (and in hooks that run for every test) all are listed.
 
     Raises:
         pytest.UsageError: a marker without exactly one claim id, or without ``reading=`` (or with
@@ -454,6 +460,35 @@ def _claim_markers(item: pytest.Item) -> list[tuple[str, str]]:
         target = (marker.args[0], marker.kwargs["reading"])
         if target not in out:
             out.append(target)
+    return out
+
+
+def _mark_problems(item: pytest.Item) -> list[str]:
+    """What is wrong with the marks of one claim check (none for a test without a ``claim`` mark):
+
+    - more than one ``claim`` mark, from any level (a module's ``pytestmark``, a class, the function, a
+      parameter): a check decides exactly one reading of one claim (``docs/verdicts.md``), and a mark
+      inherited from the module would otherwise make the check's counterexample count against a reading
+      it never tested;
+    - an ``xfail`` mark: whether a counterexample fails the run follows the record's ``expected``, and an
+      exception other than an assertion is an error under any mark, so an ``xfail`` mark could only hide
+      one (a check that cannot run here skips, with ``pytest.skip`` or a ``skip`` / ``skipif`` mark, whose
+      reason the report shows).
+    """
+    marks = list(item.iter_markers("claim"))
+    if not marks:
+        return []
+    out = []
+    if len(marks) > 1:
+        named = ", ".join(f"claim({', '.join(map(repr, m.args))}"
+                          + "".join(f", {k}={v!r}" for k, v in m.kwargs.items()) + ")" for m in marks)
+        out.append(f"{item.nodeid}: {len(marks)} claim marks ({named}), from the function, its class, its module's "
+                   "pytestmark or its parameters: a check decides exactly one reading of one claim (write one check "
+                   "per reading)")
+    if any(True for _ in item.iter_markers("xfail")):
+        out.append(f"{item.nodeid}: an xfail mark on a claim check is refused: whether a counterexample fails the "
+                   "run follows the record's 'expected', and an exception other than an assertion is an error under "
+                   "any mark; remove it (a check that cannot run here uses pytest.skip or a skip/skipif mark)")
     return out
 
 
@@ -541,31 +576,56 @@ def _counterexample_dict(exc: AssertionError) -> dict:
 
 
 def _update_result(res: CheckResult, report: pytest.TestReport, props: dict) -> None:
-    """Fold one phase's test report (setup, call or teardown) into the check's result."""
+    """Fold one phase's test report (setup, call or teardown) into the check's result: the phase as the
+    plugin observed it where the check ran (``attention_claims.phase``, :func:`_observed_phase`), never
+    pytest's report outcome (which marks and plugins rewrite), then the check's outcome from every phase
+    so far by :func:`attention_claims.framework.verdict.check_outcome`, the one place that decides it."""
+    from .verdict import Phase, check_outcome
+
+    observed = props.get(PREFIX + "phase")
+    if observed is not None:
+        kind, detail = json.loads(observed)
+    elif report.failed:  # a report this plugin did not see being made: a failure is an error, never a finding
+        last = str(report.longreprtext).strip().splitlines()
+        kind, detail = "error", last[-1] if last else "failed"
+    else:
+        kind, detail = ("skipped", _skip_reason(report)) if report.skipped else ("passed", "")
+    res.phases[report.when] = Phase(report.when, kind, neutral(str(detail)))
     if report.when == "call":
         res.examples = int(props.get(PREFIX + "examples", 0))
-        res.evidence = props.get(PREFIX + "evidence", "")
-        res.figures = json.loads(props.get(PREFIX + "figures", "[]"))
-        res.plots = json.loads(props.get(PREFIX + "plots", "[]"))
-        res.failure_profile = json.loads(props.get(PREFIX + "failure_profile", "null"))
-        if PREFIX + "counterexample" in props:
-            res.outcome = "counterexample"
-            res.counterexample = json.loads(props[PREFIX + "counterexample"])
-        elif report.passed:
-            res.outcome = "passed"
-        elif report.skipped:
-            res.outcome = "skipped"
-            res.skip_reason = _skip_reason(report)
-        else:
-            res.outcome = "error"
-            res.error = props.get(PREFIX + "error", "the check raised an exception")
-    elif report.failed:
-        res.outcome = "error"
-        last = str(report.longreprtext).strip().splitlines()
-        res.error = f"error in {report.when}: {last[-1] if last else ''}"
-    elif report.skipped and report.when == "setup":
-        res.outcome = "skipped"
-        res.skip_reason = _skip_reason(report)
+        res.evidence = neutral(props.get(PREFIX + "evidence", ""))
+        res.figures = neutral(json.loads(props.get(PREFIX + "figures", "[]")))
+        res.plots = neutral(json.loads(props.get(PREFIX + "plots", "[]")))
+        res.failure_profile = neutral(json.loads(props.get(PREFIX + "failure_profile", "null")))
+        if kind == "counterexample":
+            res.counterexample = neutral(json.loads(props[PREFIX + "counterexample"]))
+    res.outcome, detail = check_outcome(res.phases)
+    res.skip_reason = detail if res.outcome == "skipped" else ""
+    res.error = detail if res.outcome == "error" else ""
+    if res.outcome != "counterexample":
+        res.counterexample = None
+
+
+def _observed_phase(when: str, exc: BaseException | None) -> tuple[str, str]:
+    """``(kind, detail)`` of one phase of a claim check from the exception it raised (None: none), in the
+    process that ran it: the only place where an exception becomes a kind (``docs/verdicts.md``,
+    "Outcomes"). An ``AssertionError`` in the call phase (a :class:`~attention_claims.framework.evidence.Counterexample`
+    included) is a ``counterexample``; a skip (``pytest.skip``, ``importorskip``, a ``skip`` or ``skipif``
+    mark that fired) in setup or call is ``skipped`` with its reason; anything else, in any phase and
+    under any mark (``pytest.xfail()`` called by the check, ``pytest.fail()``, ``SystemExit``, a skip in
+    teardown, an assertion in a fixture), is an ``error`` naming the exception."""
+    if exc is None:
+        return "passed", ""
+    if isinstance(exc, pytest.skip.Exception) and when != "teardown":
+        return "skipped", str(getattr(exc, "msg", "") or exc)
+    if isinstance(exc, pytest.xfail.Exception):
+        return "error", (f"pytest.xfail() called by a claim check ({getattr(exc, 'msg', exc)}): a claim check asserts "
+                         "its reading; whether a counterexample fails the run follows the record's 'expected'")
+    if when == "call" and isinstance(exc, AssertionError):
+        return "counterexample", ""
+    if isinstance(exc, pytest.skip.Exception):
+        return "error", f"skipped in teardown, after the check ran: {getattr(exc, 'msg', exc)}"
+    return "error", f"{type(exc).__name__}: {exc}"
 
 
 class _ClaimsHooks:
@@ -602,11 +662,13 @@ class _ClaimsHooks:
         """Validate every claim marker; keep only the checks of the selected claims.
 
         Raises:
-            pytest.UsageError: a marker names an unknown claim or a reading its record lacks.
+            pytest.UsageError: a marker names an unknown claim or a reading its record lacks; a check carries
+                more than one claim mark (from any level) or an ``xfail`` mark (:func:`_mark_problems`).
         """
         state = self.state
-        problems = [p for item in items for cid, reading in _claim_markers(item)
-                    if (p := _target_problem(state, item.nodeid, cid, reading))]
+        problems = [p for item in items for p in _mark_problems(item)]
+        problems += [p for item in items for cid, reading in _claim_markers(item)
+                     if (p := _target_problem(state, item.nodeid, cid, reading))]
         if problems:
             raise pytest.UsageError("attention-claims: bad claim marker:\n  " + "\n  ".join(problems))
         if state.selected is not None:
@@ -656,7 +718,10 @@ class _ClaimsHooks:
             return
         props = rep.user_properties
         props.append((PREFIX + "targets", json.dumps(targets)))
+        exc = call.excinfo.value if call.excinfo is not None else None
         if rep.when != "call":
+            kind, detail = _observed_phase(rep.when, exc)
+            _record_phase(rep, kind, detail)
             return
         log = item.stash.get(LOG_KEY, None)
         if log is not None:
@@ -672,24 +737,41 @@ class _ClaimsHooks:
                     from .render.plots import warm
 
                     warm(log.plots)  # drawn here, in parallel with the other checks, so writing the report only reads
-        exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, Counterexample) and exc.certify is not None:
             try:
                 exc = resolve_deferred(exc)  # once, on the counterexample Hypothesis reports after shrinking
             except Exception as err:  # noqa: BLE001 - any failure of the certification is a suite error
                 exc = err
-                rep.outcome = "failed"
-                rep.longrepr = f"{type(err).__name__}: {err}"
-        if isinstance(exc, AssertionError):
-            props.append((PREFIX + "counterexample", json.dumps(_counterexample_dict(exc))))
+        kind, detail = _observed_phase("call", exc)
+        if kind == "counterexample":
+            try:
+                cx = json.dumps(_counterexample_dict(exc), allow_nan=False)
+            except (RefuteArgumentError, TypeError, ValueError) as err:  # typed evidence, or none
+                kind, detail = "error", f"{type(err).__name__}: {err}"
+        if kind == "counterexample":
+            props.append((PREFIX + "counterexample", cx))
             expected = {self.state.by_id[cid].expected for cid, _ in targets if cid in self.state.by_id}
             if expected and expected <= {"false", "caveat"}:
                 # the expected outcome for every claim the check decides: not a failure of the run
                 names = ", ".join(f"{cid} [{reading}]" for cid, reading in targets)
                 rep.outcome = "skipped"
                 rep.wasxfail = f"counterexample to {names} (expected {'/'.join(sorted(expected))})"
-        elif exc is not None and not isinstance(exc, pytest.skip.Exception):
-            props.append((PREFIX + "error", f"{type(exc).__name__}: {exc}"))
+        elif kind == "error":
+            props.append((PREFIX + "error", detail))
+        _record_phase(rep, kind, detail)
+
+
+def _record_phase(rep: pytest.TestReport, kind: str, detail: str) -> None:
+    """Attach the phase as observed (:func:`_observed_phase`) to its report, for the controller's
+    :func:`_update_result`; a phase that ended in ``error`` is a failure in pytest's report too (an
+    ``xfail`` mark, ``pytest.xfail()`` or a plugin may have turned it into a skip or a pass), so that the
+    run fails and the terminal shows it."""
+    rep.user_properties.append((PREFIX + "phase", json.dumps([kind, detail])))
+    if kind == "error" and not rep.failed:
+        rep.outcome = "failed"
+        rep.longrepr = detail
+        if hasattr(rep, "wasxfail"):
+            del rep.wasxfail
 
 
 class ClaimsWorker(_ClaimsHooks):
@@ -907,6 +989,10 @@ class ClaimsController(_ClaimsHooks):
         never = {n for _c, _r, n in state.collected} - {r.nodeid for r in state.results.values()}
         state.stopped = bool(session.shouldfail or session.shouldstop or (state.results and never))
         broken = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) or state.stopped
+        if not broken:  # every check ran to its end: one that never told how it ended did not finish
+            for res in state.results.values():
+                if res.outcome == "pending":
+                    res.outcome, res.error = "error", "did not finish: no result of its call phase reached the plugin"
         if not (state.active or state.results or broken):
             return
         from .report import build_report, write_reports

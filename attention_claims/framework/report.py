@@ -212,7 +212,9 @@ def _evidence(checks) -> str:
 
 def _reading_entry(reading, results, profile, report_dir=None,
                    ran_on: RanOn | None = None) -> tuple[ReadingEntry, ReadingOutcome, list[str]]:
-    checks = sorted((r for r in results if r.reading == reading.name), key=lambda r: r.nodeid)
+    # a check still pending (an interrupted run stopped it) is counted by _pending, not folded in
+    checks = sorted((r for r in results if r.reading == reading.name and r.outcome != "pending"),
+                    key=lambda r: r.nodeid)
     errors = [f"{r.nodeid}: {r.error}" for r in checks if r.outcome == "error"]
     outcome = reading_outcome([r.outcome for r in checks])  # a check that did not finish: "error"
     cxs = [r for r in checks if r.outcome == "counterexample"]
@@ -288,7 +290,7 @@ def claim_entry(claim, results, *, profile: str, report_dir=None, selected: bool
 
 def _pending(state, cid: str, results) -> int:
     """How many of the claim's collected checks never reported a result."""
-    done = {r.nodeid for r in results if r.outcome != "skipped" or r.skip_reason}
+    done = {r.nodeid for r in results if r.outcome != "pending"}
     return len({n for c, _r, n in state.collected if c == cid and n not in done})
 
 
