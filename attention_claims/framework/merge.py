@@ -31,7 +31,6 @@ from pathlib import Path
 
 from .records import Claim
 from .report_model import ClaimEntry, Decided, Environment, RanOn, Report, Run, Trust
-from .verdict import ReadingOutcome, decide
 
 __all__ = ["MergeError", "merge_reports", "load_report"]
 
@@ -157,7 +156,7 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
                                 for label, cs in commits.items())
             raise MergeError(f"the reports come from different commits ({listing}); pass --allow-mixed to merge anyway")
     now = now or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    from .report import _reason
+    from .report import decide_from_readings
 
     claims: list[ClaimEntry] = []
     complete = True
@@ -171,7 +170,6 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
             continue
         latest = max(decided, key=lambda lc: _decided_at(lc[1]))[1]
         readings = []
-        outcomes = {}
         for reading in claim.readings:
             found = [(label, r, _reading_errors(c, r)) for label, c in decided for r in c.get("readings", [])
                      if r["name"] == reading.name]
@@ -179,14 +177,13 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
             if entry is None:
                 continue
             readings.append(entry)
-            outcomes[reading.name] = ReadingOutcome(entry.outcome, entry.certified)
         # what did not finish and no run made up for: the errors of readings still in error, and those of a
         # claim's errors that name none of its readings' checks (each with the report it came from)
         errors = [e for r in readings if r.outcome == "error" for e in r.errors]
         errors += sorted({f"in {label}: {e}" for label, c in decided for e in c.get("errors", [])
                           if not any(str(e).startswith(f"{ch}:") for r in c.get("readings", [])
                                      for ch in r.get("checks") or [])})
-        d = decide(claim, outcomes, errors=len(errors))
+        d, reason = decide_from_readings(claim, readings, errors)  # the function a run's carried claims go through
         for r in readings:
             spec = claim.reading(r.name)
             r.kind = spec.kind if r.outcome == "failed" and spec is not None and not spec.as_stated else None
@@ -194,7 +191,7 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
         runs = sorted({_decided_at(c) for _label, c in decided})
         stated = next((r for r in readings if r.as_stated), None)
         profile = stated.failure_profile if d.verdict == "false" and stated is not None else None
-        claims.append(replace(base, verdict=d.verdict, agrees=d.agrees, reason=_reason(d.verdict, d.reason, readings),
+        claims.append(replace(base, verdict=d.verdict, agrees=d.agrees, reason=reason,
                               readings=readings, errors=errors, selected=True, failure_profile=profile,
                               decided=Decided(at=runs[-1], profile=base.decided.profile if base.decided else "",
                                               run="merged")))
