@@ -412,8 +412,15 @@ def _selection(config: pytest.Config, catalog: list[Claim]) -> frozenset[str] | 
 
     Raises:
         pytest.UsageError: an id that no record has, or a document that no claim cites, named
-            with the ids or documents that exist; a malformed shard.
+            with the ids or documents that exist; an empty ``--claims-select`` / ``--claims-document``
+            value (``""``, ``","``); a malformed shard.
     """
+    for name, values in (("--claims-select", config.getoption("claims_select")),
+                         ("--claims-document", config.getoption("claims_document"))):
+        empty = [v for v in values if not any(part.strip() for part in v.split(","))]
+        if empty:  # an empty selection never means "every claim"
+            raise pytest.UsageError(f"attention-claims: {name} {empty[0]!r}: an empty selection (no claim id or "
+                                    f"document); name at least one, or leave {name} out to decide every claim")
     ids = [i.strip() for opt in config.getoption("claims_select") for i in opt.split(",") if i.strip()]
     docs = [d.strip() for d in config.getoption("claims_document") if d.strip()]
     shard = config.getoption("claims_shard", None)
@@ -993,6 +1000,13 @@ class ClaimsController(_ClaimsHooks):
             for res in state.results.values():
                 if res.outcome == "pending":
                     res.outcome, res.error = "error", "did not finish: no result of its call phase reached the plugin"
+        # a selection of claims that have no checks by design (unchecked): decided without running anything
+        checkless = bool(state.selected) and all(not state.by_id[c].readings for c in state.selected)
+        if checkless and not state.active and not broken:
+            state.partial = True  # a selection: the claims not selected keep their last decision
+            self._start_deciding()
+            if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+                session.exitstatus = pytest.ExitCode.OK
         if not (state.active or state.results or broken):
             return
         from .report import build_report, write_reports
