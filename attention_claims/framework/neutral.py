@@ -38,6 +38,11 @@ def neutral_text(text: str) -> str:
     return _UNSAFE.sub(_escape, text)
 
 
+def has_unsafe(text: str) -> bool:
+    """Whether :func:`neutral_text` would change ``text``."""
+    return _UNSAFE.search(text) is not None
+
+
 def neutral(value: Any) -> Any:
     """:func:`neutral_text` applied to every string in ``value`` (a str, or JSON-like dicts and lists,
     keys included); numbers, booleans and None unchanged."""

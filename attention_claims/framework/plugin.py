@@ -43,7 +43,7 @@ import pytest
 from . import config as claims_config
 from . import profiles
 from .evidence import CheckLog, Counterexample, RefuteArgumentError, resolve_deferred
-from .neutral import neutral
+from .neutral import has_unsafe, neutral
 from .records import Claim, ClaimRecordError, load_catalog, load_manifest
 from .report_model import REPORT_FORMATS, Report
 from .sentences import SentenceDataError
@@ -729,6 +729,7 @@ class _ClaimsHooks:
         if rep.when != "call":
             kind, detail = _observed_phase(rep.when, exc)
             _record_phase(rep, kind, detail)
+            _neutral_longrepr(rep)
             return
         log = item.stash.get(LOG_KEY, None)
         if log is not None:
@@ -766,6 +767,24 @@ class _ClaimsHooks:
         elif kind == "error":
             props.append((PREFIX + "error", detail))
         _record_phase(rep, kind, detail)
+        _neutral_longrepr(rep)
+
+
+def _neutral_longrepr(rep: pytest.TestReport) -> None:
+    """pytest's own text of a claim check's failure or skip (the traceback, the short summary's line, the
+    skip reason) with the check's control and bidirectional characters escaped
+    (:func:`attention_claims.framework.neutral.neutral_text`), as the plugin's own lines and the report
+    have them: a check's message must not drive the terminal. Left as pytest made it when nothing needs
+    escaping (its colours and short-summary line kept)."""
+    lr = rep.longrepr
+    if lr is None:
+        return
+    if isinstance(lr, tuple) and len(lr) == 3:  # a skip: (path, line, reason)
+        rep.longrepr = (lr[0], lr[1], neutral(str(lr[2])))
+        return
+    text = str(lr)
+    if has_unsafe(text):
+        rep.longrepr = neutral(text)
 
 
 def _record_phase(rep: pytest.TestReport, kind: str, detail: str) -> None:
@@ -944,6 +963,7 @@ class ClaimsController(_ClaimsHooks):
         gets the outcome ``error``; a check not known yet to decide any is resolved at the end of the run
         (:meth:`_resolve_unfinished`)."""
         self.state.running.pop(nodeid, None)
+        what = neutral(what)
         hits = [r for r in self.state.results.values() if r.nodeid == nodeid]
         hits += [self.state.results.setdefault((n, c, rd), CheckResult(n, c, rd))
                  for c, rd, n in sorted(self.state.collected) if n == nodeid]

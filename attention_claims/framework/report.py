@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .._lazy import installed_version, loaded
 from . import profiles
+from .neutral import neutral
 from .records import SOURCES_DIR, load_manifest, read_sums
 from .report_folder import LOCK_TIMEOUT, REPORT_LOCK, ReportFolder, ReportFolderError  # noqa: F401 (public here)
 from .report_model import (
@@ -439,7 +440,7 @@ def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], 
                 c = dict(c, decided=legacy)
             if c.get("decided") and c["id"] in readings and [(r["name"], bool(r["as_stated"]))
                                                               for r in c["readings"]] == readings[c["id"]]:
-                base[c["id"]] = _recomputed(by_id[c["id"]], ClaimEntry.from_json(c))
+                base[c["id"]] = _recomputed(by_id[c["id"]], ClaimEntry.from_json(neutral(c)))
         _check_counts(data)
         generated = data.get("generated")
         if data["run"].get("in_progress"):  # a run's in-progress report carries the decisions of the one before
