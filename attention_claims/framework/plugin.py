@@ -907,7 +907,10 @@ class ClaimsController(_ClaimsHooks):
         if not state.base_loaded or again:
             from .report import load_base
 
-            state.base, state.base_generated, notice = load_base(state.report_dir, state.catalog)
+            # the first read says when the previous run left its report in progress; the final read finds
+            # this run's own in-progress report there
+            state.base, state.base_generated, notice = load_base(state.report_dir, state.catalog,
+                                                                 previous_run=not state.base_loaded)
             state.base_loaded = True
             if notice:
                 self._notice(notice)

@@ -406,7 +406,8 @@ def _check_counts(data: dict) -> None:
                                   f"stated, {want[key]} counted")
 
 
-def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], str | None, str | None]:
+def load_base(report_dir: Path | None, catalog, *,
+              previous_run: bool = False) -> tuple[dict[str, ClaimEntry], str | None, str | None]:
     """The last decision of each claim in the report already in ``report_dir``, that report's
     ``generated`` time (for an in-progress report, that of the report whose decisions it carries), and a notice for the person running (None when all is well): what a run that
     decides a subset keeps for every other claim.
@@ -420,6 +421,10 @@ def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], 
     silently replaced nor carried: it is renamed to ``claims.json.corrupt-<date>`` and the notice names it,
     says why and that this run starts from no earlier report. A reading whose name or ``as_stated`` flag
     is no longer the record's drops that claim's earlier decision.
+
+    With ``previous_run`` (the read at a run's start), a report still marked in progress gives a notice
+    too: the run that wrote it never finished (killed, crashed, or a check ended the process with
+    ``os._exit``, which no hook sees in a serial run), unless it is still running beside this one.
     """
     if report_dir is None:
         return {}, None, None
@@ -443,9 +448,15 @@ def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], 
                 base[c["id"]] = _recomputed(by_id[c["id"]], ClaimEntry.from_json(neutral(c)))
         _check_counts(data)
         generated = data.get("generated")
+        notice = None
         if data["run"].get("in_progress"):  # a run's in-progress report carries the decisions of the one before
+            if previous_run:
+                notice = (f"the previous run's report {path} (started {generated}) was left in progress: that run "
+                          "did not finish (killed, crashed, or a check ended the process, e.g. with os._exit), "
+                          "unless it is still running beside this one; the claims it was deciding were not decided "
+                          "by it")
             generated = data["run"].get("updated") or generated
-        return base, generated, None
+        return base, generated, notice
     except FileNotFoundError:
         return {}, None, None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
