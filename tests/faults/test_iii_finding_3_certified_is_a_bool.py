@@ -58,3 +58,17 @@ def test_iii_finding_3_refute_itself_raises_a_typed_error():
     with pytest.raises(Counterexample) as exc:
         refute("m", example={"a": 1.5}, certified=False)
     assert exc.value.certified is False and exc.value.example == {"a": 1.5}
+
+
+def test_iii_finding_3_numpy_bools_are_bools_and_the_docstring_example_runs():
+    import doctest
+
+    import numpy as np
+
+    from attention_claims.framework import evidence
+
+    with pytest.raises(Counterexample) as exc:
+        refute("m", example={"a": np.float32(1.5), "Q": np.eye(2)}, certified=np.bool_(True))
+    assert exc.value.certified is True and exc.value.example == {"a": 1.5, "Q": [[1.0, 0.0], [0.0, 1.0]]}
+    failures, tried = doctest.testmod(evidence, verbose=False)  # refute's Example section
+    assert tried >= 2 and failures == 0
