@@ -115,7 +115,8 @@ class RefuteArgumentError(TypeError):
 
 def _json_example(example: Any) -> dict:
     """``example`` as the report stores it: a dict with string keys whose values are JSON (numpy/torch
-    arrays and scalars, mpmath and flint numbers converted by :func:`_jsonable`), ``{}`` for ``None``.
+    arrays and scalars, mpmath and flint numbers converted by :func:`_jsonable`; a torch or NumPy dtype
+    or device by its name), ``{}`` for ``None``.
 
     Raises:
         RefuteArgumentError: ``example`` is not a dict (or None), a key is not a ``str``, or a value is
@@ -140,6 +141,8 @@ def _json_example(example: Any) -> dict:
             return [check(v, f"{where}[{i}]") for i, v in enumerate(value)]
         if callable(getattr(value, "tolist", None)) or isinstance(value, numbers.Number) or _is_multiprecision(value):
             return _jsonable(value)
+        if type(value).__module__.split(".")[0] in ("torch", "numpy"):  # a dtype or device: its name
+            return str(value)
         raise RefuteArgumentError(f"refute(example=...): {where} is a {type(value).__name__}, which has no JSON "
                                   "form (use numbers, strings, lists, dicts or arrays)")
 
