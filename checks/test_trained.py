@@ -91,7 +91,7 @@ def _share_check(meas: models.Measurement, holds, need: float, strict: bool, wha
            f"{need:.0%}); float64 recomputation: {share64:.1%}",
            example={"model": meas.model, "N": meas.N, "text": meas.text, "share_float32": share,
                     "share_float64": share64, "failing_heads_layer_head": bad[:40]},
-           certified=fails64,
+           certified=fails64, certificate_strength=_strength(meas) if fails64 else None,
            certificate=(f"{_float64_route(meas)}: {share64:.1%} of heads" if fails64 else ""))
 
 
@@ -103,12 +103,34 @@ def _float64_route(meas: models.Measurement) -> str:
     head only where the whole enclosure is on one side of its threshold)."""
     read = meas.heads.get("float64", {}).get("read_off_float32")
     n = 0 if read is None else int(np.nansum(read))
-    if n == 0:
+    proved = meas.heads.get("float64", {}).get("proved")
+    p = 0 if proved is None else int(np.nansum(proved))
+    if n == 0 and p == 0:
         return "float64 forward pass and SVD"
     widest = max(float(np.nanmax(meas.get(err, "float64"))) for err in ("energy_top10_err", "energy_top8_err"))
     return (f"float64 forward pass of the same weights and tokens ({n} of {read.size} heads' effective ranks "
             f"certified, and energies enclosed within {widest:.1e}, "
-            f"from the float32 spectrum and ||A64 - A32||_F by the Ky Fan bound; the other heads by their own SVD)")
+            f"from the float32 spectrum and ||A64 - A32||_F by the Ky Fan bound; {p} heads near a threshold proved "
+            f"from their own SVD by a residual bound; the other heads by their own SVD)")
+
+
+def _strength(*metas: models.Measurement) -> str:
+    """The certificate strength (docs/verdicts.md, "Certified") of a float64 recomputation of ``metas``: ``proved``
+    where every one was measured above ``models.GESDD_MAX_N`` on the CPU (the passes in lockstep) and every float64
+    head whose decision lies near its threshold (``near_threshold``: not certified from the float32 spectrum, or not
+    with the assumed eigensolver constant ``PROOF_FACTOR`` = 100 times larger) was proved from its own SVD by a
+    residual bound with every constant derived (``proved``, ``attention_claims.models.measurement.prove_head``); the other heads are more
+    than 100 half-widths of their enclosure from their threshold, beyond a textbook O(N^2 u) backward error
+    (about 10 times the enclosure's assumed ``delta``). ``recomputed`` otherwise: at N <= 512 a float64 gesdd
+    recomputation agrees, with no error bound (issue 45)."""
+    for meas in metas:
+        f64 = meas.heads.get("float64", {})
+        near, proved = f64.get("near_threshold"), f64.get("proved")
+        if meas.N <= models.GESDD_MAX_N or meas.device != "cpu" or near is None or proved is None:
+            return "recomputed"
+        if not np.all(proved[near == 1] == 1):
+            return "recomputed"
+    return "proved"
 
 
 def _heads_setting(meas: models.Measurement, lengths: str | None = None) -> str:
@@ -386,21 +408,23 @@ def _near(value: float, target: float, rel: float) -> bool:
     return abs(value - target) <= rel * target
 
 
-def _eff_rank_near(meas, target: float, rel: float, dt: str = "float32") -> tuple[bool, float, float]:
-    m90, m95 = float(np.mean(meas.get("eff_rank_90", dt))), float(np.mean(meas.get("eff_rank_95", dt)))
-    return _near(m90, target, rel) or _near(m95, target, rel), m90, m95
+def _eff_rank_near(meas, target: float, rel: float, dt: str = "float32",
+                   taus: tuple[int, ...] = (90, 95)) -> tuple[bool, float, float]:
+    """Whether the mean effective rank at one of ``taus`` (percent: 90, 95) is within ``rel * target`` of
+    ``target``, and the two means (tau 0.9, tau 0.95)."""
+    m = {tau: float(np.mean(meas.get(f"eff_rank_{tau}", dt))) for tau in (90, 95)}
+    return any(_near(m[tau], target, rel) for tau in taus), m[90], m[95]
 
 
-def _heads_near(meas, target: float, rel: float, dt: str = "float32") -> np.ndarray:
-    """``(L, H)`` bool: the heads whose own effective rank, at tau = 0.9 or at tau = 0.95 (定义 11.25),
-    is within ``rel * target`` of ``target`` (the per-head form of :func:`_eff_rank_near`'s mean)."""
+def _heads_near(meas, target: float, rel: float, dt: str = "float32", taus: tuple[int, ...] = (90, 95)) -> np.ndarray:
+    """``(L, H)`` bool: the heads whose own effective rank, at one of ``taus`` (percent; default tau = 0.9 or
+    0.95, 定义 11.25), is within ``rel * target`` of ``target`` (the per-head form of :func:`_eff_rank_near`'s mean)."""
     tol = rel * target
-    return ((np.abs(meas.get("eff_rank_90", dt) - target) <= tol)
-            | (np.abs(meas.get("eff_rank_95", dt) - target) <= tol))
+    return np.logical_or.reduce([np.abs(meas.get(f"eff_rank_{tau}", dt) - target) <= tol for tau in taus])
 
 
 def _eff_rank_profile(claim_log, metas: list, targets: list[float], rel: float, *, bound: str, setting: str,
-                      per_n: bool = False, also_fails=None) -> str:
+                      per_n: bool = False, also_fails=None, taus: tuple[int, ...] = (90, 95)) -> str:
     """Failure profile of "a head's effective rank (tau 0.9 or 0.95) is within ``rel * target`` of the
     target", one draw per head of each measurement in ``metas`` (one model at one or more N),
     ``targets[i]`` the target at ``metas[i]``; ``also_fails(meas, dt) -> (L, H) bool`` marks further
@@ -413,7 +437,7 @@ def _eff_rank_profile(claim_log, metas: list, targets: list[float], rel: float, 
     def fails(dt):
         out = []
         for meas, target in zip(metas, targets, strict=True):
-            bad = ~_heads_near(meas, target, rel, dt)
+            bad = ~_heads_near(meas, target, rel, dt, taus)
             out.append((bad | also_fails(meas, dt)) if also_fails is not None else bad)
         return np.concatenate([f.ravel() for f in out])
 
@@ -447,13 +471,25 @@ TABLE_ROWS = {512: ("Base", "eff_rank_base", "max_rank_base", "energy_base", "to
 ENERGY_MEASURE = {0.1: "energy_top10", 0.08: "energy_top8"}
 
 
-@pytest.mark.parametrize(("key", "N"), [
-    *_params("table-11-3-1-spectral-features", "", lengths=(512,), placeholder=True),
+def _with_taus(params: list, taus: tuple[int, ...] = (90, 95)) -> list:
+    """``params`` (``pytest.param(key, N)``) with ``taus`` appended to each one's values."""
+    return [pytest.param(*p.values, taus, marks=p.marks, id=p.id) for p in params]
+
+
+#: 定义 11.25 says tau is "usually 0.9 or 0.95": the Large row is decided at each one in its own reading (issue 45:
+#: at tau = 0.95 its mean, 150.6, is just above the 25 % floor of 150, at tau = 0.9, 103, far below)
+LARGE_BY_TAU = [pytest.param(SMOL, 1024, (tau,), id=f"{SMOL}-n1024-tau{tau}", marks=pytest.mark.claim(
+    "table-11-3-1-spectral-features", reading=f"on-{SMOL}-at-n-1024-tau-0.{tau}")) for tau in (90, 95)]
+
+
+@pytest.mark.parametrize(("key", "N", "taus"), [
+    *_with_taus(_params("table-11-3-1-spectral-features", "", lengths=(512,), placeholder=True)),
     # the Large and XL rows at their own N: SmolLM2-135M (8,192 positions; MiniLM stops at 512) on the three
     # chapters joined (2,450 tokens); user models are measured at the Base row's N only
-    *_params("table-11-3-1-spectral-features", "", lengths=(1024, 2048), builtin=(SMOL,), user=lambda spec: False),
+    *LARGE_BY_TAU,
+    *_with_taus(_params("table-11-3-1-spectral-features", "", lengths=(2048,), builtin=(SMOL,), user=lambda spec: False)),
 ])
-def test_table_row_on_trained_model(key, N, claim_log, claimed):
+def test_table_row_on_trained_model(key, N, taus, claim_log, claimed):
     meas = _measure(key, N)
     row_n = N if N in TABLE_ROWS else 512  # a user model at another N is held to the Base row
     row, rank_key, max_key, energy_key, fraction_key = TABLE_ROWS[row_n]
@@ -463,15 +499,16 @@ def test_table_row_on_trained_model(key, N, claim_log, claimed):
     top = f"top-{fraction:.0%}"
     for r, e in zip(meas.get("eff_rank_90").ravel(), meas.get(measure).ravel(), strict=True):
         claim_log.example(eff_rank_90=r, **{measure: e})
-    ok_r, m90, m95 = _eff_rank_near(meas, target, 0.25)
+    ok_r, m90, m95 = _eff_rank_near(meas, target, 0.25, taus=taus)
     energy = float(np.mean(meas.get(measure)))
+    at = " or ".join(f"0.{t}" for t in taus)
     ok_e = abs(energy - want) <= 0.05
     _spectra(meas, claim_log, title=f"spectrum per layer against table 11.3.1's {row} row",
              vlines={f"{row} row: effective rank ~{target:g}": target, f"measured mean eff-rank (tau 0.9) {m90:.0f}": m90,
                      f"{row} row: max rank {claimed.eval(max_key)}": float(claimed.eval(max_key))})
     _eff_rank_profile(claim_log, [meas], [target], 0.25, setting=_heads_setting(meas),
-                      bound=(f"its eff-rank (tau 0.9 or 0.95) is within 25% of the {row} row's ~{target:g} and its "
-                             f"{top} energy within 5 points of {want:.0%}"),
+                      bound=(f"its eff-rank (tau {at}) is within 25% of the {row} row's ~{target:g} and its "
+                             f"{top} energy within 5 points of {want:.0%}"), taus=taus,
                       also_fails=lambda m, dt: _surely_off(m.get(measure, dt), m.get(f"{measure}_err", dt), want, 0.05))
     claim_log.note(f"{_label(meas)}: mean eff-rank {m90:.1f} (tau 0.9) / {m95:.1f} (tau 0.95) vs the {row} row's "
                    f"~{target:g}; mean {top} energy {energy:.1%} vs {want:.0%}."
@@ -479,17 +516,17 @@ def test_table_row_on_trained_model(key, N, claim_log, claimed):
                       f"per head (attention_claims.models.measurement.gram_singular_values)." if N > models.GESDD_MAX_N else ""))
     if ok_r and ok_e:
         return
-    ok64, m90_64, m95_64 = _eff_rank_near(meas, target, 0.25, "float64")
+    ok64, m90_64, m95_64 = _eff_rank_near(meas, target, 0.25, "float64", taus)
     e64 = float(np.mean(meas.get(measure, "float64")))
     e64_err = float(np.mean(meas.get(f"{measure}_err", "float64")))  # 0 unless read off the float32 spectrum
     still = not ok64 or bool(_surely_off(e64, e64_err, want, 0.05))
     refute(f"{_label(meas)}: " + "; ".join(
                ([] if ok_r else [f"mean eff-rank {m90:.1f} (tau 0.9) / {m95:.1f} (tau 0.95) is not within 25% of the "
-                                 f"{row} row's ~{target:g}"])
+                                 f"{row} row's ~{target:g} at tau {at}"])
                + ([] if ok_e else [f"mean {top} energy {energy:.1%} is not within 5 points of {want:.0%}"])),
            example={"model": key, "N": N, "row": row, "mean_eff_rank_90": m90, "mean_eff_rank_95": m95,
                     f"mean_{measure}": energy},
-           certified=still,
+           certified=still, certificate_strength=_strength(meas) if still else None,
            certificate=f"{_float64_route(meas)}: mean eff-rank {m90_64:.2f} / {m95_64:.2f}, {top} energy {e64:.2%}"
                        + (f" ± {e64_err:.1e}" if e64_err else ""))
 
@@ -557,7 +594,8 @@ def _mean_effective_rank_near(key: str, N: int, claim_log, claimed) -> None:
     refute(f"{_label(meas)}: mean eff-rank {m90:.1f} (tau 0.9) / {m95:.1f} (tau 0.95) is not within "
            f"{tol:.0%} of {target:g}",
            example={"model": key, "N": N, "mean_eff_rank_90": m90, "mean_eff_rank_95": m95},
-           certified=not ok64, certificate=f"{_float64_route(meas)}: {m90_64:.2f} / {m95_64:.2f}")
+           certified=not ok64, certificate_strength=None if ok64 else _strength(meas),
+           certificate=f"{_float64_route(meas)}: {m90_64:.2f} / {m95_64:.2f}")
 
 
 @pytest.mark.parametrize("key", model_key_params("lemma-11-43-bert-base-effective-rank", "fraction-of-n-"))
@@ -581,6 +619,7 @@ def test_lemma_11_43_fraction_of_n(key, claim_log, claimed):
                f"{tol:.0%} of {frac:g}" + (f" (also at N = {', '.join(str(b[0]) for b in bad[1:])})" if bad[1:] else ""),
                example={"model": key, "failing": [{"N": b[0], "fraction_90": b[1], "fraction_95": b[2]} for b in bad]},
                certified=all(b[3] for b in bad),
+               certificate_strength=_strength(*metas) if all(b[3] for b in bad) else None,
                certificate=f"{_float64_route(next(m for m in metas if m.N == N))} at N = {N}: {f90_64:.4f} / "
                            f"{f95_64:.4f}")
 
@@ -676,5 +715,5 @@ def test_effective_rank_falls_with_depth(key, N, claim_log, claimed, request):
     refute(f"{_label(meas)}: mean eff-rank by thirds of the layers is {t[0]:.1f} (first) / {t[1]:.1f} (middle) / "
            f"{t[2]:.1f} (last), not {claimed.text('order')}",
            example={"model": key, "N": N, "thirds": t, "layer_means": [s[0] for s in meas.layer_stats("eff_rank_90")]},
-           certified=not order(t64),
+           certified=not order(t64), certificate_strength=None if order(t64) else _strength(meas),
            certificate=f"{_float64_route(meas)}: {t64[0]:.2f} / {t64[1]:.2f} / {t64[2]:.2f}")

@@ -157,6 +157,32 @@ def _is_multiprecision(value: Any) -> bool:
     return type(value).__module__.split(".")[0] in ("mpmath", "flint")
 
 
+#: The two strengths of a certificate (docs/verdicts.md, "Certified"): ``proved``, exact rationals, arb
+#: balls, or a rigorous bound whose every constant is derived; ``recomputed``, an independent
+#: higher-precision floating-point computation agrees, with no error bound.
+CERTIFICATE_STRENGTHS: tuple[str, ...] = ("proved", "recomputed")
+
+# words of a certificate that name a floating-point recomputation, and words that name a proof method (exact or
+# ball arithmetic); see certificate_strength_of
+_FLOAT_WORDS = ("digit", "mpmath", "quadrature", "recomput", "statistical", "monte carlo", "gesdd", "svd",
+                "eigenvalue", "reference", "incomplete gamma", "direct evaluation", "stored value")
+_PROOF_WORDS = ("arb", "ball", "interval", "exact", "rational", "fmpq", "fmpz", "q(t)", "read back", "integer")
+
+
+def certificate_strength_of(certificate: str) -> str:
+    """The strength (:data:`CERTIFICATE_STRENGTHS`) a certificate's own words support, for a check that does not
+    state one: ``recomputed`` when they name a floating-point recomputation (digits, mpmath, quadrature, an
+    SVD or eigenvalues, a reference), even next to exact parts (a proof needs every part proved); else ``proved``
+    when they name exact or ball arithmetic (rationals, fmpq/fmpz, a rank over Q(t), arb, stored float entries
+    read back exactly); else ``recomputed`` (``"float64 only"``, ``"the drawn float64 values"``), the weaker
+    word, so that a certificate that says nothing of its method never claims a proof. A check whose certificate is proved although its words name digits (arb quadrature
+    to 40 digits) states ``certificate_strength="proved"`` itself."""
+    text = (certificate or "").lower()
+    if any(w in text for w in _FLOAT_WORDS):
+        return "recomputed"
+    return "proved" if any(w in text for w in _PROOF_WORDS) else "recomputed"
+
+
 class Counterexample(AssertionError):
     """A reading failed on a concrete example.
 
@@ -165,10 +191,15 @@ class Counterexample(AssertionError):
         example: the inputs (plain JSON values: lists for arrays).
         certified: whether an exact / high-precision recomputation confirmed it.
         certificate: how it was confirmed (method, precision, the interval or value).
+        certificate_strength: when ``certified``, ``proved`` or ``recomputed`` (:data:`CERTIFICATE_STRENGTHS`),
+            as the check states it or, when it states none, as :func:`certificate_strength_of` reads the
+            certificate; ``None`` when not certified.
         boundary: for a dtype or scale reading, where the reading starts to fail.
 
     Raises:
         RefuteArgumentError: an argument of the wrong type (see :func:`refute`).
+        ValueError: ``certificate_strength`` is not one of :data:`CERTIFICATE_STRENGTHS`, or is given
+            for a counterexample that is not certified.
     """
 
     def __init__(
@@ -180,6 +211,7 @@ class Counterexample(AssertionError):
         certificate: str = "",
         boundary: str | None = None,
         certify: Callable[[], None] | None = None,
+        certificate_strength: str | None = None,
     ):
         if not isinstance(message, str):
             raise RefuteArgumentError(f"refute(message): must be a str, got a {type(message).__name__}")
@@ -194,10 +226,18 @@ class Counterexample(AssertionError):
         if certify is not None and not callable(certify):
             raise RefuteArgumentError(f"refute_deferred(certify=...): must be callable, got a {type(certify).__name__}")
         super().__init__(message)
+        if certificate_strength is not None and certificate_strength not in CERTIFICATE_STRENGTHS:
+            raise ValueError(f"certificate_strength: one of {', '.join(CERTIFICATE_STRENGTHS)}, "
+                             f"got {certificate_strength!r}")
+        if certificate_strength is not None and not certified:
+            raise ValueError(f"certificate_strength={certificate_strength!r} given for a counterexample that is "
+                             "not certified")
         self.message = message
         self.example = _json_example(example)
         self.certified = certified
         self.certificate = certificate
+        self.certificate_strength = ((certificate_strength or certificate_strength_of(certificate))
+                                     if self.certified else None)
         self.boundary = boundary
         self.certify = certify
 
@@ -215,6 +255,7 @@ class Counterexample(AssertionError):
             "example": _json_example(self.example),
             "certified": self.certified,
             "certificate": str(self.certificate),
+            "certificate_strength": self.certificate_strength,
             "boundary": self.boundary if self.boundary is None else str(self.boundary),
         }
 
@@ -226,6 +267,7 @@ def refute(
     certified: bool,
     certificate: str = "",
     boundary: str | None = None,
+    certificate_strength: str | None = None,
 ) -> NoReturn:
     """Report a counterexample to the reading the check asserts: raise :class:`Counterexample`.
 
@@ -245,6 +287,11 @@ def refute(
             int or None is refused, never read through ``bool()``).
         certificate: how it was confirmed (method, precision, the interval or value), a ``str``.
         boundary: for a dtype or scale reading, where the reading starts to fail (a ``str``), or None.
+        certificate_strength: ``"proved"`` (exact rationals, arb balls, a rigorous bound whose every constant
+            is derived) or ``"recomputed"`` (an independent higher-precision floating-point computation
+            agrees, with no error bound), docs/verdicts.md "Certified"; only with ``certified=True``. Left
+            out, it is read off the certificate's words (:func:`certificate_strength_of`: ``recomputed``
+            unless they name exact or ball arithmetic).
 
     Returns:
         Never returns.
@@ -253,6 +300,8 @@ def refute(
         Counterexample: always, when the arguments are valid.
         RefuteArgumentError: an argument of the wrong type (a ``TypeError``, not an assertion): the plugin
             records the check as ``error``, naming it and the argument.
+        ValueError: ``certificate_strength`` is not one of :data:`CERTIFICATE_STRENGTHS`, or is given with
+            ``certified=False``.
 
     Example:
         >>> try:
@@ -268,7 +317,8 @@ def refute(
         refute(certified=...): must be True or False, got 'False' (a str)
     """
     raise Counterexample(
-        message, example=example, certified=certified, certificate=certificate, boundary=boundary
+        message, example=example, certified=certified, certificate=certificate, boundary=boundary,
+        certificate_strength=certificate_strength,
     )
 
 
@@ -389,10 +439,28 @@ class CheckLog:
     def plot(self, kind: str, data: dict) -> None:
         """Attach ``data`` for the report to draw as a plot of ``kind`` (kept once, in order).
 
-        ``kind`` is one of :data:`PLOT_KINDS`, whose value names the fields ``data`` must have
-        (the shapes are documented by the functions of
-        :mod:`attention_claims.framework.render.plots`). Numpy / torch arrays and scalars become
-        lists and numbers; NaN and infinities become ``null`` (a blank cell or point).
+        Numpy / torch arrays and scalars become lists and numbers; NaN and infinities become ``null``
+        (a blank cell or point). The kinds, the fields ``data`` must have, and the optional ones:
+
+        - ``"curve"``: ``x`` (length n), ``series`` ``{label: y (length n)}``; ``xlabel``, ``ylabel``,
+          ``title``, ``logx``, ``logy``.
+        - ``"spectra"``: ``spectra`` ``{label: sigma_i, i = 1..}`` (log-log; more than 8 lines are told
+          apart by a colour bar); ``index``, ``claimed_alpha``, ``claimed_c``, ``vlines`` ``{label: i}``,
+          ``title``, ``ylabel``, ``claimed_label``.
+        - ``"rank_breaks"``: ``breaks`` ``[{"dtype", "device", "gap"}]`` (the logit gap, in nats, at which
+          the rank drops); ``thresholds`` ``{dtype: gap}``.
+        - ``"layer_head_heatmap"``: ``model``, ``N``, ``measures`` ``{name: (L, H) array}``; ``names``.
+        - ``"sparsity_curve"``: ``x`` (length n), ``closed_form`` (length n, or ``{label: ...}``);
+          ``quadrature``, ``quad_x``, ``mc_x``, ``mc_y``, ``mc_err``, ``xlabel``, ``title``, ``logx``.
+        - ``"decay_sparsity"``: ``n`` (length m), ``S`` ``{label: S at each n}``; ``closed_form``, ``bound``, ``title``.
+
+        Args:
+            kind: one of the kinds above.
+            data: the plot's fields (plain JSON after the conversions).
+
+        Example::
+
+            log.plot("curve", {"x": [1, 2, 4], "series": {"rank": [1, 2, 4]}, "xlabel": "N", "ylabel": "rank"})
 
         Raises:
             ValueError: ``kind`` is not a plot kind the renderer knows, or ``data`` lacks a field.

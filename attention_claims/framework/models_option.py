@@ -83,8 +83,33 @@ def _check_device() -> None:
         raise pytest.UsageError(f"attention-claims: {exc}") from None
 
 
+MODELS_EXTRA = 'pip install "attention-claims[models]"'
+""":data:`attention_claims.models.registry.MODELS_EXTRA`, named here so that counting the skips imports no torch."""
+
+
+class _MissingModelStack:
+    """Counts the checks skipped because the model stack (the ``models`` extra) is not installed, whose
+    skip reasons name :data:`MODELS_EXTRA` (:func:`attention_claims.testkit.model_params.measure_or_skip`),
+    and says so once at the end of the run: the light core runs every other check."""
+
+    def __init__(self) -> None:
+        self.skipped = 0
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        longrepr = report.longrepr
+        if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3 and MODELS_EXTRA in str(longrepr[2]):
+            self.skipped += 1
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.skipped:
+            terminalreporter.write_line(
+                f"attention-claims: {self.skipped} trained-model check(s) skipped: the model stack is not installed "
+                f"here ({MODELS_EXTRA}; the report gives each skipped reading's reason)", yellow=True)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _check_device()
+    config.pluginmanager.register(_MissingModelStack(), "attention_claims_missing_model_stack")
     paths = config.getoption("claims_model", default=[]) or []
     text = config.getoption("claims_text", default=None)
     if not paths and not text:

@@ -280,8 +280,9 @@ def pytest_configure(config: pytest.Config) -> None:
         load_sentences(Path(sources) / "sentences")  # malformed: a usage error now, not at report time
         load_manifest(Path(sources))
     except ClaimRecordError as exc:
-        what = "sentence classification" if isinstance(exc, SentenceDataError) else "claim record"
-        raise pytest.UsageError(f"attention-claims: malformed {what}: {exc}") from None
+        what = "malformed sentence classification" if isinstance(exc, SentenceDataError) else (
+            "malformed claim record" if exc.subject == "claim record" else exc.subject)
+        raise pytest.UsageError(f"attention-claims: {what}: {exc}") from None
     state = State(
         catalog=catalog,
         by_id={c.id: c for c in catalog},
@@ -572,6 +573,7 @@ def _counterexample_dict(exc: AssertionError) -> dict:
         "example": {},
         "certified": False,
         "certificate": "",
+        "certificate_strength": None,
         "boundary": None,
     }
     notes = [n for n in getattr(exc, "__notes__", []) if isinstance(n, str)]
@@ -677,6 +679,9 @@ class _ClaimsHooks:
         problems += [p for item in items for cid, reading in _claim_markers(item)
                      if (p := _target_problem(state, item.nodeid, cid, reading))]
         if problems:
+            # pytest calls pytest_collection_finish in a ``finally`` after this hook: the flag keeps its own
+            # "no check decides" error from replacing this one, which names the marker (issue 44)
+            self._bad_markers = True
             raise pytest.UsageError("attention-claims: bad claim marker:\n  " + "\n  ".join(problems))
         if state.selected is not None:
             # --claims-select / --claims-document: only the checks that decide a selected claim run
@@ -844,7 +849,7 @@ class ClaimsController(_ClaimsHooks):
             pytest.UsageError: as above, or from :meth:`_activate`.
         """
         state = self.state
-        if self.config.option.collectonly:
+        if self.config.option.collectonly or getattr(self, "_bad_markers", False):
             return
         if state.collected:
             self._activate()
@@ -855,7 +860,8 @@ class ClaimsController(_ClaimsHooks):
                 raise pytest.UsageError(
                     f"attention-claims: no check decides the selected claim(s) {names}: write one in the "
                     "test paths with @pytest.mark.claim(\"<id>\", reading=\"<name>\") (attention-claims new writes a "
-                    "skeleton), or check the test paths")
+                    "skeleton), or check the test paths (a check whose marker misspells the claim id is not collected under a "
+                    "selection: pytest --co without it names every bad marker)")
 
     def _activate(self) -> None:
         """Start deciding: check that every reading has a check (a full run only), write the
@@ -1056,8 +1062,10 @@ class ClaimsController(_ClaimsHooks):
                 with report_lock(state.report_dir):
                     self._load_base(again=True)
                     state.report = report = build_report(state, self.config, int(exitstatus))
-                    write_reports(report, state.report_dir, sources_dir=state.sources_dir,
-                                  formats=state.report_formats)
+                    unplaced = write_reports(report, state.report_dir, sources_dir=state.sources_dir,
+                                             formats=state.report_formats)
+                for line in unplaced or []:  # a quote the views cannot highlight (issue 44.3)
+                    self._notice(line)
                 state.report_written = True
             except (OSError, ReportFolderError) as exc:
                 if state.report is None:
@@ -1113,7 +1121,8 @@ class ClaimsController(_ClaimsHooks):
         found = [(r.claim, r.reading, r.nodeid, r.counterexample) for r in sorted(
             self.state.results.values(), key=lambda r: r.key) if r.outcome == "counterexample" and r.counterexample]
         for line, red in terminal_lines(self.state.report, self.state.errors, shown,
-                                        width=tr._tw.fullwidth if getattr(tr, "isatty", False) else 160,
+                                        width=None if config.option.verbose > 0  # -v: every line whole
+                                        else tr._tw.fullwidth if getattr(tr, "isatty", False) else 160,
                                         notices=self.state.notices, found=found):
             tr.write_line(line, red=red, yellow=line.startswith("attention-claims: warning:"),
                           bold=line.startswith("verdicts:"))
@@ -1136,16 +1145,17 @@ def _falsifying_line(text: str) -> str:
     return flat.replace("( ", "(").replace(", )", ")").replace(" )", ")")
 
 
-def _found_lines(report: Report, found: list, width: int) -> list:
+def _found_lines(report: Report, found: list, width: int | None) -> list:
     """The lines of :func:`terminal_lines` for counterexamples a run found, other than those of the false
     claims it decided (listed above them): per counterexample its claim, reading and check, its message
-    and example (Hypothesis's falsifying example, else the example's JSON), each cut to ``width``; then
-    per claim its verdict in the report, and whether this run decided it or it keeps its last decision."""
-    from .render.model import example_json
+    and example (Hypothesis's falsifying example, else the example's JSON), each cut to ``width`` (``None``:
+    whole); then per claim its verdict in the report, and whether this run decided it or it keeps its last
+    decision."""
+    from .render.model import certified_word, example_json
 
     if not found:
         return []
-    cut = lambda text: text if len(text) <= width else text[: max(width - 1, 0)] + "…"  # noqa: E731
+    cut = lambda text: text if width is None or len(text) <= width else text[: max(width - 1, 0)] + "…"  # noqa: E731
     lines: list[tuple[str, bool]] = [(f"counterexamples found by this run ({len(found)}):", False)]
     for cid, reading, nodeid, cx in found:
         lines.append((cut(f"  {cid} [{reading}] ({nodeid}): {' '.join(str(cx.get('message', '')).split())}"), False))
@@ -1154,7 +1164,7 @@ def _found_lines(report: Report, found: list, width: int) -> list:
             shown.append("example: " + example_json(cx["example"]))
         lines += [(cut(f"    {line.strip()}"), False) for line in shown if line.strip()]
         if cx.get("certified") is not None:
-            lines.append((cut(f"    {'certified' if cx.get('certified') else 'not certified'}"
+            lines.append((cut(f"    {certified_word(cx)}"
                               f"{': ' + cx['certificate'] if cx.get('certificate') else ''}"), False))
     by_id = {c.id: c for c in report.claims}
     for cid in dict.fromkeys(f[0] for f in found):
@@ -1171,17 +1181,19 @@ def _found_lines(report: Report, found: list, width: int) -> list:
     return lines
 
 
-def terminal_lines(report: Report, errors: list[str], report_file: Path | None, *, width: int = 120,
+def terminal_lines(report: Report, errors: list[str], report_file: Path | None, *, width: int | None = 120,
                    notices: list[str] = (), found: list = ()) -> list:
-    """``[(line, red)]``: the false claims this run decided (id, one-line counterexample and, when the
+    """``[(line, red)]``: the false claims this run decided (id, how its counterexample was certified, ``proved:``,
+    ``recomputed:`` or ``not certified:``, one-line counterexample and, when the
     claim has one, its failure profile as `` [class: failures/trials at setting]``, cut to ``width``); the
     counterexamples ``found`` (``[(claim, reading, check, counterexample dict)]``, this run's), in a
     subset run (a counterexample's reproduce command, ``--claims-select``) or of a claim the run did not
     decide whole, each with its example and the claim's verdict; each check that did not finish; the claims whose verdict
     disagrees with ``expected`` or whose check errored, the run's errors, the ``notices`` (warnings such
     as an earlier report set aside), then the tally of this run's verdicts (the last line, naming
-    ``report_file`` when one was written)."""
-    from .render.model import SECTION_ORDER, one_line_counterexample
+    ``report_file`` when one was written). ``width=None`` (``pytest -v``) cuts no line; a line cut with "…"
+    is followed, before the tally, by one line saying that ``-v`` shows it whole."""
+    from .render.model import SECTION_ORDER, one_line_counterexample, primary_counterexample
 
     fresh = [c for c in report.claims if c.id in report.fresh]
     data = {c["id"]: c for c in report.to_json()["claims"]}
@@ -1191,10 +1203,12 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
         lines.append((f"false claims ({len(false)}):", False))
         idw = max(len(c.id) for c in false)
         for c in false:
-            text = f"  {c.id:<{idw}}  {one_line_counterexample(data[c.id]) or c.reason}"
+            cx = primary_counterexample(data[c.id])[1]  # how it was certified: proved | recomputed (issue 45)
+            how = (cx.get("certificate_strength") or "certified") if cx and cx.get("certified") else "not certified"
+            text = f"  {c.id:<{idw}}  {how}: {one_line_counterexample(data[c.id]) or c.reason}"
             p = c.failure_profile
             tail = f" [{p['class']}: {p['failures']}/{p['trials']} at {p['setting']}]" if p else ""
-            if len(text) + len(tail) > width:  # the counterexample is cut, the profile kept
+            if width is not None and len(text) + len(tail) > width:  # the counterexample is cut, the profile kept
                 text = text[: max(width - len(tail) - 1, 0)] + "…"
             lines.append((text + tail, False))
     # a subset run (a reproduce command, --claims-select): every counterexample it found, with its claim's verdict;
@@ -1212,8 +1226,11 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
                       + ", ".join(f"{c.id} ({c.verdict}, expected {c.expected})" for c in bad), True))
     lines += [(f"attention-claims: {err}", True) for err in errors]
     lines += [(f"attention-claims: warning: {text}", False) for text in notices]
+    if width is not None and any(len(text) == width and "…" in text for text, _red in lines):  # a line was cut
+        lines.append(("attention-claims: lines cut with … are whole under pytest -v, and in the report", False))
     counts = {v: sum(c.verdict == v for c in fresh) for v in SECTION_ORDER}
-    tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no claim decided"
+    tally = ", ".join(f"{n} {v}" + (" (could not run here)" if v == "undecided" else "")
+                      for v, n in counts.items() if n) or "no claim decided"
     others = [c for c in report.claims if c.id not in report.fresh]
     kept = sum(c.decided is not None for c in others)
     not_selected = len(others) - kept

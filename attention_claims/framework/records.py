@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import functools
 import math
 import re
 import shlex
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from .. import _files
 from ..maths.arrays import DTYPES  # the dtype names a reading may give: those the maths layer resolves
+from . import quotes
 
 VERDICTS = ("true", "false", "caveat", "unchecked", "undecided")
 EXPECTABLE = ("true", "false", "caveat", "unchecked")
@@ -102,6 +102,16 @@ class ClaimRecordError(ValueError):
             parts.append(f"field '{field_name}'")
         parts.append(problem)
         super().__init__(": ".join(parts))
+
+    @property
+    def subject(self) -> str:
+        """What the error is about, for the line that introduces it (issue 44.6): ``"source document"``
+        for a document, its folder, ``SHA256SUMS`` or ``documents.toml``, or a record's
+        ``source.document`` / ``also_in[i].document`` field; else ``"claim record"``."""
+        if ((self.field or "").endswith(".document") or self.problem.startswith(("source document", "checksum list"))
+                or Path(self.path).name in ("SHA256SUMS", MANIFEST)):
+            return "source document"
+        return "claim record"
 
 
 @dataclass(frozen=True)
@@ -489,11 +499,6 @@ _PARSED: dict[str, Claim] = {}
 only; its path is replaced on a hit, and a malformed record is never kept, so its error names its file)."""
 
 
-@functools.lru_cache(maxsize=64)
-def _normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
-
-
 def verify_sources(sources_dir: Path) -> dict[str, str]:
     """Check the source documents against ``sources_dir/SHA256SUMS`` (the format ``sha256sum``
     writes: ``<64 hex>  <path>``, paths relative to the folder) and return the documents it lists,
@@ -607,9 +612,9 @@ def verify_quote(claim: Claim, sources_dir: Path, listed: dict[str, str] | None 
             problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else getattr(exc, "problem", str(exc))
             raise ClaimRecordError(claim.path, claim.id, f"{prefix}.document",
                                    f"source document {target} cannot be read: {problem}") from None
-        text = _normalise(_decode_document(raw, target, claim, f"{prefix}.document"))
-        if _normalise(place.quote) not in text:
-            raise ClaimRecordError(claim.path, claim.id, f"{prefix}.quote", f"quote does not occur verbatim in {doc}")
+        text = _decode_document(raw, target, claim, f"{prefix}.document")
+        if not quotes.contains(text, place.quote):
+            raise ClaimRecordError(claim.path, claim.id, f"{prefix}.quote", quotes.not_found(doc, text, place.quote))
         checked = True
     return checked
 
@@ -647,8 +652,10 @@ MANIFEST_FIELDS = ("title", "author", "url", "date")
 def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
     """The provenance of the documents, from ``<sources_dir>/documents.toml`` (optional): one table per
     document (its name under the sources folder, or an arXiv id) with any of ``title``, ``author``,
-    ``url`` (http or https) and ``date``, all strings. The report shows them (document titles and links);
-    a document without an entry is shown by its name. A missing manifest gives ``{}``.
+    ``url`` (http or https) and ``date``, all strings, and ``article`` (a saved page's parts a reader
+    reads, ``[["first words", "last words"], ...]``: the document view's, left out of the result). The
+    report shows them (document titles and links); a document without an entry is shown by its name. A
+    missing manifest gives ``{}``.
 
     Raises:
         ClaimRecordError: the manifest is not TOML, names an unknown field, a value is not a string, or
@@ -666,6 +673,9 @@ def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
         if not isinstance(entry, dict):
             raise ClaimRecordError(path, None, doc, "must be a table of title, author, url, date")
         for key, value in entry.items():
+            if key == "article":  # the view's, not the report's: where a saved page's article is (render/webpage.py)
+                _check_article(path, doc, value)
+                continue
             if key not in MANIFEST_FIELDS:
                 raise ClaimRecordError(path, None, f"{doc}.{key}", f"unknown field (known: {', '.join(MANIFEST_FIELDS)})")
             if not isinstance(value, str):
@@ -673,5 +683,15 @@ def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
             _check_text(path, None, f"{doc}.{key}", value)
         if "url" in entry and not re.fullmatch(r"https?://[^\s<>\"']+", entry["url"]):
             raise ClaimRecordError(path, None, f"{doc}.url", "must be an http(s) URL")
-        out[doc] = dict(entry)
+        out[doc] = {k: v for k, v in entry.items() if k != "article"}
     return out
+
+
+def _check_article(path: Path, doc: str, value) -> None:
+    """A manifest entry's ``article``: a list of ``[first words, last words]`` pairs of non-empty strings (the
+    parts of a saved page a reader reads; :mod:`attention_claims.framework.render.webpage`, which warns when
+    a part is not in the page and shows it unfolded)."""
+    if not isinstance(value, list) or not value or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(w, str) and w.strip() for w in p) for p in value):
+        raise ClaimRecordError(path, None, f"{doc}.article",
+                               'must be a list of ["first words", "last words"] pairs of non-empty strings')

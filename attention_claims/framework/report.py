@@ -233,7 +233,8 @@ def _reading_entry(reading, results, profile, report_dir=None,
         condition={k: v for k, v in (("dtype", reading.dtype), ("device", reading.device),
                                      ("condition", reading.condition)) if v},
         outcome=outcome, checks=[r.nodeid for r in checks], examples=sum(r.examples for r in checks),
-        evidence=_evidence(checks), counterexample=cx, certified=certified, figures=_figures(checks, report_dir),
+        evidence=_evidence(checks), counterexample=cx, certified=certified,
+        certificate_strength=cx.certificate_strength if certified else None, figures=_figures(checks, report_dir),
         kind=reading.kind if outcome == "failed" and not reading.as_stated else None, plots=_plots(checks),
         ran_on=reading_ran_on(ran_on, reading) if ran_on is not None and outcome != "skipped" else None,
         failure_profile=profile, errors=errors)
@@ -247,6 +248,8 @@ def _reason(verdict: str, reason: str, readings: list[ReadingEntry]) -> str:
     failing = [r for r in readings if r.outcome == "failed" and (verdict == "caveat" or r.as_stated)]
     bits = [f"{r.name}: {(r.counterexample.boundary or r.counterexample.message) if r.counterexample else ''}"
             for r in failing[:1]]
+    if verdict == "false" and failing and failing[0].certified:  # the headline says how it was certified
+        reason += f" (certified: {failing[0].certificate_strength})"
     return reason + ". " + "; ".join(bits)
 
 
@@ -545,7 +548,7 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
 
 
 def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURCES_DIR,
-                  formats: tuple[str, ...] = REPORT_FORMATS) -> None:
+                  formats: tuple[str, ...] = REPORT_FORMATS) -> list[str]:
     """Write ``claims.json``, ``claims.md`` and ``claims.html`` atomically, each from
     ``report.to_json()``: the HTML by :func:`~attention_claims.framework.render.render_html` (the source
     documents in ``sources_dir`` annotated with the sentence classification of ``sources_dir/sentences``,
@@ -557,34 +560,48 @@ def write_reports(report: Report, report_dir: Path, *, sources_dir: Path = SOURC
     Every file goes through :class:`~attention_claims.framework.report_folder.ReportFolder`, which
     replaces or deletes only files its manifest says it wrote.
 
+    Returns:
+        One warning line per quote the views cannot place in its document
+        (:func:`~attention_claims.framework.quotes.unplaced`; ``claims.md`` lists them too), and per
+        ``documents.toml`` article part not in its page (:func:`~.render.webpage.usable_parts`): the
+        caller shows them in the terminal.
+
     Raises:
         ReportFolderError: the folder is not the suite's, or a file to write there is someone else's.
         OSError: a file cannot be written.
         SentenceDataError: a sentence classification file is malformed (names the file and entry).
     """
-    write_report_data(report.to_json(), report_dir, sources_dir=sources_dir, formats=formats)
+    return write_report_data(report.to_json(), report_dir, sources_dir=sources_dir, formats=formats)
 
 
 def write_report_data(data: dict, report_dir: Path, *, sources_dir: Path = SOURCES_DIR,
-                      formats: tuple[str, ...] = REPORT_FORMATS) -> None:
+                      formats: tuple[str, ...] = REPORT_FORMATS) -> list[str]:
     """:func:`write_reports` from the ``claims.json`` dict ``data`` (a report built elsewhere: merged
-    from several machines). Raises as :func:`write_reports` does."""
+    from several machines). Returns and raises as :func:`write_reports` does."""
+    from . import quotes
     from .render import load_sources, render_html, render_markdown
     from .sentences import classification_maps, load_all
 
     folder = ReportFolder(report_dir, sources_dir=sources_dir)
     files: dict[str, str] = {}
+    sources = load_sources(sources_dir) if ("md" in formats or "html" in formats) and Path(sources_dir).is_dir() else {}
+    unplaced = quotes.unplaced(data.get("claims", []), sources)
+    articles: dict[str, list[list[str]]] = {}
+    if "html" in formats:
+        from .render.webpage import usable_parts
+
+        articles, problems = usable_parts(sources_dir, sources)
+        unplaced += problems
     if "json" in formats:
         files["claims.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if "md" in formats:
-        files["claims.md"] = render_markdown(data)
+        files["claims.md"] = render_markdown(data, unplaced=unplaced)
     if "html" in formats:
-        sources = load_sources(sources_dir) if Path(sources_dir).is_dir() else {}
         kinds, claim_excerpts = {}, {}
         for doc, entries in load_all(Path(sources_dir) / "sentences").items():
             kinds[doc], claim_excerpts[doc] = classification_maps(entries)
         files["claims.html"] = render_html(data, sources=sources, classification=kinds,
-                                           claim_excerpts=claim_excerpts, report_dir=report_dir)
+                                           claim_excerpts=claim_excerpts, report_dir=report_dir, articles=articles)
     if "md" in formats:
         from .render.model import FIGURES_DIR
 
@@ -592,6 +609,7 @@ def write_report_data(data: dict, report_dir: Path, *, sources_dir: Path = SOURC
         folder.write(files, replace_prefix=f"{FIGURES_DIR}/", replace_suffix=".svg")
     else:
         folder.write(files)
+    return unplaced
 
 
 def plot_svgs(data: dict) -> dict[str, str]:

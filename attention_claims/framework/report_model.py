@@ -99,12 +99,14 @@ class Run:
 
 @dataclass
 class CounterexampleEntry:
-    """The counterexample shown for a failed reading (the certified one first)."""
+    """The counterexample shown for a failed reading (the certified one first). ``certificate_strength``:
+    ``proved`` or ``recomputed`` when ``certified`` (docs/verdicts.md, "Certified"), else ``None``."""
 
     message: str
     example: Any = field(default_factory=dict)
     certified: bool = False
     certificate: str = ""
+    certificate_strength: str | None = None
     boundary: str | None = None
     hypothesis: str | None = None
     reproduce_failure: str | None = None
@@ -119,7 +121,22 @@ class CounterexampleEntry:
             KeyError: ``message`` is missing.
         """
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**{"message": data["message"], **known})
+        entry = cls(**{"message": data["message"], **known})
+        entry.certificate_strength = strength_of_entry(entry.certified, entry.certificate_strength, entry.certificate)
+        return entry
+
+
+def strength_of_entry(certified: bool, strength: str | None, certificate: str) -> str | None:
+    """A certified entry's strength: ``strength`` when stated, else what the certificate's words support
+    (:func:`attention_claims.framework.evidence.certificate_strength_of`; a report written before readings carried
+    the field); ``None`` when not certified."""
+    if not certified:
+        return None
+    if strength is not None:
+        return strength
+    from .evidence import certificate_strength_of
+
+    return certificate_strength_of(certificate)
 
 
 @dataclass
@@ -181,6 +198,7 @@ class ReadingEntry:
     evidence: str
     counterexample: CounterexampleEntry | None
     certified: bool
+    certificate_strength: str | None = None  # proved | recomputed when certified (docs/verdicts.md "Certified")
     figures: list[Figure] = field(default_factory=list)
     kind: str | None = None  # numerical | scope | empirical: set on a failed reading other than the as-stated one
     plots: list[Plot] = field(default_factory=list)
@@ -196,12 +214,15 @@ class ReadingEntry:
             KeyError, TypeError: the entry does not have the schema's fields.
         """
         cx = data.get("counterexample")
+        entry = CounterexampleEntry.from_json(cx) if cx else None
+        certified = bool(data.get("certified"))
+        strength = data.get("certificate_strength") or (entry.certificate_strength if entry else None)
         return cls(name=data["name"], as_stated=bool(data["as_stated"]), statement=data["statement"],
                    condition=dict(data.get("condition") or {}), outcome=data["outcome"],
                    checks=list(data.get("checks", [])), examples=int(data.get("examples", 0)),
                    evidence=data.get("evidence", ""),
-                   counterexample=CounterexampleEntry.from_json(cx) if cx else None,
-                   certified=bool(data.get("certified")),
+                   counterexample=entry, certified=certified,
+                   certificate_strength=strength_of_entry(certified, strength, entry.certificate if entry else ""),
                    figures=[Figure(**f) for f in data.get("figures", [])], kind=data.get("kind"),
                    plots=[Plot(kind=p["kind"], data=p["data"], check=p.get("check", ""))
                           for p in data.get("plots", [])],

@@ -20,6 +20,7 @@ _WHERE = {
     "ModelSpec": "registry",
     "MODELS": "registry",
     "GGUF_FILE": "registry",
+    "MODELS_EXTRA": "registry",
     "model_files": "registry",
     "install_hint": "registry",
     "read_text": "registry",

@@ -51,7 +51,9 @@ from .registry import ModelSpec, file_lock, get_spec, install_hint, model_files,
 #: for every head. 6: above :data:`GESDD_MAX_N` on the CPU the two passes run in lockstep and a float64 head's
 #: spectral measures are certified from the float32 pass's spectrum where they can be
 #: (:func:`certify_from_float32`, the ``*_err`` and ``read_off_float32`` measures); no float64 layer spectra there.
-MEASURE_VERSION = 6
+#: 7: a float64 head whose decision would change with the assumed eigensolver constant :data:`PROOF_FACTOR` times larger
+#: is proved (:func:`prove_head`; the ``proved`` and ``near_threshold`` measures; issue 45).
+MEASURE_VERSION = 7
 
 
 #: machine epsilon of the dtypes a forward pass runs in (from :data:`attention_claims.maths.EPS_LOG2`)
@@ -86,6 +88,11 @@ MEASURES = {
     "energy_top8_err": "half-width of energy_top8's enclosure where read off the float32 pass's spectrum, else 0",
     "read_off_float32": "1 where this float64 head's spectral measures are certified from the float32 pass's "
                         "spectrum and ||A64 - A32||_F (certify_from_float32) instead of computed, else 0",
+    "proved": "1 where this float64 head's spectral measures are proved from its own SVD by a residual bound with "
+              "every constant derived (prove_head, where near_threshold), else 0",
+    "near_threshold": "1 where this float64 head's decision lies near its threshold (not certified from the float32 "
+                      "spectrum, or not with the assumed eigensolver constant PROOF_FACTOR times larger: needs_proof), "
+                      "so that it needs prove_head; a reading is proved only where every such head is proved",
 }
 
 #: The measures that carry an enclosure's half-width (:func:`certify_from_float32`): a reading that compares the
@@ -159,7 +166,7 @@ def _spectral_measures(out: dict[str, np.ndarray], S: np.ndarray, dtype: str, sk
             out["alpha"][layer, h], out["alpha_r2"][layer, h] = _fit(s)
             out["alpha_resolved"][layer, h], out["alpha_resolved_r2"][layer, h] = _fit(s[s > tol])
             out["envelope_c1"][layer, h] = float(np.max(s * idx))
-            for name in (*ENCLOSED.values(), "read_off_float32"):
+            for name in (*ENCLOSED.values(), "read_off_float32", "proved", "near_threshold"):
                 out[name][layer, h] = 0.0
 
 
@@ -554,6 +561,157 @@ def certify_from_float32(s: np.ndarray, own: float, e_f: float, total: float) ->
     return out
 
 
+#: A head's float64 spectral measures are proved (:func:`prove_head`) where some decision rests on the assumed
+#: eigensolver constant: where it would change with ``delta`` ``PROOF_FACTOR`` times larger (:func:`needs_proof`: an
+#: effective rank no longer certified, or the top-10 % energy's enclosure reaching :data:`ENERGY_THRESHOLD`). 100: a
+#: textbook O(N^2 u) Householder backward error is about 10 times the assumed ``delta`` at N = 2048 (issue 45).
+PROOF_FACTOR = 100.0
+
+#: The per-head energy threshold a reading compares ``energy_top10`` with (引理 11.34: more than 80 % of the energy).
+ENERGY_THRESHOLD = 0.8
+
+
+def _gamma(n: int) -> float:
+    """Higham's ``gamma_n = n u / (1 - n u)``, ``u = 2^-53`` the unit roundoff of float64 (*Accuracy and
+    Stability of Numerical Algorithms*, 2nd ed., Lemma 3.1).
+
+    Raises:
+        ValueError: ``n u >= 1`` (the bound does not exist).
+    """
+    nu = n * 2.0 ** -53
+    if nu >= 1:
+        raise ValueError(f"gamma_{n}: n u = {nu} >= 1")
+    return nu / (1 - nu)
+
+
+def _fro_up(x: np.ndarray) -> float:
+    """An upper bound of ``||x||_F`` computed in float64: the sum of the ``n`` squares carries at most
+    ``gamma_(n+1)`` relative error (each square one rounding, the sum ``n - 1``; Higham Lemma 3.1 and §4.2), the
+    square root one more rounding, and the ``n`` squares that may underflow add at most ``n 2^-1074``."""
+    flat = np.asarray(x, dtype=np.float64).reshape(-1)
+    n = flat.size
+    return math.sqrt(float(flat @ flat) * (1 + _gamma(n + 1)) + n * 2.0 ** -1074) * (1 + 2.0 ** -52)
+
+
+#: Outward widening of the last few floating-point operations of :func:`prove_head`'s enclosures (each at most
+#: ten roundings of relative size ``u``; ``(1 + u)^10 < 1 + 11 u``, rounded up to 64 u).
+_WIDEN = 64 * 2.0 ** -53
+
+
+def residual_bound(a: np.ndarray, svd=None) -> tuple[np.ndarray, float]:
+    """The singular values ``s`` (descending, float64) of one ``(N, M)`` float64 matrix ``a`` and a rigorous upper
+    bound ``e`` of ``||a - A'||_F`` for a matrix ``A'`` whose singular values are exactly ``s``, every constant
+    derived (no assumed backward error of the solver).
+
+    Mathematics (issue 45). From a computed SVD ``U, s, Vᵀ`` (``svd(a)``, default LAPACK gesdd with vectors):
+
+    - the residual ``E0 = a - U diag(s) Vᵀ`` is bounded by its computed value ``R = fl(a - fl(fl(U diag s) Vᵀ))``:
+      ``||E0||_F <= (1 + gamma_1) ||R||_F + gamma_p ||P||_F ||Vᵀ||_F + gamma_1 ||P||_F ||Vᵀ||_F``,
+      ``P = fl(U diag s)``, ``p = min(N, M)`` (Higham §3.5: ``|fl(PVᵀ) - PVᵀ| <= gamma_p |P||Vᵀ|``, and
+      ``|| |X||Y| ||_F <= ||X||_F ||Y||_F``);
+    - the orthogonality defects ``omega_U >= ||UᵀU - I||_2`` and ``omega_V >= ||VᵀV - I||_2`` are the computed
+      ``||fl(UᵀU) - I||_F`` plus ``gamma_N ||U||_F^2`` (the product's rounding, ``|| |U|ᵀ|U| ||_F <= ||U||_F^2``);
+    - the polar factor ``Q_U`` of ``U`` (orthonormal columns) has ``||U - Q_U||_2 = max_i |sigma_i(U) - 1| <=
+      max_i |sigma_i(U)^2 - 1| <= omega_U`` (Higham §8.1, the polar decomposition), and so for ``V``;
+    - ``A' = Q_U diag(s) Q_Vᵀ`` has singular values exactly ``s`` and ``a - A' = E0 + (U - Q_U) diag(s) Vᵀ +
+      Q_U diag(s) (V - Q_V)ᵀ``, so ``||a - A'||_F <= ||E0||_F + ||s||_2 (omega_U sqrt(1 + omega_V) + omega_V)``.
+
+    Then (Weyl; Ky Fan, as in :func:`certify_from_float32`) ``|sigma_i(a) - s_i| <= e`` and every
+    ``sqrt(sum_{i<=k} sigma_i(a)^2)`` is within ``e`` of ``sqrt(sum_{i<=k} s_i^2)``. Cost: one SVD with vectors and
+    three ``N^3`` products (about 13 s a head at N = 2048 on one busy core; docs/performance.md).
+
+    Args:
+        a: ``(N, M)`` float64, finite.
+        svd: ``a -> (U (N, p), s (p,), Vᵀ (p, M))``; default ``numpy.linalg.svd(a, full_matrices=False)``. A test
+            passes a planted solver.
+
+    Raises:
+        ValueError: ``a`` is not a finite 2-D array, or the computed factors are too far from orthonormal
+            (``omega >= 1``: nothing can be proved).
+        numpy.linalg.LinAlgError: the SVD did not converge.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim != 2 or not np.all(np.isfinite(a)):
+        raise ValueError(f"residual_bound: a must be a finite 2-D array, got shape {a.shape}")
+    U, s, Vt = (svd or (lambda x: np.linalg.svd(x, full_matrices=False)))(a)
+    U, s, Vt = (np.asarray(x, dtype=np.float64) for x in (U, s, Vt))
+    if np.any(s < 0) or np.any(np.diff(s) > 0):
+        raise ValueError("residual_bound: the solver's singular values are not non-negative and descending")
+    N, p = U.shape
+    P = U * s
+    R = a - P @ Vt
+    fP, fVt = _fro_up(P), _fro_up(Vt)
+    e0 = (1 + _gamma(1)) * _fro_up(R) + (_gamma(p) + _gamma(1)) * fP * fVt
+    fU = _fro_up(U)
+    eye = np.eye(p)
+    omega_u = _fro_up(U.T @ U - eye) * (1 + _gamma(1)) + _gamma(N) * fU * fU
+    omega_v = _fro_up(Vt @ Vt.T - eye) * (1 + _gamma(1)) + _gamma(Vt.shape[1]) * fVt * fVt
+    if not (omega_u < 1 and omega_v < 1):
+        raise ValueError(f"residual_bound: computed factors not orthonormal enough (omega {omega_u:.3g}, {omega_v:.3g})")
+    e = (e0 + _fro_up(s) * (omega_u * math.sqrt(1 + omega_v) + omega_v)) * (1 + _WIDEN)
+    return s, e
+
+
+def prove_head(a: np.ndarray, svd=None) -> dict[str, float] | None:
+    """:func:`certify_from_float32`'s measures of one ``(N, N)`` float64 head ``a``, proved from its own SVD by
+    :func:`residual_bound` (every constant derived), or ``None`` when an effective rank's crossing lies inside the
+    enclosure (the rank is then not proved).
+
+    Every cumulative energy ``C(k)`` of ``a`` lies in ``[max(sqrt(c_k (1 - g)) - e, 0)^2, (sqrt(c_k (1 + g)) + e)^2]``,
+    ``c_k`` the computed ``sum_{i<=k} s_i^2`` (``g = gamma_(N+1)``, its rounding), and the total ``||a||_F^2`` within
+    ``gamma_(N^2+1)`` relative of its computed value; the effective ranks, the top-10 % and top-8 % energies and
+    ``sigma_1`` follow as in :func:`certify_from_float32` (``sigma_1`` within ``e`` of ``s_1``, Weyl). Enclosures
+    are widened by 64 u relative for their own last roundings.
+
+    Returns:
+        the keys of :func:`certify_from_float32`'s result plus ``"proved": 1.0``, or ``None``.
+
+    Raises:
+        ValueError, numpy.linalg.LinAlgError: as :func:`residual_bound`.
+    """
+    s, e = residual_bound(a, svd)
+    N = s.size
+    if N == 0 or s[0] <= 0:
+        return None
+    g = _gamma(N + 1)
+    cum = np.cumsum(s * s)
+    c_lo = np.maximum(np.sqrt(cum * (1 - g)) - e, 0.0) ** 2 * (1 - _WIDEN)
+    c_hi = (np.sqrt(cum * (1 + g)) + e) ** 2 * (1 + _WIDEN)
+    flat = a.reshape(-1)
+    total = float(flat @ flat)
+    gt = _gamma(flat.size + 1) + _WIDEN
+    t_lo, t_hi = total * (1 - gt), total * (1 + gt)
+    out: dict[str, float] = {}
+    for tau in TAUS:
+        r = min(int(np.searchsorted(cum, tau * cum[-1])) + 1, N)
+        below = 0.0 if r == 1 else float(c_hi[r - 2])
+        if not (below < tau * t_lo and float(c_lo[r - 1]) > tau * t_hi):
+            return None
+        out[f"eff_rank_{round(tau * 100)}"] = float(r)
+    for name, fraction in (("energy_top10", TOP_FRACTION), ("energy_top8", 0.08)):
+        k = math.ceil(fraction * N)
+        lo, hi = float(c_lo[k - 1]) / t_hi * (1 - _WIDEN), min(float(c_hi[k - 1]) / t_lo * (1 + _WIDEN), 1.0)
+        out[name], out[f"{name}_err"] = _midpoint_and_half_width(lo, hi)
+    lo, hi = max(float(s[0]) - e, 0.0) * (1 - _WIDEN), (float(s[0]) + e) * (1 + _WIDEN)
+    out["sigma_max"], out["sigma_max_err"] = _midpoint_and_half_width(lo, hi)
+    out["proved"] = 1.0
+    return out
+
+
+def needs_proof(s: np.ndarray, own: float, e_f: float, total: float, certified: dict[str, float]) -> bool:
+    """Whether a head whose float64 measures :func:`certify_from_float32` gave (``certified``, from the float32
+    singular values ``s``, their assumed bound ``own``, ``e_f`` and ``total`` as there) decides close to a threshold
+    with respect to the assumed eigensolver constant: whether its decisions would change were ``delta`` (so ``own``)
+    :data:`PROOF_FACTOR` times larger, everything else kept: an effective rank no longer certified, or the top-10 %
+    energy's enclosure reaching :data:`ENERGY_THRESHOLD`. Such a head is proved by :func:`prove_head`; the others keep
+    their decisions under any eigensolver error up to 100 times the assumed one (a textbook O(N^2 u) bound is about
+    10 times it at N = 2048). Costs one more :func:`certify_from_float32` (O(N))."""
+    wide = certify_from_float32(s, PROOF_FACTOR * own, e_f, total)
+    if wide is None or any(wide[k] != certified[k] for k in ("eff_rank_90", "eff_rank_95")):
+        return True
+    return abs(wide["energy_top10"] - ENERGY_THRESHOLD) <= wide["energy_top10_err"]
+
+
 def _midpoint_and_half_width(lo: float, hi: float) -> tuple[float, float]:
     """``(m, r)`` with ``[lo, hi]`` inside ``[m - r, m + r]`` as a reading computes them in floating point: the
     half-width widened by four units in the last place of the larger end (``(lo + hi) / 2 + (hi - lo) / 2``
@@ -735,7 +893,10 @@ def _head_pair(q32: _QueuedLayer, q64: _QueuedLayer, h: int, method: str):
     """Head ``h`` of one layer of both forward passes (the passes in lockstep, :func:`_measure_passes_lockstep`):
     the float32 pass's head as :func:`_head` (its singular values and scalars), and the float64 pass's scalars
     with either its spectral measures certified from the float32 head's spectrum (:func:`certify_from_float32`,
-    from ``||A64 - A32||_F`` and ``||A64||_F^2``) or, where they cannot be, its own singular values.
+    from ``||A64 - A32||_F`` and ``||A64||_F^2``; proved from its own SVD by :func:`prove_head` instead where a
+    decision would change with the assumed constant :data:`PROOF_FACTOR` times larger, :func:`needs_proof`) or,
+    where they cannot be,
+    its own singular values.
 
     Returns ``((s32, scalars32), (s64, scalars64, certified))``: ``s64`` is ``None`` exactly when ``certified``
     (the dict :func:`certify_from_float32` returns) is not."""
@@ -756,7 +917,14 @@ def _head_pair(q32: _QueuedLayer, q64: _QueuedLayer, h: int, method: str):
     s32 = _spectrum(a, g, scalars32["upper_max"], method)
     certified = None
     if math.isfinite(e_f) and math.isfinite(total) and np.all(np.isfinite(s32)):
-        certified = certify_from_float32(s32, own_energy_bound(s32), e_f, total)
+        own = own_energy_bound(s32)
+        certified = certify_from_float32(s32, own, e_f, total)
+    # a head whose decision is close to its threshold (not certified from the float32 spectrum, or not with the
+    # assumed constant PROOF_FACTOR times larger) is proved from its own SVD where it can be (issue 45)
+    near = certified is None or needs_proof(s32, own, e_f, total, certified)
+    scalars64["near_threshold"] = float(near)
+    if near and np.all(np.isfinite(b)):
+        certified = prove_head(b) or certified
     s64 = None if certified is not None else _spectrum(b, g, scalars64["upper_max"], method)
     return (s32, scalars32), (s64, scalars64, certified)
 
@@ -985,7 +1153,11 @@ def _layer_part(scalars: list[dict[str, float]], S: np.ndarray, dtype: str, meth
             for name, value in c.items():
                 part[name][0, h] = value
             part["rank_tol"][0, h] = c["sigma_max"] * N * EPS[dtype]
-            part["read_off_float32"][0, h] = 1.0
+            part["read_off_float32"][0, h] = 1.0 - c.get("proved", 0.0)
+            part["proved"][0, h] = c.get("proved", 0.0)
+    for h, sc in enumerate(scalars):
+        if "near_threshold" in sc:
+            part["near_threshold"][0, h] = sc["near_threshold"]
     if method == "gram":
         for name in GRAM_UNRESOLVED:
             part[name][:] = math.nan
@@ -996,7 +1168,7 @@ def _layer_part(scalars: list[dict[str, float]], S: np.ndarray, dtype: str, meth
 #: ``rank_tol`` from its ``sigma_max`` and ``read_off_float32`` = 1); with the matrix scalars and
 #: :data:`GRAM_UNRESOLVED` (NaN on the Gram route) they are every one of :data:`MEASURES`.
 READ_OFF = ("sigma_max", "rank_tol", "eff_rank_90", "eff_rank_95", "energy_top10", "energy_top8",
-            *ENCLOSED.values(), "read_off_float32")
+            *ENCLOSED.values(), "read_off_float32", "proved", "near_threshold")
 
 
 class _PassStopped(Exception):

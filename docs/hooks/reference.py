@@ -22,33 +22,12 @@ CLI_MARKER = "<!-- cli-help -->"
 
 
 def defining_modules(package: str) -> dict[str, list[str]]:
-    """Module path -> the names of ``package.__all__`` it defines, in the order of ``__all__``.
+    """Module path -> the names of ``package.__all__`` it defines, in the order of ``__all__``: the grouping of
+    ``attention-claims reference`` (:func:`attention_claims.tools.reference.defining_modules`), so the site and
+    the command a wheel user runs list the same names under the same modules."""
+    from attention_claims.tools.reference import defining_modules as grouped
 
-    A package with a lazy re-export (``_WHERE``, :func:`attention_claims._lazy.lazy_exports`) says where
-    each name lives; otherwise griffe follows the package's imports statically. A name that is itself a
-    module (``testkit.profiles``) is grouped under its parent package.
-
-    Raises:
-        KeyError: a name of ``__all__`` that the package does not define (griffe finds no such member).
-    """
-    pkg = importlib.import_module(package)
-    where = getattr(pkg, "_WHERE", None)
-    tree = None
-    if where is None:
-        import griffe
-
-        tree = griffe.load(package, resolve_aliases=True, resolve_external=False)
-    groups: dict[str, list[str]] = {}
-    for name in pkg.__all__:
-        if where is not None:
-            module = f"{package}.{where[name]}"
-        else:
-            member = tree[name]
-            path = member.target_path if member.is_alias else member.path
-            module = path.rsplit(".", 1)[0]
-        groups.setdefault(module, []).append(name)
-    order = [f"{package}.{m}" for m in getattr(pkg, "MODULES", ())]  # the package's own order of its concepts
-    return dict(sorted(groups.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+    return grouped(package)
 
 
 def directive(module: str, name: str) -> str:
@@ -102,13 +81,12 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001
 
 # -- griffe extension (mkdocs.yml: the python handler's ``extensions``) ------------------------------------
 
-_ROLE = re.compile(r":(?:func|class|mod|data|attr|meth|exc|obj|const):`~?([^`]+)`")
-
-
 def plain_roles(text: str) -> str:
-    """The docstrings' Sphinx cross-reference roles (``:func:`x```, ``:mod:`~a.b```) as Markdown code spans
-    (`` `x` ``), which is what mkdocstrings shows; any other text is left as it was."""
-    return _ROLE.sub(lambda m: f"`{m.group(1)}`", text)
+    """The docstrings' Sphinx cross-reference roles as Markdown code spans
+    (:func:`attention_claims.tools.reference.plain_roles`, which ``attention-claims reference`` uses too)."""
+    from attention_claims.tools.reference import plain_roles as plain
+
+    return plain(text)
 
 
 try:

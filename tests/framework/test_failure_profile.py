@@ -105,7 +105,7 @@ def test_profile_through_the_plugin_to_every_report(planted):
     md = (run.report_dir / "claims.md").read_text(encoding="utf-8")
     assert "**Failure profile** (generic): fails in 30 of 30 draws at N=512, d=64. planted" in md
     assert "[generic: 30/30 at N=512, d=64]" in md  # in the claim's summary line
-    assert "  f  planted failure [generic: 30/30 at N=512, d=64]" in run.result.stdout.lines
+    assert "  f  recomputed: planted failure [generic: 30/30 at N=512, d=64]" in run.result.stdout.lines
 
 
 def test_terminal_line_keeps_the_profile_when_cut():

@@ -190,6 +190,9 @@ BATCH2_FALSEHOODS = [
       claimed={"rank": "distinct - 1"}),
     V("inner-products-dim-rank-minus-1", "reply-inner-products-express-any-pairing", ("exact",),
       claimed={"sufficient_dim": "rank - 1"}),
+    # one dimension short of min(N, M): caught only on a full-rank target, which a drawn (not product) matrix is
+    V("inner-products-dim-min-n-m-minus-1", "reply-inner-products-express-any-pairing", ("exact",),
+      claimed={"sufficient_dim": "min(N, M) - 1"}),
     V("mixed-heads-rank-n-minus-1", "forward-backward-mixed-heads", ("exact",), claimed={"rank": "N - 1"}),
     # 引理 11.35's T -> infinity limit off by one in the denominator
     V("temperature-uniform-limit-1-over-n-minus-1", "lemma-11-35-temperature-limits", ("unique-maximum",),

@@ -494,7 +494,7 @@ def test_the_last_lines_are_the_false_claims_and_the_tally(planted):
     run = planted(rec, files)
     assert run.result.ret == 0, run.result.stdout.str()
     lines = run.result.outlines
-    assert lines[-3:-1] == ["false claims (1):", "  c  planted failure"]
+    assert lines[-3:-1] == ["false claims (1):", "  c  recomputed: planted failure"]
     assert lines[-1].startswith("verdicts: 1 false, 1 true; report: ")
     assert not any(line.startswith("XFAIL") for line in lines)  # no -ra forced
     verbose = planted(rec, files, args=["-v"])

@@ -359,9 +359,10 @@ def test_another_folder_under_the_same_key_is_measured_again(tmp_path, isolated_
     assert two.get("eff_rank_90").shape[0] == 2 and three.get("eff_rank_90").shape[0] == 3
 
 
+@pytest.mark.parametrize("factor", [100.0, 1e300])
 @pytest.mark.parametrize("family", ["llama", "bert"])
 def test_the_passes_in_lockstep_keep_every_float32_value_and_certify_or_compute_every_float64_one(
-        registered, monkeypatch, family):
+        registered, monkeypatch, family, factor):
     """Issue 37: above GESDD_MAX_N on the CPU a measurement runs its two forward passes layer by layer in lockstep
     and reads a float64 head's spectral measures off the float32 head's spectrum where the Ky Fan bound certifies
     them. Against the two passes run one after the other: every float32 measure and layer spectrum bitwise the
@@ -371,6 +372,7 @@ def test_the_passes_in_lockstep_keep_every_float32_value_and_certify_or_compute_
 
     key = registered[family].key
     monkeypatch.setattr(measurement, "GESDD_MAX_N", 32)
+    monkeypatch.setattr(measurement, "PROOF_FACTOR", factor)  # 1e300: every head proved (issue 45)
     seq = {dt: measurement.measure_layers(key, 64, None, dt) for dt in ("float32", "float64")}
     steps = []
     both = measurement._measure_passes_lockstep(key, 64, None, lambda: steps.append(1))
@@ -381,9 +383,15 @@ def test_the_passes_in_lockstep_keep_every_float32_value_and_certify_or_compute_
         np.testing.assert_array_equal(heads["float32"][name], seq["float32"][0][name], err_msg=name)
     new, old = heads["float64"], seq["float64"][0]
     read = new["read_off_float32"] == 1
-    assert read.any()  # these heads' passes differ by ~1e-7: the float32 spectrum certifies them
+    assert read.any() or factor > 100  # these heads' passes differ by ~1e-7: the float32 spectrum certifies them
     for name in ("row_sum_err", "upper_max", "diag_min", "logdet", "eff_rank_90", "eff_rank_95"):
         np.testing.assert_array_equal(new[name], old[name], err_msg=name)
+    proved = new["proved"] == 1  # issue 45: a head near its threshold, proved from its own SVD (prove_head)
+    assert not (proved & read).any() and (~(proved | read) <= (new["near_threshold"] == 1)).all()
+    assert (proved <= (new["near_threshold"] == 1)).all()
+    if factor > 100:  # every head counts as near its threshold: each is proved (the tiny heads all can be)
+        assert proved.all() and (new["near_threshold"] == 1).all()
+    read = read | proved  # both carry an enclosure
     rounding = 2 * 64 * measurement.gram_resolution(64) ** 2  # the computed energies' own bound (Gram route)
     for name, err in measurement.ENCLOSED.items():
         np.testing.assert_array_equal(new[name][~read], old[name][~read], err_msg=name)

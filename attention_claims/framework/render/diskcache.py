@@ -68,6 +68,8 @@ from ..._cache import files_digest, mark_dir, prune_oldest, read_checked, truste
 __all__ = ["memo", "render_digest", "render_cache_dir", "cached", "cached_object", "BYTECODE", "KEEP_DIGESTS", "KEEP_ENTRIES"]
 
 PACKAGE = Path(__file__).parent
+QUOTES = PACKAGE.parent / "quotes.py"
+"""The quote matcher's module, outside this package, whose code the annotated documents depend on too."""
 KEEP_DIGESTS = 4
 """How many code versions' folders ``<cache root>/render/`` keeps (other worktrees, recent edits)."""
 KEEP_ENTRIES = 2048
@@ -83,6 +85,7 @@ def render_digest() -> str:
         OSError: a module or template cannot be read.
     """
     files = sorted(PACKAGE.glob("*.py")) + sorted(p for p in (PACKAGE / "templates").iterdir() if p.is_file())
+    files.append(QUOTES)  # where the views place a quote (annotate's matcher)
     return files_digest(files) + "-" + jinja2.__version__
 
 

@@ -18,10 +18,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .. import quotes
+from . import latex
 from .model import worst_verdict
 from .texmd import MASK, find_math, mask_math
 
-__all__ = ["Sentence", "Block", "AnnotatedDocument", "annotate", "locate", "is_html", "html_text"]
+__all__ = ["Sentence", "Block", "AnnotatedDocument", "annotate", "locate", "is_html", "html_text", "FURNITURE"]
+
+FURNITURE = "page furniture"
+"""The line a web page's blocks outside its article are folded under."""
+
+_TEX_HEADING = re.compile(r"[ \t]*\\(section|subsection|subsubsection|paragraph)\*?\{([^{}]*)\}[ \t]*"
+                          r"(?:\\label\{[^{}]*\}[ \t]*)?")
 
 
 @dataclass
@@ -45,7 +53,8 @@ class Sentence:
 @dataclass
 class Block:
     """A block of the document. ``kind``: ``h1``..``h6``, ``p``, ``li``, ``quote``, ``table``, ``code``,
-    ``hr``. ``rows``: for a table, rows of cells; otherwise one row of one or more parts (a quote
+    ``hr``, or ``fold``: text shown folded under the line ``label`` (a LaTeX preamble or comment, its
+    source in ``code``; page furniture, its blocks in ``children``). ``rows``: for a table, rows of cells; otherwise one row of one or more parts (a quote
     has one part per line). Each part is a list of sentences. ``depth``: list nesting level."""
 
     kind: str
@@ -53,6 +62,7 @@ class Block:
     depth: int = 0
     code: str = ""
     label: str = ""
+    children: list[Block] = field(default_factory=list)
 
 
 @dataclass
@@ -64,6 +74,8 @@ class AnnotatedDocument:
     blocks: list[Block]
     sentences: list[Sentence]
     unlocated: list[str]
+    macros: dict[str, str] = field(default_factory=dict)
+    """A LaTeX document's own macros for KaTeX's ``macros`` option (:func:`.latex.layout`)."""
 
     @property
     def lang(self) -> str:
@@ -242,9 +254,9 @@ def _lines(masked: str) -> list[tuple[int, int]]:
 
 
 def _parse_blocks(text: str, masked: str, display_ends: set[int]) -> list[tuple[str, list[list[tuple[int, int]]], int,
-                                                                                   str]]:
-    """``(kind, rows of part ranges, depth, extra)`` for every block (sentences not yet cut)."""
-    blocks: list[tuple[str, list[list[tuple[int, int]]], int, str]] = []
+                                                                                   str, int]]:
+    """``(kind, rows of part ranges, depth, extra, start offset)`` for every block (sentences not yet cut)."""
+    blocks: list[tuple[str, list[list[tuple[int, int]]], int, str, int]] = []
     lines = _lines(masked)
     i = 0
     para: list[int] | None = None  # [start, end, kind-index]
@@ -252,7 +264,7 @@ def _parse_blocks(text: str, masked: str, display_ends: set[int]) -> list[tuple[
     def flush():
         nonlocal para
         if para is not None:
-            blocks.append((para[2], [[(para[0], para[1])]], para[3], ""))
+            blocks.append((para[2], [[(para[0], para[1])]], para[3], "", para[0]))
             para = None
 
     while i < len(lines):
@@ -269,17 +281,17 @@ def _parse_blocks(text: str, masked: str, display_ends: set[int]) -> list[tuple[
             while j < len(lines) and not masked[lines[j][0]:lines[j][1]].strip().startswith("```"):
                 j += 1
             body_end = lines[j - 1][1] if j > i + 1 else lines[i][1]
-            blocks.append(("code", [], 0, text[lines[i][1] + 1:body_end] if j > i + 1 else ""))
+            blocks.append(("code", [], 0, text[lines[i][1] + 1:body_end] if j > i + 1 else "", a))
             i = j + 1
             continue
         m = _HEADING.match(line)
         if m:
             flush()
-            blocks.append((f"h{len(m.group(1))}", [[(a + m.end(), b)]], 0, ""))
+            blocks.append((f"h{len(m.group(1))}", [[(a + m.end(), b)]], 0, "", a))
             i += 1
             continue
         if _HR.match(line) and para is None:
-            blocks.append(("hr", [], 0, ""))
+            blocks.append(("hr", [], 0, "", a))
             i += 1
             continue
         if stripped.startswith(">"):
@@ -290,7 +302,7 @@ def _parse_blocks(text: str, masked: str, display_ends: set[int]) -> list[tuple[
                 off = masked.index(">", la) + 1
                 parts.append((off, lb))
                 i += 1
-            blocks.append(("quote", [parts], 0, ""))
+            blocks.append(("quote", [parts], 0, "", a))
             continue
         if stripped.startswith("|"):
             flush()
@@ -308,7 +320,7 @@ def _parse_blocks(text: str, masked: str, display_ends: set[int]) -> list[tuple[
                         cells.pop()
                     rows.append(cells)
                 i += 1
-            blocks.append(("table", rows, 0, ""))
+            blocks.append(("table", rows, 0, "", a))
             continue
         m = _LIST.match(line)
         if m:
@@ -330,17 +342,10 @@ def _parse_blocks(text: str, masked: str, display_ends: set[int]) -> list[tuple[
 
 
 def locate(text: str, quote: str) -> list[tuple[int, int]]:
-    """Every ``(start, end)`` where ``quote`` occurs verbatim in ``text`` (non-overlapping)."""
-    out, pos = [], 0
-    quote = quote.strip()
-    if not quote:
-        return out
-    while True:
-        k = text.find(quote, pos)
-        if k < 0:
-            return out
-        out.append((k, k + len(quote)))
-        pos = k + len(quote)
+    """Every ``(start, end)`` where ``quote`` occurs in ``text`` verbatim up to white space
+    (non-overlapping): :func:`attention_claims.framework.quotes.find`, the matcher ``attention-claims new``
+    and the record loader use."""
+    return quotes.find(text, quote)
 
 
 def _claim_spans(name: str, text: str, claims: list[dict]) -> tuple[list[tuple[int, int, str, str]], list[str]]:
@@ -365,7 +370,8 @@ def _overlaps(masked: str, a: int, b: int, qa: int, qb: int) -> bool:
 
 def annotate(name: str, text: str, claims: list[dict],
              classification: Mapping[str, str] | None = None,
-             claim_excerpts: Mapping[str, str] | None = None) -> AnnotatedDocument:
+             claim_excerpts: Mapping[str, str] | None = None,
+             article: list[tuple[int, int]] | None = None) -> AnnotatedDocument:
     """Parse document ``name`` (raw Markdown ``text``) and mark its sentences.
 
     Args:
@@ -379,12 +385,26 @@ def annotate(name: str, text: str, claims: list[dict],
             carries a claim. Excerpts not found are ignored.
         claim_excerpts: optional ``{verbatim excerpt: claim id}``: sentences that state a claim whose
             record quotes other words (``kind = "claim"`` in ``sources/sentences/``); marked like a quote.
+        article: optional ``(start, end)`` ranges of ``text`` a reader reads (a saved page's article and
+            replies, :mod:`.webpage`); the blocks outside them are folded under a :data:`FURNITURE` block.
+            An HTML document without one gets readability-lxml's article
+            (:func:`.webpage.extracted_parts`). Sentences are cut and numbered as without it.
+
+    A LaTeX document (:func:`.latex.is_tex`) is cut with its preamble, its comment lines and what follows
+    ``\\end{document}`` blanked (shown as ``fold`` blocks, :func:`.latex.layout`), its formulas found
+    with ``latex=True`` (:func:`.texmd.find_math`), its sectioning commands as headings, and a sentence
+    a reader does not see (``\\maketitle``) shown but not counted; its macros are the result's
+    ``macros``.
 
     Returns:
         The :class:`AnnotatedDocument`; ``unlocated`` lists ids whose quote is not in ``text``.
     """
-    spans = find_math(text)
-    masked = mask_math(text, spans)
+    tex = latex.layout(text) if latex.is_tex(name) else None
+    base = text
+    if tex is not None:
+        base = latex.blank(text, [*tex.folds, *latex.comments(text)])
+    spans = find_math(base, latex=tex is not None)
+    masked = mask_math(base, spans)
     if is_html(name):
         masked = _mask_markup(masked)
     display_ends = {s.end for s in spans if s.display}
@@ -404,15 +424,21 @@ def annotate(name: str, text: str, claims: list[dict],
             s.verdict = worst_verdict([verdict_of.get(c, "unchecked") for c in s.claims])
             if not s.claims:
                 s.kind = next((k for qa, qb, k in kind_spans if _overlaps(masked, sa, sb, qa, qb)), None)
-            if s.claims or masked[sa:sb].strip(" *#|-=>" + MASK):
+            if (s.claims or masked[sa:sb].strip(" *#|-=>" + MASK)) and (
+                    tex is None or s.claims or any(ch == MASK for ch in masked[sa:sb])
+                    or latex.prose(text[sa:sb], tex).strip()):
                 sentences.append(s)
+                part.append(s)
+            elif tex is not None and not s.claims:  # a command a reader does not see (\maketitle): shown, not counted
+                s.index = -1
                 part.append(s)
             elif any(ch == MASK for ch in masked[sa:sb]):  # a lone formula: shown, not counted
                 s.index = -1
                 part.append(s)
         return part
 
-    for kind, rows, depth, extra in _parse_blocks(text, masked, display_ends):
+    placed: list[tuple[int, int, Block]] = []  # (start, end, block)
+    for kind, rows, depth, extra, start in _parse_blocks(text, masked, display_ends):
         label = ""
         if kind == "quote" and rows and rows[0]:
             first = masked[rows[0][0][0]:rows[0][0][1]].strip()
@@ -420,5 +446,40 @@ def annotate(name: str, text: str, claims: list[dict],
             if m:
                 label = m.group(1).upper()
                 rows = [rows[0][1:]]
-        blocks.append(Block(kind, [[cut(a, b) for a, b in row] for row in rows], depth, extra, label))
-    return AnnotatedDocument(name, text, blocks, sentences, sorted(set(unlocated)))
+        end = max((b for row in rows for _a, b in row), default=start)
+        if tex is not None and kind == "p" and rows and rows[0]:
+            a, b = rows[0][0]
+            m = _TEX_HEADING.match(text, a)
+            if m and m.end() <= b:
+                level = {"section": 2, "subsection": 3, "subsubsection": 4, "paragraph": 5}[m.group(1)]
+                number = tex.headings.get(a + len(m.group(0)) - len(m.group(0).lstrip()), "")
+                placed.append((start, m.end(), Block(f"h{level}", [[cut(m.start(2), m.end(2))]], 0, "", number)))
+                if not masked[m.end():b].strip():
+                    continue
+                rows, start = [[(m.end(), b)]], m.end()
+        placed.append((start, end, Block(kind, [[cut(a, b) for a, b in row] for row in rows], depth, extra, label)))
+    if tex is not None:
+        placed += [(a, b, Block("fold", [], 0, text[a:b], label)) for a, b, label in tex.folds]
+        placed.sort(key=lambda p: p[0])
+    if article is None and is_html(name):
+        from .webpage import extracted_parts
+
+        article = extracted_parts(text)
+    if article:
+        for block_start, block_end, block in placed:
+            inside = any(a <= block_start < b or (block_start < b and a < max(block_end, block_start + 1))
+                         for a, b in article)
+            if inside:
+                blocks.append(block)
+            elif blocks and blocks[-1].kind == "fold" and blocks[-1].label.startswith(FURNITURE):
+                blocks[-1].children.append(block)
+            else:
+                blocks.append(Block("fold", [], label=FURNITURE, children=[block]))
+        for b in blocks:
+            if b.kind == "fold" and b.children:
+                held = {c for child in b.children for row in child.rows for part in row for s in part for c in s.claims}
+                if held:  # never silent: a claim quoted from the furniture (a sidebar's reply) is announced
+                    b.label = f"{FURNITURE} (holds {len(held)} claim{'s' if len(held) > 1 else ''})"
+    else:
+        blocks = [block for _a, _b, block in placed]
+    return AnnotatedDocument(name, text, blocks, sentences, sorted(set(unlocated)), dict(tex.macros) if tex else {})

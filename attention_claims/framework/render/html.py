@@ -16,7 +16,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from ..trust import trust_lines
-from . import assets, diskcache, model, plots
+from . import assets, diskcache, latex, model, plots
 from .documents import AnnotatedDocument, annotate, html_text, is_html
 from .texmd import plain_text, render_inline, render_tex
 
@@ -39,6 +39,7 @@ def environment() -> jinja2.Environment:
     # "lam**n" is Python's power, not Markdown emphasis: escaped, never parsed
     env.filters["verbatim"] = lambda t: escape(t or "")
     env.filters["tojson_compact"] = model.example_json
+    env.filters["certified_word"] = model.certified_word
     env.globals.update(VERDICT_COLOURS=plots.VERDICT_COLOURS)
     return env
 
@@ -119,6 +120,7 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         p["label"] = model.document_label(p["document"])
         p["url"] = model.document_url(p["document"])
         p["anchor"] = sentence_of.get((p["document"], claim["id"]))
+        p["latex"] = latex.is_tex(p["document"]) or None  # a LaTeX source's quote reads as its view shows it
     readings = []
     for r in claim.get("readings", []):
         figs = [dict(f, src=_figure_src(f, report_dir)) if _figure_file(f, report_dir) is not None else
@@ -138,7 +140,8 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         "one_line": model.one_line_counterexample(claim), "reason": model.reason_text(claim),
         "decided": model.decided_text(claim), "profile": model.claim_failure_profile(claim),
         "profile_text": model.failure_profile_text(model.claim_failure_profile(claim)),
-        "search": plain_text(search), "severity": model.SEVERITY.get(claim["verdict"], 9),
+        "search": plain_text(search), "severity": model.SEVERITY.get(model.status(claim), 9),
+        "status": model.status(claim),
         "plots_svg": [(p["kind"], Markup(plots.render_plot(p))) for p in claim.get("plots", [])],
     }
 
@@ -173,7 +176,10 @@ def _sentence_html(doc: AnnotatedDocument, s, slug: str, state: dict, titles: Ma
     """One sentence as a ``<span>`` whose id is ``<slug>-s<index>`` (``slug``: :func:`.model.document_slug`);
     every name in it (claim ids, verdicts, titles, the not-a-claim kind) escaped for an attribute."""
     raw = doc.text[s.start:s.end]
-    body = render_inline(html_text(raw) if is_html(doc.name) else raw, state)  # an HTML page: its text
+    if latex.is_tex(doc.name):  # a LaTeX source: its prose as a reader sees it, its formulas typeset
+        body = render_inline(raw, state, latex=latex.layout(doc.text))
+    else:
+        body = render_inline(html_text(raw) if is_html(doc.name) else raw, state)  # an HTML page: its text
     sid = f"{slug}-s{s.index}"
     if s.index < 0:
         return f'<span class="s">{body}</span>'
@@ -198,6 +204,10 @@ def block_html(doc: AnnotatedDocument, block, slug: str, titles: Mapping[str, tu
     k = block.kind
     if k == "hr":
         return Markup("<hr>")
+    if k == "fold":  # a LaTeX preamble or comment (its source), or a web page's furniture (its blocks)
+        inner = ("".join(block_html(doc, child, slug, titles) for child in block.children) if block.children
+                 else str(Markup("<pre><code>{}</code></pre>").format(block.code)))
+        return Markup('<details class="fold"><summary>{}</summary>{}</details>').format(block.label, Markup(inner))
     if k == "code":
         return Markup("<pre><code>{}</code></pre>").format(block.code)
     if k == "table":
@@ -212,16 +222,19 @@ def block_html(doc: AnnotatedDocument, block, slug: str, titles: Mapping[str, tu
     if k == "li":
         return Markup(f'<div class="li" style="margin-left:{1.2 + 1.4 * block.depth:.1f}em">{inner}</div>')
     if k.startswith("h"):
-        return Markup(f"<{k}>{inner}</{k}>")
+        number = f'<span class="secnum">{escape(block.label)}</span> ' if block.label else ""
+        return Markup(f"<{k}>{number}{inner}</{k}>")
     return Markup(f"<p>{inner}</p>")
 
 
 def _documents(report: dict, sources: Mapping[str, str] | None,
                classification: Mapping[str, Mapping[str, str]] | None,
-               claim_excerpts: Mapping[str, Mapping[str, str]] | None) -> list[AnnotatedDocument]:
+               claim_excerpts: Mapping[str, Mapping[str, str]] | None,
+               articles: Mapping[str, list] | None = None) -> list[AnnotatedDocument]:
     if not sources:
         return []
-    return [_annotated(name, text, report["claims"], (classification or {}).get(name), (claim_excerpts or {}).get(name))
+    return [_annotated(name, text, report["claims"], (classification or {}).get(name), (claim_excerpts or {}).get(name),
+                       (articles or {}).get(name))
             for name, text in sorted(sources.items(), key=lambda kv: model.document_key(kv[0]))]
 
 
@@ -229,7 +242,7 @@ _ANNOTATED: dict[str, AnnotatedDocument] = {}
 
 
 def _annotated(name: str, text: str, claims: list[dict], kinds: Mapping[str, str] | None,
-               excerpts: Mapping[str, str] | None) -> AnnotatedDocument:
+               excerpts: Mapping[str, str] | None, parts: list | None = None) -> AnnotatedDocument:
     """:func:`annotate`, kept in memory keyed by everything it reads: the document, the id, verdict and
     quotes of each claim that quotes it or is named by ``excerpts``, and the classification, and on
     disk (:func:`.diskcache.cached_object`). The result is only read by the renderer, so equal keys can
@@ -239,9 +252,12 @@ def _annotated(name: str, text: str, claims: list[dict], kinds: Mapping[str, str
                  [[p["document"], p["quote"]] for p in c.get("also_in") or []]]
                 for c in claims if c["source"]["document"] == name or c["id"] in named
                 or any(p["document"] == name for p in c.get("also_in") or [])]
+    from .webpage import ranges
+
+    article = ranges(name, text, parts) if parts else None  # ArticleError: a recorded part not in the page
     key, doc = diskcache.memo(
-        _ANNOTATED, 256, [name, text, relevant, kinds, excerpts],
-        lambda: annotate(name, text, claims, kinds, claim_excerpts=excerpts),
+        _ANNOTATED, 256, [name, text, relevant, kinds, excerpts, article],
+        lambda: annotate(name, text, claims, kinds, claim_excerpts=excerpts, article=article),
         disk=lambda key, compute: diskcache.cached_object("annotated", key, compute, AnnotatedDocument))
     doc.cache_key = key
     return doc
@@ -267,7 +283,7 @@ def _document_html(doc: AnnotatedDocument, macro, titles: Mapping[str, tuple[str
 def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
                 classification: Mapping[str, Mapping[str, str]] | None = None,
                 claim_excerpts: Mapping[str, Mapping[str, str]] | None = None,
-                report_dir: str | Path | None = None) -> str:
+                report_dir: str | Path | None = None, articles: Mapping[str, list] | None = None) -> str:
     """The HTML report of ``report`` (the ``claims.json`` dict), self-contained.
 
     Args:
@@ -284,13 +300,20 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
             ``figures/`` folder are embedded (no absolute path, no ``..``, no symbolic link out); any
             other, or one whose file cannot be read, is listed by caption with a note. None: no figure
             is embedded.
+        articles: ``{document: [[first words, last words], ...]}``: the parts of a saved web page a
+            reader reads (the ``article`` entries of ``documents.toml``, :func:`.webpage.recorded_parts`);
+            the rest of its blocks are folded as page furniture.
 
     Returns:
         The page as one string (UTF-8 text, about 1 MB for the full catalog).
     """
     report_dir = Path(report_dir) if report_dir is not None else None
     model.use_documents(report)
-    docs = _documents(report, sources, classification, claim_excerpts)
+    docs = _documents(report, sources, classification, claim_excerpts, articles)
+    katex_macros: dict[str, str] = {}
+    for d in docs:  # every LaTeX document's own macros, for KaTeX's macros option (the first definition wins)
+        for name, body in d.macros.items():
+            katex_macros.setdefault(name, body)
     sentence_of: dict[tuple[str, str], str] = {}
     for d in docs:
         for s in d.sentences:
@@ -298,18 +321,21 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
                 sentence_of.setdefault((d.name, cid), f"{model.document_slug(d.name)}-s{s.index}")
     claims = report.get("claims", [])
     titles = {c["id"]: (c["verdict"], c.get("title") or c["id"]) for c in claims}
-    ordered = sorted(enumerate(claims), key=lambda e: (model.SEVERITY.get(e[1]["verdict"], 9),
+    ordered = sorted(enumerate(claims), key=lambda e: (model.SEVERITY.get(model.status(e[1]), 9),
                                                        model.document_key(e[1]["source"]["document"]), e[0]))
     counts = report.get("counts") or {}
     by_doc = counts.get("by_document") or {}
-    total = counts.get("total") or {v: sum(c["verdict"] == v for c in claims) for v in model.VERDICT_ORDER}
-    chart_rows = {model.document_short(d): by_doc[d] for d in sorted(by_doc, key=model.document_key)}
+    # by status (the verdicts and "not selected"), from the claims themselves: counts has verdicts only
+    total = model.status_counts(claims)
+    chart_rows = {model.document_short(d): model.status_counts(claims, d)
+                  for d in sorted({d for c in claims for d in model.documents_of(c)}, key=model.document_key)}
     chart_rows["all (each claim once)"] = total
     chart = Markup(plots.render_plot({"kind": "verdict_counts", "data": {"rows": [[k, v] for k, v in chart_rows.items()]}})) if claims else Markup("")
     all_docs = sorted({d for c in claims for d in model.documents_of(c)}, key=model.document_key)
     ctx = {
         "report": report, "env": report.get("environment", {}), "run": report.get("run", {}),
-        "banner": model.run_banner(report.get("run", {})),
+        "banner": model.run_banner(report.get("run", {})), "headline": model.headline(report),
+        "meaning": model.STATUS_MEANING, "drawn": [v for v in model.STATUS_ORDER if total.get(v)],
         "claims": ordered, "total": total, "n_claims": len(claims), "chart": chart,
         "section_order": model.SECTION_ORDER, "all_docs": [(d, model.document_slug(d), model.document_label(d))
                                                           for d in all_docs],
@@ -319,6 +345,7 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         "doc_slug": model.document_slug,
         "trust": trust_lines(report.get("trust")), "katex_css": Markup(assets.katex_css()),
         "katex_js": Markup(assets.katex_js()), "katex_version": assets.katex_version(),
+        "katex_macros": Markup(json.dumps(katex_macros, ensure_ascii=True).replace("<", "\\u003c")),
         "css": Markup(assets.static_text("report.css")), "js": Markup(assets.static_text("report.js")),
         "by_doc": by_doc, "json": json,
         "block_html": lambda d, b, short: block_html(d, b, short, titles),

@@ -29,7 +29,8 @@ __all__ = ["render_markdown", "md_text", "md_cell", "md_plain", "md_escape", "md
 
 TEMPLATES = Path(__file__).parent / "templates"
 SECTION_TITLES = {"false": "False", "error": "Error: a check did not finish", "caveat": "True with a caveat",
-                  "undecided": "Undecided on this machine",
+                  "undecided": "Undecided: could not run here",
+                  model.NOT_SELECTED: "Not selected: never decided",
                   "true": "True", "unchecked": "Unchecked (computation cannot judge them)"}
 
 
@@ -225,7 +226,7 @@ def _environment() -> jinja2.Environment:
                              bytecode_cache=diskcache.BYTECODE, finalize=md_escape)
     env.filters.update(md=md_text, cell=md_cell, quote=md_quote, plain=md_plain, summary=md_summary, html=md_html,
                        attr=lambda t: md_html(t, quote=True), code=md_code, tex=md_tex,
-                       fence=lambda t: _fence(model.example_json(t)))
+                       fence=lambda t: _fence(model.example_json(t)), certified_word=model.certified_word)
     return env
 
 
@@ -235,8 +236,11 @@ def _fence(text: str) -> str:
     return Md(f"{fence}json\n{text}\n{fence}")
 
 
-def render_markdown(report: dict) -> str:
+def render_markdown(report: dict, *, unplaced: list[str] | None = None) -> str:
     """The Markdown report of ``report`` (the ``claims.json`` dict, not modified).
+
+    ``unplaced``: warning lines for the quotes the views cannot place in their documents
+    (:func:`attention_claims.framework.quotes.unplaced`), listed under the totals.
 
     Layout: title and totals, the counts per document (one table), the trust lines, then one
     section per verdict in :data:`model.SECTION_ORDER` with each claim as a ``<details>`` block whose
@@ -245,20 +249,24 @@ def render_markdown(report: dict) -> str:
     """
     claims = report.get("claims", [])
     model.use_documents(report)
-    counts = report.get("counts") or {}
-    total = counts.get("total") or {v: sum(c["verdict"] == v for c in claims) for v in model.VERDICT_ORDER}
+    total = model.status_counts(claims)  # by status: "not selected" apart from "undecided" (could not run here)
+    by_doc = {d: model.status_counts(claims, d)
+              for d in sorted({d for c in claims for d in model.documents_of(c)}, key=model.document_key)}
     sections = []
     for v in model.SECTION_ORDER:
-        members = [c for c in claims if c["verdict"] == v]
+        members = [c for c in claims if model.status(c) == v]
         members.sort(key=lambda c: model.document_key(c["source"]["document"]))
         if members:
             sections.append((v, SECTION_TITLES[v], members))
     return _environment().get_template("claims.md.j2").render(
         report=report, env=report.get("environment", {}), run=report.get("run", {}), total=total,
-        n_claims=len(claims), by_doc=counts.get("by_document") or {}, sections=sections,
+        n_claims=len(claims), by_doc=by_doc, sections=sections, headline=model.headline(report),
+        columns=["false", "caveat", "true", "unchecked"] + [v for v in ("error", "undecided", model.NOT_SELECTED)
+                                                            if total.get(v)],
+        meaning=model.STATUS_MEANING,
         order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
         url=lambda d: safe_url(model.document_url(d)), trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})),
-        section=_section)
+        section=_section, unplaced=unplaced or [])
 
 
 _SECTIONS: dict[str, str] = {}

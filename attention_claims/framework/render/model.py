@@ -16,12 +16,109 @@ __all__ = [
     "document_key", "document_label", "document_slug", "document_short", "document_url", "claim_topics", "reading_kind", "claim_reading_kinds",
     "one_line_counterexample", "reason_text", "evidence_text", "documents_of", "primary_counterexample",
     "worst_verdict", "run_banner", "decided_text", "claim_failure_profile", "failure_profile_text",
+    "NOT_SELECTED", "STATUS_ORDER", "STATUS_MEANING", "status", "status_counts", "decided_in_run", "run_tally",
+    "headline", "plural",
 ]
 
 VERDICT_ORDER = ("true", "false", "caveat", "unchecked", "undecided", "error")
-# The order a reader wants: what is wrong first.
-SECTION_ORDER = ("false", "error", "caveat", "undecided", "true", "unchecked")
-SEVERITY = {"false": 0, "error": 0.5, "caveat": 1, "undecided": 2, "true": 3, "unchecked": 4}
+NOT_SELECTED = "not selected"
+"""The status shown for an ``undecided`` claim that no run has been asked to decide yet (``selected`` false,
+no ``decided`` stamp): not a verdict of ``docs/verdicts.md``, a word of the reports, so that "not selected"
+is never read as "could not run here" (:func:`status`)."""
+# The order a reader wants: what is wrong first, decided claims before those no run could decide, and the
+# claims no run was asked to decide last.
+SECTION_ORDER = ("false", "error", "caveat", "true", "unchecked", "undecided", NOT_SELECTED)
+STATUS_ORDER = SECTION_ORDER
+"""Every status a report shows (the six verdicts and :data:`NOT_SELECTED`), in the order it lists them."""
+SEVERITY = {"false": 0, "error": 0.5, "caveat": 1, "true": 2, "unchecked": 3, "undecided": 4, NOT_SELECTED: 5}
+STATUS_MEANING = {
+    "false": "the as-stated reading has a counterexample, confirmed in exact or high-precision arithmetic",
+    "error": "a check did not finish (a crash, an exception, an internal error): a bug, never a verdict about the claim",
+    "caveat": "holds as stated, but a practical reading (a dtype, a device, a range) fails",
+    "true": "every reading that ran held",
+    "unchecked": "computation cannot judge it; the claim says why",
+    "undecided": "could not run here: its as-stated reading was skipped on the machine that ran it (no CUDA, "
+                 "a model not installed), or the run stopped before deciding it",
+    NOT_SELECTED: "never decided: no run so far was asked to decide it (--claims-select, -k, paths)",
+}
+"""What each status means, one line each, for the legends of ``claims.html`` and ``claims.md``."""
+
+
+def status(claim: dict) -> str:
+    """What a report shows for ``claim``: its verdict, except :data:`NOT_SELECTED` for an ``undecided``
+    claim that was not selected in this run and never decided before (``selected`` false, no ``decided``);
+    an ``undecided`` claim that was selected (its as-stated reading skipped here, or the run stopped) stays
+    ``undecided``, "could not run here"."""
+    if claim.get("verdict") == "undecided" and claim.get("selected") is False and not claim.get("decided"):
+        return NOT_SELECTED
+    return claim.get("verdict", "")
+
+
+def status_counts(claims: list[dict], document: str | None = None) -> dict[str, int]:
+    """``{status: count}`` over :data:`STATUS_ORDER` (zeros included) of ``claims``, or of those stated in
+    ``document`` (its source or an ``also_in`` place) when given."""
+    out = dict.fromkeys(STATUS_ORDER, 0)
+    for c in claims:
+        if document is None or document in documents_of(c):
+            out[status(c)] = out.get(status(c), 0) + 1
+    return out
+
+
+def decided_in_run(claim: dict, report: dict) -> bool:
+    """Whether the run that wrote ``report`` decided ``claim``: its ``decided`` stamp is the report's own
+    time (a run stamps the claims it decides with its ``generated`` time), or it was folded by
+    ``attention-claims merge``. A claim carried from an earlier report, or never decided, is not."""
+    d = claim.get("decided") or {}
+    return bool(d) and (d.get("at") == report.get("generated") or d.get("run") == "merged")
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 claim"``, ``"2 claims"``: ``n`` and ``word`` in the number ``n`` asks for (``many``: the plural
+    when it is not ``word + "s"``)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def _minute(at: str) -> str:
+    """An ISO 8601 time as ``"2026-11-28 08:56 UTC"``."""
+    return str(at).replace("T", " ")[:16] + " UTC"
+
+
+def run_tally(report: dict) -> dict:
+    """What the run behind ``report`` decided: ``{"total", "fresh", "carried", "carried_from", "never",
+    "complete"}``: claims in the report, claims this run decided (:func:`decided_in_run`), claims carried
+    from earlier runs (with their decision dates, newest first, as ``"2026-11-28 08:56 UTC"``) and claims
+    never decided; ``complete`` is the run's own flag."""
+    claims = report.get("claims", [])
+    fresh = [c for c in claims if decided_in_run(c, report)]
+    carried = [c for c in claims if c.get("decided") and not decided_in_run(c, report)]
+    dates = sorted({_minute(c["decided"].get("at", "")) for c in carried}, reverse=True)
+    return {"total": len(claims), "fresh": len(fresh), "carried": len(carried), "carried_from": dates,
+            "never": len(claims) - len(fresh) - len(carried), "complete": bool((report.get("run") or {}).get("complete"))}
+
+
+def headline(report: dict) -> tuple[str, str]:
+    """``(title, detail)`` of a report's first line. A complete run: ``"160 claims about attention matrices,
+    decided by computation"``; any other run counts what it decided itself: ``"5 of 160 claims decided in
+    this run"``, detail ``"155 not decided by this run: 3 carried from 2026-11-28 08:56 UTC; 152 never
+    decided (not selected)."``. ``detail`` is ``""`` when there is nothing to add."""
+    t = run_tally(report)
+    if t["complete"]:  # a complete run decided every claim (a report of before ``decided`` stamps has none)
+        return f"{plural(t['total'], 'claim')} about attention matrices, decided by computation", ""
+    title = f"{t['fresh']} of {plural(t['total'], 'claim')} decided in this run"
+    rest = t["total"] - t["fresh"]
+    if not rest:
+        return title, ""
+    parts = []
+    if t["carried"]:
+        dates = t["carried_from"]
+        when = ", ".join(dates[:3]) + (f" and {len(dates) - 3} earlier runs" if len(dates) > 3 else "")
+        parts.append(f"{t['carried']} carried from {when}")
+    if t["never"]:
+        interrupted = (report.get("run") or {}).get("interrupted")
+        parts.append(f"{t['never']} never decided" + ("" if interrupted else " (not selected)"))
+    if len(parts) == 1:  # "159 never decided (not selected)." says it all
+        return title, parts[0] + "."
+    return title, f"{rest} not decided by this run: " + "; ".join(parts) + "."
 
 DOCUMENTS: dict[str, dict[str, str]] = {}
 """The provenance of the documents of the report being rendered (its ``documents``: title, author,
@@ -180,6 +277,20 @@ def primary_counterexample(claim: dict) -> tuple[dict | None, dict | None]:
         failed = [r for r in failed if r.get("as_stated")] or failed
     failed.sort(key=lambda r: not r["counterexample"].get("certified"))
     return (failed[0], failed[0]["counterexample"]) if failed else (None, None)
+
+
+def certified_word(cx: dict | None) -> str:
+    """How a counterexample was confirmed, in the report's words (docs/verdicts.md, "Certified"):
+    ``"certified (proved)"``, ``"certified (recomputed)"`` or ``"not certified"``; a report written before
+    counterexamples carried ``certificate_strength`` gets the strength its certificate's words support."""
+    if not cx or not cx.get("certified"):
+        return "not certified"
+    strength = cx.get("certificate_strength")
+    if strength is None:
+        from ..evidence import certificate_strength_of
+
+        strength = certificate_strength_of(cx.get("certificate") or "")
+    return f"certified ({strength})"
 
 
 def one_line_counterexample(claim: dict) -> str:

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 VERDICT_COLOURS = {"false": "#c62828", "caveat": "#d48806", "true": "#2e7d32", "unchecked": "#78909c",
-                   "undecided": "#7b1fa2", "error": "#212121"}
+                   "undecided": "#7b1fa2", "error": "#212121", "not selected": "#c3c9cf"}
 _RC = {"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
        "svg.hashsalt": "attention-claims", "font.family": "sans-serif"}
 
@@ -96,11 +96,14 @@ def _closing(draw):
     return wrapper
 
 
-def _svg(fig) -> str:
+def _svg(fig, tight: bool = True) -> str:
+    """``fig`` as inline SVG text (its size left to the page), the figure closed. ``tight``: cropped to
+    what is drawn (which may be wider than the figure when labels reach past its edge); else exactly the
+    figure's size (a constrained layout keeps everything inside)."""
     plt = _pyplot()
     buf = io.StringIO()
     try:
-        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+        fig.savefig(buf, format="svg", bbox_inches="tight" if tight else None, metadata={"Date": None, "Creator": None})
     finally:
         plt.close(fig)
     text = buf.getvalue()
@@ -129,39 +132,63 @@ def png_data_uri(data: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
+CHART_FONT_PT = 10
+"""The verdict chart's text size in points. The chart is drawn :data:`CHART_WIDTH_IN` wide, so that on a
+phone (390 px wide, the chart about 355 px) a point is at least 1.1 px and every label at least 11 px;
+``claims.html`` shows it at most 480 px wide on a wider screen."""
+CHART_WIDTH_IN = 4.3
+
+
 @_closing
 def verdict_counts_svg(by_document: Mapping[str, Mapping[str, int]], labels: Mapping[str, str] | None = None,
-                       order: Sequence[str] = ("false", "error", "caveat", "true", "unchecked", "undecided")) -> str:
-    """Horizontal stacked bars: one row per document (and an ``all`` row if given), one segment per verdict.
+                       order: Sequence[str] = ("false", "error", "caveat", "true", "unchecked", "undecided",
+                                                "not selected")) -> str:
+    """Horizontal stacked bars: one row per document (and an ``all`` row if given), one segment per status.
+
+    Every status with a segment has a legend entry (above the bars, up to four to a row); a segment is
+    labelled with its count where the count's text fits inside it. Text is :data:`CHART_FONT_PT` points
+    on a chart :data:`CHART_WIDTH_IN` inches wide.
 
     Args:
-        by_document: ``{row name: {verdict: count}}`` in display order (top first); counts >= 0.
+        by_document: ``{row name: {status: count}}`` in display order (top first); counts >= 0.
         labels: optional display names per row.
-        order: the verdicts, left to right.
+        order: the statuses (the verdicts and "not selected"), left to right.
     """
     rows = list(by_document)
     plt = _pyplot()
-    with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(7.2, 0.32 * len(rows) + 0.7))
+    font = CHART_FONT_PT
+    with plt.rc_context({**_RC, "font.size": font}):
+        # constrained: the row names fit inside the width (not past its edge), so the drawn width is the width
+        fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 0.3 * len(rows) + 1.0), layout="constrained")
         y = np.arange(len(rows))[::-1]
         left = np.zeros(len(rows))
+        drawn = []
+        totals = np.array([sum(by_document[r].get(v, 0) for v in order) for r in rows], dtype=float)
+        ax.set_xlim(0, max(1.0, float(totals.max(initial=0))) * 1.02)
+        # row names are document names, data: mathtext off, so a "$" in a name is a dollar sign (issue 33.2)
+        ax.set_yticks(y, [(labels or {}).get(r, r) for r in rows], parse_math=False)
+        fig.canvas.draw()  # the axes' size in points, after the row names took their room
+        per_unit = ax.get_window_extent().width * 72 / fig.dpi / (ax.get_xlim()[1] or 1)
         for v in order:
             vals = np.array([by_document[r].get(v, 0) for r in rows], dtype=float)
             if not vals.any():
                 continue
+            drawn.append(v)
             ax.barh(y, vals, left=left, color=VERDICT_COLOURS.get(v, "#999"), height=0.7, label=v,
                     edgecolor="white", linewidth=0.6)
+            ink = "#1d232a" if v == "not selected" else "white"
             for yy, lo, val in zip(y, left, vals, strict=True):
-                if val >= 2:
-                    ax.text(lo + val / 2, yy, f"{int(val)}", ha="center", va="center", color="white", fontsize=8)
+                if val and val * per_unit >= 0.62 * font * len(str(int(val))) + 4:
+                    ax.text(lo + val / 2, yy, f"{int(val)}", ha="center", va="center", color=ink, fontsize=font)
             left += vals
-        # row names are document names, data: mathtext off, so a "$" in a name is a dollar sign (issue 33.2)
-        ax.set_yticks(y, [(labels or {}).get(r, r) for r in rows], parse_math=False)
         ax.set_xlabel("claims")
-        _legend(ax, ncol=len(order), loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False, fontsize=8)
+        legend = fig.legend(ncols=min(4, max(1, len(drawn))), loc="outside upper left", frameon=False,
+                            fontsize=font, handlelength=1.0, columnspacing=0.9, handletextpad=0.4)
+        for text in legend.get_texts():  # statuses are plain words
+            text.set_parse_math(False)
         ax.spines["left"].set_visible(False)
         ax.tick_params(axis="y", length=0)
-        return _svg(fig)
+        return _svg(fig, tight=False)
 
 
 @_closing
@@ -181,8 +208,9 @@ def layer_head_heatmap_svg(measures: Mapping[str, np.ndarray | Sequence[Sequence
     with plt.rc_context(_RC):
         arrays = [np.asarray(measures[k], dtype=float) for k in keys]
         L, H = arrays[0].shape
-        fig, axes = plt.subplots(1, len(keys), figsize=(2.6 * len(keys) + 0.4, max(2.2, 0.16 * L + 1.2)),
-                                 squeeze=False)
+        # constrained: each colour bar, panel title and the figure's title keep their own room
+        fig, axes = plt.subplots(1, len(keys), figsize=(2.8 * len(keys) + 0.4, max(2.4, 0.16 * L + 1.4)),
+                                 squeeze=False, layout="constrained")
         for ax, k, a in zip(axes[0], keys, arrays, strict=True):
             im = ax.imshow(a, aspect="auto", cmap="viridis", interpolation="nearest")
             ax.set_title((names or {}).get(k, k), fontsize=9, parse_math=False)  # panel names are data
@@ -190,7 +218,7 @@ def layer_head_heatmap_svg(measures: Mapping[str, np.ndarray | Sequence[Sequence
             ax.set_ylabel("layer")
             ax.set_xticks(range(0, H, max(1, H // 6)))
             ax.set_yticks(range(0, L, max(1, L // 8)))
-            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+            fig.colorbar(im, ax=ax, fraction=0.08, pad=0.03)
         fig.suptitle(f"{model}, N = {N}: per layer and head", fontsize=10, parse_math=False)  # a model's name is data
         return _svg(fig)
 
@@ -207,6 +235,25 @@ def _series(values) -> dict[str, np.ndarray]:
     if isinstance(values, Mapping):
         return {str(k): _arr(v) for k, v in values.items()}
     return {"": _arr(values)}
+
+
+MAX_LEGEND_LINES = 8
+"""More lines than this (layers of a model) are told apart by a colour map with a colour bar, not a legend."""
+
+
+def _colour_bar(fig, ax, cmap, names: Sequence[str]) -> None:
+    """A colour bar beside ``ax`` for lines coloured ``cmap(k / (n - 1))``, k = 0 .. n-1, ticked with the
+    lines' ``names`` (data: drawn as plain text) at up to six evenly spaced k, the first and last included."""
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    n = len(names)
+    bar = fig.colorbar(ScalarMappable(norm=Normalize(0, n - 1), cmap=cmap), ax=ax, fraction=0.05, pad=0.02)
+    ticks = sorted({round(k) for k in np.linspace(0, n - 1, min(n, 6))})
+    bar.set_ticks(ticks, labels=[str(names[k]) for k in ticks])
+    for text in bar.ax.get_yticklabels():
+        text.set_parse_math(False)
+    bar.ax.tick_params(labelsize=7)
 
 
 @_closing
@@ -230,7 +277,7 @@ def spectra_svg(spectra: Mapping[str, Sequence[float]], *, claimed_alpha: float 
     """
     plt = _pyplot()
     with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(5.2, 3.4))
+        fig, ax = plt.subplots(figsize=(5.2 if len(spectra) <= MAX_LEGEND_LINES else 5.8, 3.4))
         cmap = plt.get_cmap("viridis")
         n = len(spectra)
         top, size = 0.0, 1.0
@@ -241,11 +288,9 @@ def spectra_svg(spectra: Mapping[str, Sequence[float]], *, claimed_alpha: float 
             if keep.any():
                 top = max(top, float(s[keep][0]))
                 size = max(size, float(i[keep][-1]))
-            ax.loglog(i[keep], s[keep], color=cmap(k / max(1, n - 1)), lw=1, label=label if n <= 8 else None)
-        if n > 8:  # a colour bar would need a mappable; name the ends instead
-            first, last = list(spectra)[0], list(spectra)[-1]
-            ax.plot([], [], color=cmap(0.0), lw=1, label=first)
-            ax.plot([], [], color=cmap(1.0), lw=1, label=last)
+            ax.loglog(i[keep], s[keep], color=cmap(k / max(1, n - 1)), lw=1, label=label if n <= MAX_LEGEND_LINES else None)
+        if n > MAX_LEGEND_LINES:  # many layers: the colour map is the key, on a colour bar naming them
+            _colour_bar(fig, ax, cmap, list(spectra))
         if claimed_alpha is not None:
             i = np.geomspace(1, size, 64)
             c = claimed_c if claimed_c is not None else top
@@ -261,10 +306,51 @@ def spectra_svg(spectra: Mapping[str, Sequence[float]], *, claimed_alpha: float 
         return _svg(fig)
 
 
+def _log_ticks(ax, lo: float, hi: float) -> None:
+    """Label a log x axis from ``lo`` to ``hi`` (> 0) with plain numbers (``5``, ``10``, ``20``) at 1, 2 and
+    5 times each power of ten (more steps over less than a decade), and no minor-tick labels: matplotlib's
+    own labels of the minor ticks ("2×10¹3×10¹4×10¹") run into each other."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    subs = (1.0, 2.0, 5.0) if hi / lo > 8 else (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _place_apart(ax, items: Sequence[tuple[float, str]], *, fontsize: float = 7, color: str = "#555",
+                 step: float = 10.0) -> int:
+    """Write each ``(x, text)`` just above the axes at data ``x``, centred, on the lowest row (``step``
+    points apart) where it comes no closer than 8 points to a text placed before (measured with the
+    renderer); return how many
+    rows were used. Texts are data: drawn without mathtext."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    placed: list = []
+    rows = 0
+    for x, label in sorted(items):
+        for row in range(len(items) + 1):
+            t = ax.annotate(label, xy=(x, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 2 + row * step),
+                            textcoords="offset points", ha="center", va="bottom", fontsize=fontsize, color=color,
+                            annotation_clip=False)
+            t.set_parse_math(False)
+            box = t.get_window_extent(renderer).padded(4 * fig.dpi / 72)  # a gap of 4 points on each side
+            if not any(box.overlaps(b) for b in placed):
+                placed.append(box)
+                rows = max(rows, row + 1)
+                break
+            t.remove()
+    return rows
+
+
 @_closing
 def rank_breaks_svg(breaks: Sequence[Mapping], thresholds: Mapping[str, float] | None = None,
                     title: str = "logit gap at which the causal attention matrix loses rank") -> str:
     """Break points: per dtype and device, the logit gap at which the matrix stops being full rank.
+
+    Each point is labelled with its gap on its right; each threshold is a dotted line labelled above the
+    axes, the labels set on rows so that none overlaps another (:func:`_place_apart`); the log axis is
+    labelled with plain numbers (:func:`_log_ticks`).
 
     Args:
         breaks: ``[{"dtype": "float16", "device": "cpu", "gap": 11.1, "N": 64 (optional)}, ...]``;
@@ -276,20 +362,26 @@ def rank_breaks_svg(breaks: Sequence[Mapping], thresholds: Mapping[str, float] |
     with plt.rc_context(_RC):
         labels = [f"{b['dtype']} ({b.get('device', 'cpu')})" for b in breaks]
         gaps = [float(b["gap"]) for b in breaks]
-        fig, ax = plt.subplots(figsize=(5.6, 0.36 * len(breaks) + 1.0))
+        marks = dict(thresholds or {})
+        fig, ax = plt.subplots(figsize=(5.6, 0.36 * len(breaks) + 1.3))
         y = np.arange(len(breaks))[::-1]
         ax.scatter(gaps, y, color="#c62828", zorder=3)
         for yy, g in zip(y, gaps, strict=True):
-            ax.text(g, yy + 0.18, f"{g:.3g}", ha="center", fontsize=7)
-        for k, (dt, g) in enumerate((thresholds or {}).items()):
-            ax.axvline(g, color="#555", ls=":", lw=1)
-            ax.text(g, len(breaks) - 0.4 + 0.0 * k, f" IEEE {dt}: {g:.3g}", rotation=90, va="top", fontsize=7,
-                    color="#555", parse_math=False)
+            ax.annotate(f"{g:.3g}", xy=(g, yy), xytext=(5, 0), textcoords="offset points", ha="left", va="center",
+                        fontsize=7)
+        for g in marks.values():
+            ax.axvline(float(g), color="#555", ls=":", lw=1)
+        values = [v for v in [*gaps, *map(float, marks.values())] if v > 0]
+        lo, hi = (min(values), max(values)) if values else (1.0, 10.0)
+        ax.set_xscale("log")
+        ax.set_xlim(lo / 1.15, hi * 1.35)  # room for the labels right of the points
+        _log_ticks(ax, lo / 1.15, hi * 1.35)
         ax.set_yticks(y, labels, parse_math=False)  # dtype and device names are data
         ax.set_xlabel("logit gap (nats)")
-        ax.set_xscale("log")
-        ax.set_title(title, fontsize=10, parse_math=False)
-        ax.set_ylim(-0.6, len(breaks) - 0.2)
+        ax.set_ylim(-0.6, len(breaks) - 0.4)
+        fig.canvas.draw()
+        rows = _place_apart(ax, [(float(g), f"IEEE {dt}: {float(g):.3g}") for dt, g in marks.items()])
+        ax.set_title(title, fontsize=10, parse_math=False, pad=6 + 10 * rows)
         return _svg(fig)
 
 

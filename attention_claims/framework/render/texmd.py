@@ -33,6 +33,11 @@ class MathSpan:
 _ENV = re.compile(r"\\{1,2}begin\{(equation\*?|align\*?|gather\*?)\}(.*?)\\{1,2}end\{\1\}", re.S)
 _BEGIN = re.compile(r"\\{1,2}begin\{(equation|align|gather)\*?\}")
 _END = re.compile(r"\\{1,2}end\{(equation|align|gather)\*?\}")
+_LATEX_ENV = re.compile(r"\\begin\{(equation\*?|align\*?|gather\*?|multline\*?|eqnarray\*?|flalign\*?)\}(.*?)"
+                        r"\\end\{\1\}", re.S)
+_LATEX_BRACKETS = re.compile(r"\\\[(.*?)\\\]|\\\((.*?)\\\)", re.S)
+"""A LaTeX source's own display forms (``latex=True``): its math environments and ``\\[...\\]``,
+``\\(...\\)``; a scraped page's ``\\[`` is a Markdown escape, so these are not looked for there."""
 _ESCAPED = re.compile(r"\\_|\\\\[A-Za-z{}]|\\\[|\\\]|\\\*")
 
 
@@ -66,8 +71,24 @@ def clean_tex(tex: str) -> str:
     return "".join(out)
 
 
-def find_math(text: str) -> list[MathSpan]:
+def _latex_env(m: re.Match) -> str:
+    env = m.group(1).rstrip("*")
+    body = m.group(2).strip()
+    if env == "equation":
+        return body
+    if env == "eqnarray":
+        return f"\\begin{{array}}{{rcl}}{body}\\end{{array}}"
+    inner = {"align": "aligned", "flalign": "aligned"}.get(env, "gathered")
+    return f"\\begin{{{inner}}}{body}\\end{{{inner}}}"
+
+
+def find_math(text: str, latex: bool = False) -> list[MathSpan]:
     """The formulas of ``text`` in order, without overlap.
+
+    ``latex``: ``text`` is (part of) a LaTeX source file (:mod:`.latex`): its math environments
+    (``equation``, ``align``, ``gather``, ``multline``, ``eqnarray``, ``flalign``, starred or not) and
+    ``\\[...\\]`` are display formulas, ``\\(...\\)`` inline, each taken as written (no Markdown
+    escapes to undo), besides the ``$...$`` and ``$$...$$`` found in every text.
 
     Recognised: ``$$...$$`` (display, may span lines), ``\\begin{equation}...\\end{equation}`` with
     one or two backslashes (display; also ``align``, ``gather``; a text that starts inside one, as a
@@ -77,6 +98,39 @@ def find_math(text: str) -> list[MathSpan]:
     """
     spans: list[MathSpan] = []
     i, n = 0, len(text)
+    if latex:
+        while i < n:
+            c = text[i]
+            if c == "\\":
+                m = _LATEX_ENV.match(text, i)
+                if m:
+                    spans.append(MathSpan(i, m.end(), _latex_env(m), True))
+                    i = m.end()
+                    continue
+                m = _LATEX_BRACKETS.match(text, i)
+                if m:
+                    display = m.group(1) is not None
+                    spans.append(MathSpan(i, m.end(), (m.group(1) if display else m.group(2)).strip(), display))
+                    i = m.end()
+                    continue
+                i += 2
+                continue
+            if c == "$":
+                double = text.startswith("$$", i)
+                j = text.find("$$", i + 2) if double else i + 1
+                if not double:
+                    while j < n and text[j] != "$":
+                        j += 2 if text[j] == "\\" else 1
+                if j < n and j > i + (2 if double else 1):
+                    body = text[i + (2 if double else 1):j]
+                    if body.strip():
+                        spans.append(MathSpan(i, j + (2 if double else 1), body.strip(), double))
+                        i = j + (2 if double else 1)
+                        continue
+                i += 2 if double else 1
+                continue
+            i += 1
+        return spans
     head = _END.search(text)
     if head and not _BEGIN.search(text, 0, head.start()):
         # a quote that starts inside a display formula: everything up to its \end{...} is the formula
@@ -151,8 +205,12 @@ _INLINE = re.compile(
 
 
 def _math_html(span: MathSpan) -> Markup:
+    """A formula as the ``.tex`` element KaTeX typesets, without ``\\label{...}`` (KaTeX has none: it would
+    show it in its error colour)."""
+    from .latex import strip_labels
+
     cls = "tex tex-d" if span.display else "tex"
-    return Markup('<span class="{0}">{1}</span>').format(cls, span.tex)
+    return Markup('<span class="{0}">{1}</span>').format(cls, strip_labels(span.tex))
 
 
 def _safe_href(url: str) -> str:
@@ -190,12 +248,29 @@ def _text_html(text: str, state: dict) -> str:
     return "".join(out)
 
 
-def render_inline(text: str | None, state: dict | None = None, *, close: bool = True) -> Markup:
+def _latex_html(run: str, state: dict, tex_layout) -> str:
+    """A formula-free run of a LaTeX source as HTML: its prose as a reader sees it (:func:`.latex.prose`),
+    each ``%`` comment kept in the page but hidden (``<span class="tex-comment" hidden>``)."""
+    from .latex import comments, prose
+
+    out, pos = [], 0
+    for a, b in comments(run):
+        out.append(_text_html(prose(run[pos:a], tex_layout), state))
+        out.append(f'<span class="tex-comment" hidden>{escape(run[a:b])}</span>')
+        pos = b
+    out.append(_text_html(prose(run[pos:], tex_layout), state))
+    return "".join(out)
+
+
+def render_inline(text: str | None, state: dict | None = None, *, close: bool = True, latex=None) -> Markup:
     """HTML for one run of text: formulas as ``.tex`` elements, inline Markdown rendered.
 
     ``state`` (``{"strong": bool, "mark": bool}``) lets a caller render a paragraph sentence by
     sentence: a ``**`` opened in one sentence is closed at its end (``close=True``) and reopened at
-    the start of the next. Never raises; ``None`` gives an empty string.
+    the start of the next. ``latex``: the text is part of a LaTeX source, and this is its document's
+    :class:`.latex.TexLayout` (or True when there is none): formulas are found as :func:`find_math`
+    finds them with ``latex=True`` (outside ``%`` comments), the prose between them is shown as a reader
+    sees it (:func:`.latex.prose`), comments hidden. Never raises; ``None`` gives an empty string.
     """
     if not text:
         return Markup("")
@@ -206,11 +281,24 @@ def render_inline(text: str | None, state: dict | None = None, *, close: bool = 
     if state.get("mark"):
         out.append("<mark>")
     pos = 0
-    for span in find_math(text):
-        out.append(_text_html(text[pos:span.start], state))
-        out.append(str(_math_html(span)))
-        pos = span.end
-    out.append(_text_html(text[pos:], state))
+    if latex is not None and latex is not False:
+        from .latex import blank, comments
+
+        tex_layout = None if latex is True else latex
+        for span in find_math(blank(text, comments(text)), latex=True):
+            out.append(_latex_html(text[pos:span.start], state, tex_layout))
+            number = tex_layout.equations.get(text[span.start:span.end]) if tex_layout is not None else None
+            if number:  # a numbered equation shows the number \eqref prints
+                span = MathSpan(span.start, span.end, f"{span.tex}\\tag{{{number}}}", span.display)
+            out.append(str(_math_html(span)))
+            pos = span.end
+        out.append(_latex_html(text[pos:], state, tex_layout))
+    else:
+        for span in find_math(text):
+            out.append(_text_html(text[pos:span.start], state))
+            out.append(str(_math_html(span)))
+            pos = span.end
+        out.append(_text_html(text[pos:], state))
     if close:
         if state.get("mark"):
             out.append("</mark>")

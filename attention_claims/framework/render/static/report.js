@@ -4,6 +4,11 @@
   var $ = function (s, r) { return (r || document).querySelector(s); };
   var $$ = function (s, r) { return Array.prototype.slice.call((r || document).querySelectorAll(s)); };
 
+  // the LaTeX documents' own macros (\newcommand, \def, \DeclareMathOperator), for KaTeX's macros option
+  var macrosEl = document.getElementById("katex-macros");
+  var MACROS = {};
+  try { MACROS = macrosEl ? JSON.parse(macrosEl.textContent) : {}; } catch (e) { MACROS = {}; }
+
   function typeset(root) {
     if (!window.katex) return;
     $$(".tex", root).forEach(function (el) {
@@ -11,7 +16,7 @@
       var tex = el.textContent;
       try {
         katex.render(tex, el, {displayMode: el.classList.contains("tex-d"), throwOnError: false, strict: "ignore",
-                               output: "htmlAndMathml"});
+                               output: "htmlAndMathml", macros: Object.assign({}, MACROS)});
         el.dataset.done = "1";
         el.setAttribute("data-tex", tex);
       } catch (e) { el.classList.add("tex-failed"); }
@@ -27,7 +32,7 @@
     var v = controls.verdict.value, d = controls.doc.value, t = controls.topic.value, k = controls.kind.value;
     var n = 0;
     claims.forEach(function (c) {
-      var ok = (!v || c.dataset.verdict === v) &&
+      var ok = (!v || c.dataset.status === v) &&
         (!d || c.dataset.docs.split(" ").indexOf(d) >= 0) &&
         (!t || c.dataset.topics.split("|").indexOf(t) >= 0) &&
         (!k || c.dataset.kinds.split("|").indexOf(k) >= 0) &&
@@ -68,10 +73,11 @@
   // claim's scroll-margin-top (report.css) is that, so the browser's own scroll to #c-<id> on opening the
   // page, and scrollIntoView below, leave its title in sight
   function measureSticky() {
-    var bar = $(".controls");
+    var bar = $(".controls"), header = $("header.top");
     if (!bar || !bar.offsetHeight) return;
-    var top = parseFloat(getComputedStyle(bar).top) || 0;
-    document.documentElement.style.setProperty("--sticky", Math.ceil(top + bar.offsetHeight) + "px");
+    var reach = getComputedStyle(bar).position === "sticky"  // a narrow window: only the header is sticky
+      ? (parseFloat(getComputedStyle(bar).top) || 0) + bar.offsetHeight : (header ? header.offsetHeight : 0);
+    document.documentElement.style.setProperty("--sticky", Math.ceil(reach) + "px");
   }
 
   function route() {
@@ -81,6 +87,9 @@
     var docview = target && target.classList.contains("s") && target.closest(".docview");
     if (docview && docview.id.indexOf("view-") === 0) {  // a sentence of an annotated document
       show(docview.id.slice(5));
+      for (var fold = target.closest("details.fold"); fold; fold = fold.parentElement.closest("details.fold")) {
+        fold.open = true;  // a sentence under a fold (page furniture) is opened to, not hidden
+      }
       target.scrollIntoView({block: "center"}); target.classList.add("flash");
       return;
     }
