@@ -486,7 +486,8 @@ class CheckLog:
         report shows it on the reading when the reading failed, and on a false claim.
 
         Raises:
-            ValueError: ``cls`` is not a profile class, ``trials < 1``, ``failures`` outside
+            ValueError: ``cls`` is not a profile class or not the class :func:`failure_class` gives these
+                counts (``generic`` needs every draw to fail), ``trials < 1``, ``failures`` outside
                 ``[0, trials]``, or ``setting`` is empty.
         """
         if cls not in FAILURE_PROFILE_CLASSES:
@@ -495,6 +496,9 @@ class CheckLog:
             raise ValueError(f"trials: must be an integer >= 1, got {trials!r}")
         if isinstance(failures, bool) or not isinstance(failures, numbers.Integral) or not 0 <= failures <= trials:
             raise ValueError(f"failures: must be an integer in [0, trials = {trials}], got {failures!r}")
+        if cls != failure_class(trials, failures):  # the class is computed from the counts, not chosen
+            raise ValueError(f"failure profile class {cls!r} does not fit {failures} failures in {trials} draws: "
+                             f"those counts are {failure_class(trials, failures)!r} (failure_class)")
         if not str(setting).strip():
             raise ValueError("setting: must name the parameters the draws were taken at")
         self.profile = {"class": cls, "setting": str(setting), "trials": int(trials), "failures": int(failures),
