@@ -35,6 +35,7 @@ place that decides it.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,6 +155,7 @@ class State:
     selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
     project_root: Path | None = None  # the ini file's folder (the git commit of the report's runs)
     running: dict[str, None] = field(default_factory=dict)  # node ids started and not finished (logstart/logfinish)
+    usage_error: str = ""  # an xdist worker refused the checks (a bad claim marker): the message, exit 4
     stopped: bool = False  # the session stopped early (-x, --maxfail, no xdist worker left): some checks never ran
     unfinished: dict[str, str] = field(default_factory=dict)  # node id -> what happened, for a check that did not
     # finish and whose claim is not known (a crash before its first report); what the end of the run cannot map
@@ -615,6 +617,10 @@ def _update_result(res: CheckResult, report: pytest.TestReport, props: dict) -> 
         res.counterexample = None
 
 
+class CheckExited(RuntimeError):
+    """A claim check called ``os._exit`` (see :meth:`_ClaimsHooks.pytest_runtest_protocol`): an ``error``."""
+
+
 def _observed_phase(when: str, exc: BaseException | None) -> tuple[str, str]:
     """``(kind, detail)`` of one phase of a claim check from the exception it raised (None: none), in the
     process that ran it: the only place where an exception becomes a kind (``docs/verdicts.md``,
@@ -682,7 +688,14 @@ class _ClaimsHooks:
             # pytest calls pytest_collection_finish in a ``finally`` after this hook: the flag keeps its own
             # "no check decides" error from replacing this one, which names the marker (issue 44)
             self._bad_markers = True
-            raise pytest.UsageError("attention-claims: bad claim marker:\n  " + "\n  ".join(problems))
+            message = "attention-claims: bad claim marker:\n  " + "\n  ".join(problems)
+            if hasattr(config, "workerinput"):
+                # an xdist worker: a UsageError here would crash xdist's scheduler (INTERNALERROR, exit 3); the
+                # worker runs nothing and hands the message to the controller, which exits 4 with it
+                config.workeroutput[PREFIX + "usage"] = message
+                items[:] = []
+                return
+            raise pytest.UsageError(message)
         if state.selected is not None:
             # --claims-select / --claims-document: only the checks that decide a selected claim run
             # (the suite's own tests in tests/ are not claim checks and are deselected too).
@@ -707,6 +720,29 @@ class _ClaimsHooks:
             self.state.collected = {t for t in self.state.collected if t[2] not in gone}
 
     # -- running -----------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
+        """While a claim check runs (setup, call and teardown), ``os._exit`` in the process running it raises
+        :class:`CheckExited` instead of ending the process: an ``os._exit`` runs no hook, so in a serial run
+        the run would end with exit status 0 and no verdict (issue 43, finding 9); raised, it is the check's
+        ``error``. A child the check forked (another pid) still exits for real."""
+        if item.get_closest_marker("claim") is None:
+            yield
+            return
+        real, pid = os._exit, os.getpid()
+
+        def guarded(status: int) -> None:
+            if os.getpid() != pid:
+                real(status)
+            raise CheckExited(f"the check called os._exit({status}), which would have ended the run with no "
+                              "verdict; a claim check asserts its reading or raises")
+
+        os._exit = guarded
+        try:
+            yield
+        finally:
+            os._exit = real
+
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if item.get_closest_marker("claim") is not None and LOG_KEY not in item.stash:
             item.stash[LOG_KEY] = CheckLog()
@@ -941,6 +977,8 @@ class ClaimsController(_ClaimsHooks):
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
         out = getattr(node, "workeroutput", {}) or {}
+        if out.get(PREFIX + "usage"):
+            self.state.usage_error = out[PREFIX + "usage"]
         self.state.collected.update(tuple(x) for x in out.get(PREFIX + "collected", []))
         if out.get(PREFIX + "partial"):
             self.state.partial = True
@@ -1015,6 +1053,12 @@ class ClaimsController(_ClaimsHooks):
     # -- the end -----------------------------------------------------------------------
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.state
+        if state.usage_error:  # a worker refused the checks (a bad claim marker): exit 4, no report written
+            import sys
+
+            print(state.usage_error, file=sys.stderr)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
         if self.config.option.collectonly:
             return  # --collect-only decides nothing and writes nothing
         if state.planted and state.report_dir is not None:

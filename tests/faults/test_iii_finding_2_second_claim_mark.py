@@ -85,3 +85,15 @@ def test_iii_finding_2_one_mark_per_check_decides_the_claim(planted):
     run = planted(_records(), {"test_m.py": source}, args=["-n", "0"])
     assert run.result.ret == 0, run.result.stdout.str()
     assert run.claim("m-claim")["verdict"] == "caveat"
+
+
+@pytest.mark.subprocess_run
+def test_iii_finding_2_under_xdist_the_refusal_is_exit_4_not_an_internal_error(planted):
+    """Under ``-n 2`` the marks are validated in the workers: a usage error raised there crashed xdist's
+    scheduler (INTERNALERROR, exit 3, an "interrupted" report written; found by tests/faults/test_self_attack.py).
+    Now the workers run nothing, the controller exits 4 with the message and writes no report."""
+    run = planted(_records(), {"test_m.py": MODULE_MARK}, args=["-n", "2"], subprocess=True)
+    out = run.result.stdout.str() + run.result.stderr.str()
+    assert run.result.ret == pytest.ExitCode.USAGE_ERROR, out
+    assert "test_m.py::test_float16" in out and "exactly one" in out and "INTERNALERROR" not in out, out
+    assert not (run.report_dir / "claims.json").exists()

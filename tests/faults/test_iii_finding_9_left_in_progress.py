@@ -6,6 +6,10 @@ itself with ``os._exit`` runs no hook (no ``finally``, no ``atexit``), so the ru
 xdist the controller sees the worker die and records the check as ``error``); what the plugin guarantees is
 that the report it left says "in progress" (never a finished-looking report) and that the next run says, at its
 start, in the terminal and in its report, that the previous run did not finish.
+
+Since then ``os._exit`` called by a claim check raises instead (the plugin guards it while a claim check runs), so
+the check is an ``error`` and the run exits non-zero; a process killed outright (SIGKILL, the OOM killer) still
+runs no hook, and that is the case the "left in progress" notice is for.
 """
 
 from __future__ import annotations
@@ -23,18 +27,33 @@ def test_exact(claim_log):
     claim_log.example(x=1.0)
     if os.environ.get("I43_EXIT_NOW"):
         os._exit(0)
+    if os.environ.get("I43_KILL_NOW"):
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
 '''
+
+
+@pytest.mark.subprocess_run
+def test_iii_finding_9_os_exit_in_a_serial_run_is_an_error(planted, monkeypatch):
+    records = {"e.toml": record_toml("e-claim")}
+    monkeypatch.setenv("I43_EXIT_NOW", "1")
+    run = planted(records, {"test_e.py": CHECK}, args=["-n", "0"], subprocess=True)
+    assert run.result.ret == 1, run.result.stdout.str()
+    claim = run.claim("e-claim")
+    assert claim["verdict"] == "error", claim
+    assert "os._exit(0)" in run.result.stdout.str()
+    assert run.report["run"]["in_progress"] is False
 
 
 @pytest.mark.subprocess_run
 def test_iii_finding_9_the_next_run_says_the_previous_report_was_left_in_progress(planted, monkeypatch):
     records = {"e.toml": record_toml("e-claim")}
-    monkeypatch.setenv("I43_EXIT_NOW", "1")
+    monkeypatch.setenv("I43_KILL_NOW", "1")
     first = planted(records, {"test_e.py": CHECK}, args=["-n", "0"], subprocess=True)
     left = first.report
     assert left["run"]["in_progress"] is True and left["run"]["complete"] is False
     assert first.claim("e-claim")["verdict"] == "undecided"  # never a finished-looking verdict
-    monkeypatch.delenv("I43_EXIT_NOW")
+    monkeypatch.delenv("I43_KILL_NOW")
     second = planted(records, {"test_e.py": CHECK}, args=["-n", "0"])
     out = second.result.stdout.str()
     assert second.result.ret == 0, out

@@ -48,20 +48,7 @@ from attention_claims.framework.verdict import ReadingOutcome, decide
 
 ROOT = Path(__file__).resolve().parents[2]
 
-KNOWN_OPEN: set[str] = {
-    # finding 1: an xfail-marked check that crashes (1/0) is recorded as skipped; a caveat claim then
-    # comes out true, exit 0 (branch i43-outcome)
-    "xfail_over_crash",
-    # finding 2: a module-level claim mark beside a check marked with another reading of the same claim:
-    # that check's counterexample counts against the as-stated reading too (branch i43-outcome)
-    "module_claim_mark",
-    # finding 3: refute(..., certified="False") (a string) is certified through bool() (branch i43-outcome)
-    "refute_certified_string",
-    # finding 4: a hand-edited earlier claims.json is trusted by a --claims-select run (branch i43-outcome)
-    "edited_earlier_report",
-    # finding 9: os._exit in a serial run: exit 0, no verdict, the report stays "in progress" (i43-outcome)
-    "os_exit_serial",
-}
+KNOWN_OPEN: set[str] = set()
 """Behaviours and run options left out of the draw until the fix of the finding named beside each is merged."""
 
 EXAMPLES = 10
@@ -97,16 +84,20 @@ OUTCOME: dict[str, tuple[set[str], bool | None]] = {
     "refute_uncertified": ({"failed"}, False),
     "refute_certified_string": ({"error"}, False),  # typed evidence: anything but a bool is an error
     "raise": ({"error"}, False),
-    "xfail_over_crash": ({"error"}, False),  # an exception under any mark is an error
-    "xfail_over_assert": ({"failed", "skipped"}, False),  # interpreted, or an expected failure not counted
-    "xfail_over_pass": ({"held", "skipped"}, None),
+    "xfail_over_crash": (set(), None),  # refused at collection (USAGE): no reading is written
+    "xfail_over_assert": (set(), None),
+    "xfail_over_pass": (set(), None),
     "skip_mark": ({"skipped"}, False),
     "os_exit_worker": ({"error"}, False),
     "os_exit_serial": ({"error"}, False),
 }
 """The outcomes a reading may have when its one check behaves so, and whether it is certified (None: any)."""
 
-ERRORS = {"raise", "xfail_over_crash", "os_exit_worker", "os_exit_serial", "refute_certified_string"}
+USAGE = {"xfail_over_crash", "xfail_over_assert", "xfail_over_pass"}
+"""Behaviours that are usage errors (docs/verdicts.md): an xfail mark on a claim check is refused at collection,
+exit status 4, and the report folder is left as it was; so is a module-level claim mark beside a check's own."""
+
+ERRORS = {"raise", "os_exit_worker", "os_exit_serial", "refute_certified_string"}
 """Behaviours of a check that does not finish: its reading is ``error``, its claim ``error``, exit non-zero."""
 
 DOCUMENT = "".join(f"Claim number {i} holds for every input.\n" for i in range(3))
@@ -309,18 +300,46 @@ def check_invariants(project: Project, root: Path, done: subprocess.CompletedPro
     return broken
 
 
+def refused(project: Project, select: list[str] | None) -> bool:
+    """Whether a run of ``project`` over ``select`` (None: every claim) must be refused as a usage error
+    (:data:`USAGE`: an xfail mark on a claim check, or a module-level claim mark beside a check's own)."""
+    chosen = [c for c in project.claims if select is None or c.cid in select]
+    return any(c.module_mark or any(r.behaviour in USAGE for r in c.readings) for c in chosen)
+
+
+def _refusal_broken(done: subprocess.CompletedProcess, before: dict, after: dict) -> list[str]:
+    """The invariants of a refused run: exit status 4, the report folder as it was."""
+    broken = []
+    if done.returncode != 4:
+        broken.append(f"a usage error (xfail mark or second claim mark) ran with exit status {done.returncode}")
+    reports = ("claims.json", "claims.md", "claims.html")  # a lock file may be made; no report written or replaced
+    if {k: v for k, v in before.items() if k in reports} != {k: v for k, v in after.items() if k in reports}:
+        broken.append(f"a refused run changed the report: {sorted(before)} -> {sorted(after)}")
+    return broken
+
+
 def attack(project: Project, root: Path) -> list[str]:
     """Build ``project`` in ``root``, run it as drawn, and return the broken invariants (with the run's tail)."""
     build(project, root)
     if project.carried:
         first = run_pytest(root, project, select=None)
+        if refused(project, None):  # the earlier full run is itself refused: that is the whole check
+            if first.returncode != 4 or (root / "reports" / "claims.json").exists():
+                return [f"a usage error ran with exit status {first.returncode}: {first.stdout[-800:]}"]
+            return []
         if not (root / "reports" / "claims.json").exists():
             return [f"the earlier full run wrote no report (exit {first.returncode}): {first.stdout[-800:]}"]
         if project.edit_earlier:
             _edit_earlier(root / "reports" / "claims.json", project)
     before = tree_hashes(root, root / "reports")
+    reports_before = tree_hashes(root / "reports", root / "reports" / ".none") if (root / "reports").exists() else {}
     done = run_pytest(root, project, select=project.select)
-    broken = check_invariants(project, root, done)
+    if refused(project, project.select):
+        reports_after = (tree_hashes(root / "reports", root / "reports" / ".none")
+                         if (root / "reports").exists() else {})
+        broken = _refusal_broken(done, reports_before, reports_after)
+    else:
+        broken = check_invariants(project, root, done)
     after = tree_hashes(root, root / "reports")
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     if changed:
