@@ -106,6 +106,57 @@ def _plot_json(value: Any, where: str) -> Any:
                     "lists, dicts or arrays)")
 
 
+class RefuteArgumentError(TypeError):
+    """:func:`refute` (or :class:`Counterexample`) was called with an argument of the wrong type: a
+    ``certified`` that is not a ``bool`` (the string ``"False"`` is not false), an ``example`` that is not
+    a dict of JSON values, a message or certificate that is not a ``str``. Not an ``AssertionError``: the
+    check ends as an ``error`` of the suite (naming the check and the argument), never as a counterexample."""
+
+
+def _json_example(example: Any) -> dict:
+    """``example`` as the report stores it: a dict with string keys whose values are JSON (numpy/torch
+    arrays and scalars, mpmath and flint numbers converted by :func:`_jsonable`; a torch or NumPy dtype
+    or device by its name), ``{}`` for ``None``.
+
+    Raises:
+        RefuteArgumentError: ``example`` is not a dict (or None), a key is not a ``str``, or a value is
+            of a type that has no JSON form (a set, an arbitrary object).
+    """
+    if example is None:
+        return {}
+    if not isinstance(example, dict):
+        raise RefuteArgumentError(f"refute(example=...): must be a dict of named inputs, got a "
+                                  f"{type(example).__name__}")
+
+    def check(value: Any, where: str) -> Any:
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, dict):
+            for k in value:
+                if not isinstance(k, str):
+                    raise RefuteArgumentError(f"refute(example=...): key {k!r} at {where} is a "
+                                              f"{type(k).__name__}, not a str")
+            return {k: check(v, f"{where}[{k!r}]") for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [check(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if callable(getattr(value, "tolist", None)) or isinstance(value, numbers.Number) or _is_multiprecision(value):
+            return _jsonable(value)
+        if type(value).__module__.split(".")[0] in ("torch", "numpy"):  # a dtype or device: its name
+            return str(value)
+        raise RefuteArgumentError(f"refute(example=...): {where} is a {type(value).__name__}, which has no JSON "
+                                  "form (use numbers, strings, lists, dicts or arrays)")
+
+    out = check(example, "example")
+    json.dumps(out, allow_nan=False)  # every float is finite or a repr string by now
+    return out
+
+
+def _is_multiprecision(value: Any) -> bool:
+    """Whether ``value`` is an mpmath or python-flint number (which :func:`_jsonable` turns into a float
+    or its text)."""
+    return type(value).__module__.split(".")[0] in ("mpmath", "flint")
+
+
 #: The two strengths of a certificate (docs/verdicts.md, "Certified"): ``proved``, exact rationals, arb
 #: balls, or a rigorous bound whose every constant is derived; ``recomputed``, an independent
 #: higher-precision floating-point computation agrees, with no error bound.
@@ -146,6 +197,7 @@ class Counterexample(AssertionError):
         boundary: for a dtype or scale reading, where the reading starts to fail.
 
     Raises:
+        RefuteArgumentError: an argument of the wrong type (see :func:`refute`).
         ValueError: ``certificate_strength`` is not one of :data:`CERTIFICATE_STRENGTHS`, or is given
             for a counterexample that is not certified.
     """
@@ -161,6 +213,18 @@ class Counterexample(AssertionError):
         certify: Callable[[], None] | None = None,
         certificate_strength: str | None = None,
     ):
+        if not isinstance(message, str):
+            raise RefuteArgumentError(f"refute(message): must be a str, got a {type(message).__name__}")
+        if not isinstance(certified, (bool, np.bool_)):
+            raise RefuteArgumentError(f"refute(certified=...): must be True or False, got {certified!r} "
+                                      f"(a {type(certified).__name__})")
+        certified = bool(certified)  # a NumPy comparison's numpy.bool_ is a bool too
+        if not isinstance(certificate, str):
+            raise RefuteArgumentError(f"refute(certificate=...): must be a str, got a {type(certificate).__name__}")
+        if boundary is not None and not isinstance(boundary, str):
+            raise RefuteArgumentError(f"refute(boundary=...): must be a str or None, got a {type(boundary).__name__}")
+        if certify is not None and not callable(certify):
+            raise RefuteArgumentError(f"refute_deferred(certify=...): must be callable, got a {type(certify).__name__}")
         super().__init__(message)
         if certificate_strength is not None and certificate_strength not in CERTIFICATE_STRENGTHS:
             raise ValueError(f"certificate_strength: one of {', '.join(CERTIFICATE_STRENGTHS)}, "
@@ -169,8 +233,8 @@ class Counterexample(AssertionError):
             raise ValueError(f"certificate_strength={certificate_strength!r} given for a counterexample that is "
                              "not certified")
         self.message = message
-        self.example = _jsonable(example or {})
-        self.certified = bool(certified)
+        self.example = _json_example(example)
+        self.certified = certified
         self.certificate = certificate
         self.certificate_strength = ((certificate_strength or certificate_strength_of(certificate))
                                      if self.certified else None)
@@ -178,14 +242,21 @@ class Counterexample(AssertionError):
         self.certify = certify
 
     def to_dict(self) -> dict:
-        """The counterexample as the report stores it."""
+        """The counterexample as the report stores it.
+
+        Raises:
+            RefuteArgumentError: a field was replaced after construction by a value of the wrong type.
+        """
+        if not isinstance(self.certified, bool) or not isinstance(self.message, str):
+            raise RefuteArgumentError(f"counterexample: certified must be a bool and message a str, got "
+                                      f"{self.certified!r} and a {type(self.message).__name__}")
         return {
             "message": self.message,
-            "example": self.example,
+            "example": _json_example(self.example),
             "certified": self.certified,
-            "certificate": self.certificate,
+            "certificate": str(self.certificate),
             "certificate_strength": self.certificate_strength,
-            "boundary": self.boundary,
+            "boundary": self.boundary if self.boundary is None else str(self.boundary),
         }
 
 
@@ -197,11 +268,54 @@ def refute(
     certificate: str = "",
     boundary: str | None = None,
     certificate_strength: str | None = None,
-) -> None:
-    """Raise :class:`Counterexample`; ``certified`` must be stated explicitly. ``certificate_strength``
-    (``proved`` or ``recomputed``, docs/verdicts.md "Certified") says what the certification is; left out,
-    it is read off the certificate's words (:func:`certificate_strength_of`, ``recomputed`` unless they name
-    exact or ball arithmetic)."""
+) -> NoReturn:
+    """Report a counterexample to the reading the check asserts: raise :class:`Counterexample`.
+
+    Call it after recomputing the example in exact or high-precision arithmetic (mpmath, rationals,
+    arb balls from python-flint); ``certified`` says whether that recomputation confirmed the failure
+    (``docs/verdicts.md``: only a certified counterexample to the as-stated reading makes a claim
+    ``false``). Since :class:`Counterexample` is an ``AssertionError``, Hypothesis shrinks it like any
+    failed assertion.
+
+    Args:
+        message: one sentence saying what failed, with numbers (a ``str``).
+        example: the inputs, by name: a dict whose keys are ``str`` and whose values are JSON values,
+            NumPy or torch arrays and scalars, or mpmath / flint numbers (converted to lists, numbers
+            or their text); ``None`` for none.
+        certified: ``True`` when an exact or high-precision recomputation confirmed it, else ``False``;
+            must be a ``bool`` (or NumPy's ``numpy.bool_``) and must be given (the string ``"False"``, an
+            int or None is refused, never read through ``bool()``).
+        certificate: how it was confirmed (method, precision, the interval or value), a ``str``.
+        boundary: for a dtype or scale reading, where the reading starts to fail (a ``str``), or None.
+        certificate_strength: ``"proved"`` (exact rationals, arb balls, a rigorous bound whose every constant
+            is derived) or ``"recomputed"`` (an independent higher-precision floating-point computation
+            agrees, with no error bound), docs/verdicts.md "Certified"; only with ``certified=True``. Left
+            out, it is read off the certificate's words (:func:`certificate_strength_of`: ``recomputed``
+            unless they name exact or ball arithmetic).
+
+    Returns:
+        Never returns.
+
+    Raises:
+        Counterexample: always, when the arguments are valid.
+        RefuteArgumentError: an argument of the wrong type (a ``TypeError``, not an assertion): the plugin
+            records the check as ``error``, naming it and the argument.
+        ValueError: ``certificate_strength`` is not one of :data:`CERTIFICATE_STRENGTHS`, or is given with
+            ``certified=False``.
+
+    Example:
+        >>> try:
+        ...     refute("row 0 sums to 0.999", example={"N": 3, "row": [0.5, 0.25, 0.249]}, certified=True,
+        ...            certificate="exact rationals: sum = 999/1000")
+        ... except Counterexample as cx:
+        ...     (cx.certified, cx.example["N"], cx.certificate)
+        (True, 3, 'exact rationals: sum = 999/1000')
+        >>> try:
+        ...     refute("row 0 sums to 0.999", certified="False")  # a string, not a bool
+        ... except RefuteArgumentError as err:
+        ...     print(err)
+        refute(certified=...): must be True or False, got 'False' (a str)
+    """
     raise Counterexample(
         message, example=example, certified=certified, certificate=certificate, boundary=boundary,
         certificate_strength=certificate_strength,
@@ -372,7 +486,8 @@ class CheckLog:
         report shows it on the reading when the reading failed, and on a false claim.
 
         Raises:
-            ValueError: ``cls`` is not a profile class, ``trials < 1``, ``failures`` outside
+            ValueError: ``cls`` is not a profile class or not the class :func:`failure_class` gives these
+                counts (``generic`` needs every draw to fail), ``trials < 1``, ``failures`` outside
                 ``[0, trials]``, or ``setting`` is empty.
         """
         if cls not in FAILURE_PROFILE_CLASSES:
@@ -381,6 +496,9 @@ class CheckLog:
             raise ValueError(f"trials: must be an integer >= 1, got {trials!r}")
         if isinstance(failures, bool) or not isinstance(failures, numbers.Integral) or not 0 <= failures <= trials:
             raise ValueError(f"failures: must be an integer in [0, trials = {trials}], got {failures!r}")
+        if cls != failure_class(trials, failures):  # the class is computed from the counts, not chosen
+            raise ValueError(f"failure profile class {cls!r} does not fit {failures} failures in {trials} draws: "
+                             f"those counts are {failure_class(trials, failures)!r} (failure_class)")
         if not str(setting).strip():
             raise ValueError("setting: must name the parameters the draws were taken at")
         self.profile = {"class": cls, "setting": str(setting), "trials": int(trials), "failures": int(failures),

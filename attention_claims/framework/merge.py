@@ -17,6 +17,8 @@ data files:
 - every verdict is recomputed by the rules of :mod:`attention_claims.framework.verdict` from the merged
   outcomes and compared with the record's ``expected`` (so the claim records must be at hand: the
   project's claims folder);
+- a report that claims what it shows no run of is refused (:class:`MergeError`): a decided claim whose
+  entry lists no readings, a reading ``held``, ``failed`` or ``error`` with no ``ran_on``;
 - reports of another schema, another catalog (claim ids and readings) or another commit are refused
   unless ``allow_mixed``;
 - the merged report's ``runs`` lists every run of every report (host, devices with their names, torch,
@@ -31,7 +33,6 @@ from pathlib import Path
 
 from .records import Claim
 from .report_model import ClaimEntry, Decided, Environment, RanOn, Report, Run, Trust
-from .verdict import ReadingOutcome, decide
 
 __all__ = ["MergeError", "merge_reports", "load_report"]
 
@@ -133,6 +134,37 @@ def _merge_reading(claim: Claim, name: str, found: list[tuple[str, dict, list[st
     return entry
 
 
+RAN = ("held", "failed", "error")
+"""The outcomes of a reading whose checks ran (or started): each must say which run it came from (``ran_on``)."""
+
+
+def _check_decided(label: str, data: dict, catalog: list[Claim]) -> None:
+    """Refuse a report that claims to have decided what it shows no run of: a decided claim (``decided`` set)
+    whose record has readings but whose entry lists none, or a reading ``held``, ``failed`` or ``error`` with
+    no ``ran_on`` (a run's report records ``ran_on`` on every reading that ran,
+    :func:`attention_claims.framework.report.reading_ran_on`; only a ``skipped`` reading has none).
+    Such a report would merge into ``undecided`` claims that "agree" and a run that is "complete".
+
+    Raises:
+        MergeError: naming the report, the claim and the reading.
+    """
+    records = {c.id: c for c in catalog}
+    for c in data["claims"]:
+        if not c.get("decided"):
+            continue
+        record = records.get(c["id"])
+        readings = c.get("readings") or []
+        if not readings and record is not None and record.readings:
+            raise MergeError(f"{label}: claim '{c['id']}' is marked decided (decided.at "
+                             f"{_decided_at(c) or 'unset'}) but lists none of its "
+                             f"{len(record.readings)} readings; not a report a run wrote")
+        for r in readings:
+            if r.get("outcome") in RAN and not r.get("ran_on"):
+                raise MergeError(f"{label}: claim '{c['id']}', reading '{r.get('name')}': outcome "
+                                 f"{r.get('outcome')!r} with no ran_on (which run gave it?); a run records "
+                                 f"ran_on on every reading that ran")
+
+
 def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allow_mixed: bool = False,
                   now: str | None = None) -> Report:
     """Fold ``reports`` (``[(label, claims.json dict)]``, the label naming each in messages) into one
@@ -140,7 +172,8 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
 
     Raises:
         MergeError: no report; a report of another catalog or commit (unless ``allow_mixed``); two runs
-            of the same reading on the same device with different outcomes.
+            of the same reading on the same device with different outcomes; a decided claim with no
+            readings, or a reading that ran with no ``ran_on`` (:func:`_check_decided`).
     """
     if not reports:
         raise MergeError("no report to merge")
@@ -156,8 +189,10 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
             listing = "; ".join(f"{label}: {', '.join(sorted(c or 'no commit recorded' for c in cs))}"
                                 for label, cs in commits.items())
             raise MergeError(f"the reports come from different commits ({listing}); pass --allow-mixed to merge anyway")
+    for label, data in reports:
+        _check_decided(label, data, catalog)
     now = now or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    from .report import _reason
+    from .report import decide_from_readings
 
     claims: list[ClaimEntry] = []
     complete = True
@@ -171,7 +206,6 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
             continue
         latest = max(decided, key=lambda lc: _decided_at(lc[1]))[1]
         readings = []
-        outcomes = {}
         for reading in claim.readings:
             found = [(label, r, _reading_errors(c, r)) for label, c in decided for r in c.get("readings", [])
                      if r["name"] == reading.name]
@@ -179,14 +213,13 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
             if entry is None:
                 continue
             readings.append(entry)
-            outcomes[reading.name] = ReadingOutcome(entry.outcome, entry.certified)
         # what did not finish and no run made up for: the errors of readings still in error, and those of a
         # claim's errors that name none of its readings' checks (each with the report it came from)
         errors = [e for r in readings if r.outcome == "error" for e in r.errors]
         errors += sorted({f"in {label}: {e}" for label, c in decided for e in c.get("errors", [])
                           if not any(str(e).startswith(f"{ch}:") for r in c.get("readings", [])
                                      for ch in r.get("checks") or [])})
-        d = decide(claim, outcomes, errors=len(errors))
+        d, reason = decide_from_readings(claim, readings, errors)  # the function a run's carried claims go through
         for r in readings:
             spec = claim.reading(r.name)
             r.kind = spec.kind if r.outcome == "failed" and spec is not None and not spec.as_stated else None
@@ -194,7 +227,7 @@ def merge_reports(reports: list[tuple[str, dict]], catalog: list[Claim], *, allo
         runs = sorted({_decided_at(c) for _label, c in decided})
         stated = next((r for r in readings if r.as_stated), None)
         profile = stated.failure_profile if d.verdict == "false" and stated is not None else None
-        claims.append(replace(base, verdict=d.verdict, agrees=d.agrees, reason=_reason(d.verdict, d.reason, readings),
+        claims.append(replace(base, verdict=d.verdict, agrees=d.agrees, reason=reason,
                               readings=readings, errors=errors, selected=True, failure_profile=profile,
                               decided=Decided(at=runs[-1], profile=base.decided.profile if base.decided else "",
                                               run="merged")))

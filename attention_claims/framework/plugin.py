@@ -9,7 +9,7 @@ Registered through the ``pytest11`` entry point ``attention_claims`` (see
   usage error naming file, claim and field);
 - validates every ``@pytest.mark.claim(ID, reading=NAME)`` at collection time;
 - turns each check's result into an outcome: an ``AssertionError`` is a counterexample,
-  any other exception an error of the suite;
+  any other exception an error of the suite, under any mark;
 - marks a counterexample to a claim expected ``false`` or ``caveat`` as an expected
   failure (``x``), since it is the expected outcome, not a failure of the run;
 - computes verdicts (``attention_claims.framework.verdict``) on the controller, writes ``reports/claims.json``,
@@ -24,13 +24,18 @@ controller needs to each test report's ``user_properties`` (which xdist serialis
 sends its collected claim/reading coverage through ``workeroutput``; only the controller
 writes the report.
 
-A check may carry several ``claim`` markers (one check deciding several claims that state the
-same thing); its result counts for each ``(claim, reading)`` it names.
+A check decides exactly one reading of one claim: a second ``claim`` mark on it, from any level (module
+``pytestmark``, class, function, parameter), and an ``xfail`` mark on it are usage errors naming the check
+(:func:`_mark_problems`). One check function may still decide several claims through parameters, one
+``claim`` mark each (``claim_params``). How a check ended is observed per phase where it ran
+(:func:`_observed_phase`) and folded by :func:`attention_claims.framework.verdict.check_outcome`, the one
+place that decides it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +43,8 @@ import pytest
 
 from . import config as claims_config
 from . import profiles
-from .evidence import CheckLog, Counterexample, resolve_deferred
+from .evidence import CheckLog, Counterexample, RefuteArgumentError, resolve_deferred
+from .neutral import has_unsafe, neutral
 from .records import Claim, ClaimRecordError, load_catalog, load_manifest
 from .report_model import REPORT_FORMATS, Report
 from .sentences import SentenceDataError
@@ -109,7 +115,7 @@ class CheckResult:
     nodeid: str
     claim: str
     reading: str
-    outcome: str = "skipped"  # passed | counterexample | skipped | error
+    outcome: str = "pending"  # verdict.CHECK_OUTCOMES: passed | counterexample | skipped | error | pending
     examples: int = 0
     evidence: str = ""
     counterexample: dict | None = None
@@ -118,10 +124,11 @@ class CheckResult:
     figures: list = field(default_factory=list)  # [{"path": absolute path, "caption": str}]
     plots: list = field(default_factory=list)  # [{"kind": str, "data": {...}}] (CheckLog.plot)
     failure_profile: dict | None = None  # {"class", "setting", "trials", "failures", "summary"} (CheckLog.failure_profile)
+    phases: dict = field(default_factory=dict)  # when -> verdict.Phase, as observed where the check ran
 
     @property
     def key(self) -> tuple[str, str, str]:
-        """``(nodeid, claim, reading)``: one check may decide several claims (several markers)."""
+        """``(nodeid, claim, reading)``: the check and the one reading it decides."""
         return (self.nodeid, self.claim, self.reading)
 
 
@@ -148,6 +155,7 @@ class State:
     selected: frozenset[str] | None = None  # --claims-select / --claims-document; None: every claim
     project_root: Path | None = None  # the ini file's folder (the git commit of the report's runs)
     running: dict[str, None] = field(default_factory=dict)  # node ids started and not finished (logstart/logfinish)
+    usage_error: str = ""  # an xdist worker refused the checks (a bad claim marker): the message, exit 4
     stopped: bool = False  # the session stopped early (-x, --maxfail, no xdist worker left): some checks never ran
     unfinished: dict[str, str] = field(default_factory=dict)  # node id -> what happened, for a check that did not
     # finish and whose claim is not known (a crash before its first report); what the end of the run cannot map
@@ -369,8 +377,7 @@ class Claimed:
 def claimed(request: pytest.FixtureRequest) -> Claimed:
     """What the record of the current check's claim states, as data (``[claimed]`` table).
 
-    A check that decides several claims (several ``claim`` markers) gets the record of its
-    closest marker (the one written nearest the function).
+    A check carries exactly one ``claim`` mark (:func:`_mark_problems`), whose record this is.
 
     Raises:
         pytest.UsageError: the check has no ``claim`` marker.
@@ -408,8 +415,15 @@ def _selection(config: pytest.Config, catalog: list[Claim]) -> frozenset[str] | 
 
     Raises:
         pytest.UsageError: an id that no record has, or a document that no claim cites, named
-            with the ids or documents that exist; a malformed shard.
+            with the ids or documents that exist; an empty ``--claims-select`` / ``--claims-document``
+            value (``""``, ``","``); a malformed shard.
     """
+    for name, values in (("--claims-select", config.getoption("claims_select")),
+                         ("--claims-document", config.getoption("claims_document"))):
+        empty = [v for v in values if not any(part.strip() for part in v.split(","))]
+        if empty:  # an empty selection never means "every claim"
+            raise pytest.UsageError(f"attention-claims: {name} {empty[0]!r}: an empty selection (no claim id or "
+                                    f"document); name at least one, or leave {name} out to decide every claim")
     ids = [i.strip() for opt in config.getoption("claims_select") for i in opt.split(",") if i.strip()]
     docs = [d.strip() for d in config.getoption("claims_document") if d.strip()]
     shard = config.getoption("claims_shard", None)
@@ -436,7 +450,8 @@ def _selection(config: pytest.Config, catalog: list[Claim]) -> frozenset[str] | 
 def _claim_markers(item: pytest.Item) -> list[tuple[str, str]]:
     """Every ``(claim id, reading)`` that ``item``'s ``claim`` markers name, closest first, once each.
 
-    One check may carry several markers when it decides several claims that state the same thing.
+    A check that carries more than one is refused at collection (:func:`_mark_problems`); until then
+    (and in hooks that run for every test) all are listed.
 
     Raises:
         pytest.UsageError: a marker without exactly one claim id, or without ``reading=`` (or with
@@ -455,6 +470,35 @@ def _claim_markers(item: pytest.Item) -> list[tuple[str, str]]:
         target = (marker.args[0], marker.kwargs["reading"])
         if target not in out:
             out.append(target)
+    return out
+
+
+def _mark_problems(item: pytest.Item) -> list[str]:
+    """What is wrong with the marks of one claim check (none for a test without a ``claim`` mark):
+
+    - more than one ``claim`` mark, from any level (a module's ``pytestmark``, a class, the function, a
+      parameter): a check decides exactly one reading of one claim (``docs/verdicts.md``), and a mark
+      inherited from the module would otherwise make the check's counterexample count against a reading
+      it never tested;
+    - an ``xfail`` mark: whether a counterexample fails the run follows the record's ``expected``, and an
+      exception other than an assertion is an error under any mark, so an ``xfail`` mark could only hide
+      one (a check that cannot run here skips, with ``pytest.skip`` or a ``skip`` / ``skipif`` mark, whose
+      reason the report shows).
+    """
+    marks = list(item.iter_markers("claim"))
+    if not marks:
+        return []
+    out = []
+    if len(marks) > 1:
+        named = ", ".join(f"claim({', '.join(map(repr, m.args))}"
+                          + "".join(f", {k}={v!r}" for k, v in m.kwargs.items()) + ")" for m in marks)
+        out.append(f"{item.nodeid}: {len(marks)} claim marks ({named}), from the function, its class, its module's "
+                   "pytestmark or its parameters: a check decides exactly one reading of one claim (write one check "
+                   "per reading)")
+    if any(True for _ in item.iter_markers("xfail")):
+        out.append(f"{item.nodeid}: an xfail mark on a claim check is refused: whether a counterexample fails the "
+                   "run follows the record's 'expected', and an exception other than an assertion is an error under "
+                   "any mark; remove it (a check that cannot run here uses pytest.skip or a skip/skipif mark)")
     return out
 
 
@@ -543,31 +587,60 @@ def _counterexample_dict(exc: AssertionError) -> dict:
 
 
 def _update_result(res: CheckResult, report: pytest.TestReport, props: dict) -> None:
-    """Fold one phase's test report (setup, call or teardown) into the check's result."""
+    """Fold one phase's test report (setup, call or teardown) into the check's result: the phase as the
+    plugin observed it where the check ran (``attention_claims.phase``, :func:`_observed_phase`), never
+    pytest's report outcome (which marks and plugins rewrite), then the check's outcome from every phase
+    so far by :func:`attention_claims.framework.verdict.check_outcome`, the one place that decides it."""
+    from .verdict import Phase, check_outcome
+
+    observed = props.get(PREFIX + "phase")
+    if observed is not None:
+        kind, detail = json.loads(observed)
+    elif report.failed:  # a report this plugin did not see being made: a failure is an error, never a finding
+        last = str(report.longreprtext).strip().splitlines()
+        kind, detail = "error", last[-1] if last else "failed"
+    else:
+        kind, detail = ("skipped", _skip_reason(report)) if report.skipped else ("passed", "")
+    res.phases[report.when] = Phase(report.when, kind, neutral(str(detail)))
     if report.when == "call":
         res.examples = int(props.get(PREFIX + "examples", 0))
-        res.evidence = props.get(PREFIX + "evidence", "")
-        res.figures = json.loads(props.get(PREFIX + "figures", "[]"))
-        res.plots = json.loads(props.get(PREFIX + "plots", "[]"))
-        res.failure_profile = json.loads(props.get(PREFIX + "failure_profile", "null"))
-        if PREFIX + "counterexample" in props:
-            res.outcome = "counterexample"
-            res.counterexample = json.loads(props[PREFIX + "counterexample"])
-        elif report.passed:
-            res.outcome = "passed"
-        elif report.skipped:
-            res.outcome = "skipped"
-            res.skip_reason = _skip_reason(report)
-        else:
-            res.outcome = "error"
-            res.error = props.get(PREFIX + "error", "the check raised an exception")
-    elif report.failed:
-        res.outcome = "error"
-        last = str(report.longreprtext).strip().splitlines()
-        res.error = f"error in {report.when}: {last[-1] if last else ''}"
-    elif report.skipped and report.when == "setup":
-        res.outcome = "skipped"
-        res.skip_reason = _skip_reason(report)
+        res.evidence = neutral(props.get(PREFIX + "evidence", ""))
+        res.figures = neutral(json.loads(props.get(PREFIX + "figures", "[]")))
+        res.plots = neutral(json.loads(props.get(PREFIX + "plots", "[]")))
+        res.failure_profile = neutral(json.loads(props.get(PREFIX + "failure_profile", "null")))
+        if kind == "counterexample":
+            res.counterexample = neutral(json.loads(props[PREFIX + "counterexample"]))
+    res.outcome, detail = check_outcome(res.phases)
+    res.skip_reason = detail if res.outcome == "skipped" else ""
+    res.error = detail if res.outcome == "error" else ""
+    if res.outcome != "counterexample":
+        res.counterexample = None
+
+
+class CheckExited(RuntimeError):
+    """A claim check called ``os._exit`` (see :meth:`_ClaimsHooks.pytest_runtest_protocol`): an ``error``."""
+
+
+def _observed_phase(when: str, exc: BaseException | None) -> tuple[str, str]:
+    """``(kind, detail)`` of one phase of a claim check from the exception it raised (None: none), in the
+    process that ran it: the only place where an exception becomes a kind (``docs/verdicts.md``,
+    "Outcomes"). An ``AssertionError`` in the call phase (a :class:`~attention_claims.framework.evidence.Counterexample`
+    included) is a ``counterexample``; a skip (``pytest.skip``, ``importorskip``, a ``skip`` or ``skipif``
+    mark that fired) in setup or call is ``skipped`` with its reason; anything else, in any phase and
+    under any mark (``pytest.xfail()`` called by the check, ``pytest.fail()``, ``SystemExit``, a skip in
+    teardown, an assertion in a fixture), is an ``error`` naming the exception."""
+    if exc is None:
+        return "passed", ""
+    if isinstance(exc, pytest.skip.Exception) and when != "teardown":
+        return "skipped", str(getattr(exc, "msg", "") or exc)
+    if isinstance(exc, pytest.xfail.Exception):
+        return "error", (f"pytest.xfail() called by a claim check ({getattr(exc, 'msg', exc)}): a claim check asserts "
+                         "its reading; whether a counterexample fails the run follows the record's 'expected'")
+    if when == "call" and isinstance(exc, AssertionError):
+        return "counterexample", ""
+    if isinstance(exc, pytest.skip.Exception):
+        return "error", f"skipped in teardown, after the check ran: {getattr(exc, 'msg', exc)}"
+    return "error", f"{type(exc).__name__}: {exc}"
 
 
 class _ClaimsHooks:
@@ -604,16 +677,25 @@ class _ClaimsHooks:
         """Validate every claim marker; keep only the checks of the selected claims.
 
         Raises:
-            pytest.UsageError: a marker names an unknown claim or a reading its record lacks.
+            pytest.UsageError: a marker names an unknown claim or a reading its record lacks; a check carries
+                more than one claim mark (from any level) or an ``xfail`` mark (:func:`_mark_problems`).
         """
         state = self.state
-        problems = [p for item in items for cid, reading in _claim_markers(item)
-                    if (p := _target_problem(state, item.nodeid, cid, reading))]
+        problems = [p for item in items for p in _mark_problems(item)]
+        problems += [p for item in items for cid, reading in _claim_markers(item)
+                     if (p := _target_problem(state, item.nodeid, cid, reading))]
         if problems:
             # pytest calls pytest_collection_finish in a ``finally`` after this hook: the flag keeps its own
             # "no check decides" error from replacing this one, which names the marker (issue 44)
             self._bad_markers = True
-            raise pytest.UsageError("attention-claims: bad claim marker:\n  " + "\n  ".join(problems))
+            message = "attention-claims: bad claim marker:\n  " + "\n  ".join(problems)
+            if hasattr(config, "workerinput"):
+                # an xdist worker: a UsageError here would crash xdist's scheduler (INTERNALERROR, exit 3); the
+                # worker runs nothing and hands the message to the controller, which exits 4 with it
+                config.workeroutput[PREFIX + "usage"] = message
+                items[:] = []
+                return
+            raise pytest.UsageError(message)
         if state.selected is not None:
             # --claims-select / --claims-document: only the checks that decide a selected claim run
             # (the suite's own tests in tests/ are not claim checks and are deselected too).
@@ -638,6 +720,29 @@ class _ClaimsHooks:
             self.state.collected = {t for t in self.state.collected if t[2] not in gone}
 
     # -- running -----------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
+        """While a claim check runs (setup, call and teardown), ``os._exit`` in the process running it raises
+        :class:`CheckExited` instead of ending the process: an ``os._exit`` runs no hook, so in a serial run
+        the run would end with exit status 0 and no verdict (issue 43, finding 9); raised, it is the check's
+        ``error``. A child the check forked (another pid) still exits for real."""
+        if item.get_closest_marker("claim") is None:
+            yield
+            return
+        real, pid = os._exit, os.getpid()
+
+        def guarded(status: int) -> None:
+            if os.getpid() != pid:
+                real(status)
+            raise CheckExited(f"the check called os._exit({status}), which would have ended the run with no "
+                              "verdict; a claim check asserts its reading or raises")
+
+        os._exit = guarded
+        try:
+            yield
+        finally:
+            os._exit = real
+
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if item.get_closest_marker("claim") is not None and LOG_KEY not in item.stash:
             item.stash[LOG_KEY] = CheckLog()
@@ -661,7 +766,11 @@ class _ClaimsHooks:
             return
         props = rep.user_properties
         props.append((PREFIX + "targets", json.dumps(targets)))
+        exc = call.excinfo.value if call.excinfo is not None else None
         if rep.when != "call":
+            kind, detail = _observed_phase(rep.when, exc)
+            _record_phase(rep, kind, detail)
+            _neutral_longrepr(rep)
             return
         log = item.stash.get(LOG_KEY, None)
         if log is not None:
@@ -677,24 +786,59 @@ class _ClaimsHooks:
                     from .render.plots import warm
 
                     warm(log.plots)  # drawn here, in parallel with the other checks, so writing the report only reads
-        exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, Counterexample) and exc.certify is not None:
             try:
                 exc = resolve_deferred(exc)  # once, on the counterexample Hypothesis reports after shrinking
             except Exception as err:  # noqa: BLE001 - any failure of the certification is a suite error
                 exc = err
-                rep.outcome = "failed"
-                rep.longrepr = f"{type(err).__name__}: {err}"
-        if isinstance(exc, AssertionError):
-            props.append((PREFIX + "counterexample", json.dumps(_counterexample_dict(exc))))
+        kind, detail = _observed_phase("call", exc)
+        if kind == "counterexample":
+            try:
+                cx = json.dumps(_counterexample_dict(exc), allow_nan=False)
+            except (RefuteArgumentError, TypeError, ValueError) as err:  # typed evidence, or none
+                kind, detail = "error", f"{type(err).__name__}: {err}"
+        if kind == "counterexample":
+            props.append((PREFIX + "counterexample", cx))
             expected = {self.state.by_id[cid].expected for cid, _ in targets if cid in self.state.by_id}
             if expected and expected <= {"false", "caveat"}:
                 # the expected outcome for every claim the check decides: not a failure of the run
                 names = ", ".join(f"{cid} [{reading}]" for cid, reading in targets)
                 rep.outcome = "skipped"
                 rep.wasxfail = f"counterexample to {names} (expected {'/'.join(sorted(expected))})"
-        elif exc is not None and not isinstance(exc, pytest.skip.Exception):
-            props.append((PREFIX + "error", f"{type(exc).__name__}: {exc}"))
+        elif kind == "error":
+            props.append((PREFIX + "error", detail))
+        _record_phase(rep, kind, detail)
+        _neutral_longrepr(rep)
+
+
+def _neutral_longrepr(rep: pytest.TestReport) -> None:
+    """pytest's own text of a claim check's failure or skip (the traceback, the short summary's line, the
+    skip reason) with the check's control and bidirectional characters escaped
+    (:func:`attention_claims.framework.neutral.neutral_text`), as the plugin's own lines and the report
+    have them: a check's message must not drive the terminal. Left as pytest made it when nothing needs
+    escaping (its colours and short-summary line kept)."""
+    lr = rep.longrepr
+    if lr is None:
+        return
+    if isinstance(lr, tuple) and len(lr) == 3:  # a skip: (path, line, reason)
+        rep.longrepr = (lr[0], lr[1], neutral(str(lr[2])))
+        return
+    text = str(lr)
+    if has_unsafe(text):
+        rep.longrepr = neutral(text)
+
+
+def _record_phase(rep: pytest.TestReport, kind: str, detail: str) -> None:
+    """Attach the phase as observed (:func:`_observed_phase`) to its report, for the controller's
+    :func:`_update_result`; a phase that ended in ``error`` is a failure in pytest's report too (an
+    ``xfail`` mark, ``pytest.xfail()`` or a plugin may have turned it into a skip or a pass), so that the
+    run fails and the terminal shows it."""
+    rep.user_properties.append((PREFIX + "phase", json.dumps([kind, detail])))
+    if kind == "error" and not rep.failed:
+        rep.outcome = "failed"
+        rep.longrepr = detail
+        if hasattr(rep, "wasxfail"):
+            del rep.wasxfail
 
 
 class ClaimsWorker(_ClaimsHooks):
@@ -805,7 +949,10 @@ class ClaimsController(_ClaimsHooks):
         if not state.base_loaded or again:
             from .report import load_base
 
-            state.base, state.base_generated, notice = load_base(state.report_dir, state.catalog)
+            # the first read says when the previous run left its report in progress; the final read finds
+            # this run's own in-progress report there
+            state.base, state.base_generated, notice = load_base(state.report_dir, state.catalog,
+                                                                 previous_run=not state.base_loaded)
             state.base_loaded = True
             if notice:
                 self._notice(notice)
@@ -830,6 +977,8 @@ class ClaimsController(_ClaimsHooks):
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
         out = getattr(node, "workeroutput", {}) or {}
+        if out.get(PREFIX + "usage"):
+            self.state.usage_error = out[PREFIX + "usage"]
         self.state.collected.update(tuple(x) for x in out.get(PREFIX + "collected", []))
         if out.get(PREFIX + "partial"):
             self.state.partial = True
@@ -861,6 +1010,7 @@ class ClaimsController(_ClaimsHooks):
         gets the outcome ``error``; a check not known yet to decide any is resolved at the end of the run
         (:meth:`_resolve_unfinished`)."""
         self.state.running.pop(nodeid, None)
+        what = neutral(what)
         hits = [r for r in self.state.results.values() if r.nodeid == nodeid]
         hits += [self.state.results.setdefault((n, c, rd), CheckResult(n, c, rd))
                  for c, rd, n in sorted(self.state.collected) if n == nodeid]
@@ -903,6 +1053,12 @@ class ClaimsController(_ClaimsHooks):
     # -- the end -----------------------------------------------------------------------
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         state = self.state
+        if state.usage_error:  # a worker refused the checks (a bad claim marker): exit 4, no report written
+            import sys
+
+            print(state.usage_error, file=sys.stderr)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
         if self.config.option.collectonly:
             return  # --collect-only decides nothing and writes nothing
         if state.planted and state.report_dir is not None:
@@ -913,6 +1069,17 @@ class ClaimsController(_ClaimsHooks):
         never = {n for _c, _r, n in state.collected} - {r.nodeid for r in state.results.values()}
         state.stopped = bool(session.shouldfail or session.shouldstop or (state.results and never))
         broken = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) or state.stopped
+        if not broken:  # every check ran to its end: one that never told how it ended did not finish
+            for res in state.results.values():
+                if res.outcome == "pending":
+                    res.outcome, res.error = "error", "did not finish: no result of its call phase reached the plugin"
+        # a selection of claims that have no checks by design (unchecked): decided without running anything
+        checkless = bool(state.selected) and all(not state.by_id[c].readings for c in state.selected)
+        if checkless and not state.active and not broken:
+            state.partial = True  # a selection: the claims not selected keep their last decision
+            self._start_deciding()
+            if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+                session.exitstatus = pytest.ExitCode.OK
         if not (state.active or state.results or broken):
             return
         from .report import build_report, write_reports

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .._lazy import installed_version, loaded
 from . import profiles
+from .neutral import neutral
 from .records import SOURCES_DIR, load_manifest, read_sums
 from .report_folder import LOCK_TIMEOUT, REPORT_LOCK, ReportFolder, ReportFolderError  # noqa: F401 (public here)
 from .report_model import (
@@ -212,7 +213,9 @@ def _evidence(checks) -> str:
 
 def _reading_entry(reading, results, profile, report_dir=None,
                    ran_on: RanOn | None = None) -> tuple[ReadingEntry, ReadingOutcome, list[str]]:
-    checks = sorted((r for r in results if r.reading == reading.name), key=lambda r: r.nodeid)
+    # a check still pending (an interrupted run stopped it) is counted by _pending, not folded in
+    checks = sorted((r for r in results if r.reading == reading.name and r.outcome != "pending"),
+                    key=lambda r: r.nodeid)
     errors = [f"{r.nodeid}: {r.error}" for r in checks if r.outcome == "error"]
     outcome = reading_outcome([r.outcome for r in checks])  # a check that did not finish: "error"
     cxs = [r for r in checks if r.outcome == "counterexample"]
@@ -259,6 +262,19 @@ def _claim_profile(verdict: str, readings: list[ReadingEntry]) -> dict | None:
                  and r.failure_profile), None)
 
 
+def decide_from_readings(claim, readings: list[ReadingEntry], errors: list[str]):
+    """``(Decision, reason)`` of ``claim`` from readings as a report stores them (and the errors of the
+    checks that did not finish): the one way a stored decision is recomputed, by ``attention-claims merge``
+    and by a run that carries an earlier report's claims (:func:`load_base`). A reading counts as
+    certified only when it says so and its counterexample does too (a hand edit of one flag certifies
+    nothing)."""
+    outcomes = {r.name: ReadingOutcome(r.outcome, bool(r.certified and r.counterexample is not None
+                                                        and r.counterexample.certified))
+                for r in readings}
+    d = decide(claim, outcomes, errors=len(errors))
+    return d, _reason(d.verdict, d.reason, readings)
+
+
 def _place(s) -> Place:
     return Place(document=s.document, section=s.section, quote=s.quote)
 
@@ -291,7 +307,7 @@ def claim_entry(claim, results, *, profile: str, report_dir=None, selected: bool
 
 def _pending(state, cid: str, results) -> int:
     """How many of the claim's collected checks never reported a result."""
-    done = {r.nodeid for r in results if r.outcome != "skipped" or r.skip_reason}
+    done = {r.nodeid for r in results if r.outcome != "pending"}
     return len({n for c, _r, n in state.collected if c == cid and n not in done})
 
 
@@ -360,7 +376,41 @@ def _check_carried_fields(claims) -> None:
                                  f"{HELD}, {FAILED}, {SKIPPED}, {ERROR}")
 
 
-def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], str | None, str | None]:
+class UntrustedReport(ValueError):
+    """An earlier report whose verdicts or counts disagree with its own readings (edited by hand, or
+    written by another version of the rules): never carried, set aside."""
+
+
+def _recomputed(claim, entry: ClaimEntry) -> ClaimEntry:
+    """``entry`` (a claim's decision read from an earlier report) with its verdict, reason and ``agrees``
+    recomputed from its stored readings by :func:`decide_from_readings`, the function ``merge`` uses.
+
+    Raises:
+        UntrustedReport: the stored verdict is not the one its readings give.
+    """
+    d, reason = decide_from_readings(claim, entry.readings, entry.errors)
+    if d.verdict != entry.verdict:
+        raise UntrustedReport(f"claim '{entry.id}': its verdict is {entry.verdict!r} but its readings give "
+                              f"{d.verdict!r}")
+    return replace(entry, reason=reason, agrees=d.agrees)
+
+
+def _check_counts(data: dict) -> None:
+    """Raise :class:`UntrustedReport` when the report's ``counts`` are not those of its claims' verdicts."""
+    if "counts" not in data:
+        return
+    from .report_model import Counts, plain
+
+    want = plain(Counts.of([ClaimEntry.from_json(c) for c in data["claims"]]))
+    have = data["counts"]
+    for key in ("total", "by_document", "by_source_document"):
+        if key in have and have[key] != want[key]:
+            raise UntrustedReport(f"its counts ({key}) are not those of its claims' verdicts: {have[key]} "
+                                  f"stated, {want[key]} counted")
+
+
+def load_base(report_dir: Path | None, catalog, *,
+              previous_run: bool = False) -> tuple[dict[str, ClaimEntry], str | None, str | None]:
     """The last decision of each claim in the report already in ``report_dir``, that report's
     ``generated`` time (for an in-progress report, that of the report whose decisions it carries), and a notice for the person running (None when all is well): what a run that
     decides a subset keeps for every other claim.
@@ -369,9 +419,15 @@ def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], 
     counts as decided at its ``generated`` time when it was a complete run); entries of claims no
     longer in the catalog, or whose readings differ from the record's, are dropped. A missing report
     gives ``({}, None, None)``. A report that cannot be read or is not a schema-1 report (truncated,
-    not JSON, edited by hand) is never silently replaced: it is renamed to
-    ``claims.json.corrupt-<date>`` and the notice names it and says this run starts from no earlier
-    report.
+    not JSON, edited by hand), or whose verdicts or counts are not those its readings give (each carried
+    claim is recomputed by :func:`decide_from_readings`, as ``attention-claims merge`` does), is never
+    silently replaced nor carried: it is renamed to ``claims.json.corrupt-<date>`` and the notice names it,
+    says why and that this run starts from no earlier report. A reading whose name or ``as_stated`` flag
+    is no longer the record's drops that claim's earlier decision.
+
+    With ``previous_run`` (the read at a run's start), a report still marked in progress gives a notice
+    too: the run that wrote it never finished (killed, crashed, or a check ended the process with
+    ``os._exit``, which no hook sees in a serial run), unless it is still running beside this one.
     """
     if report_dir is None:
         return {}, None, None
@@ -384,39 +440,50 @@ def load_base(report_dir: Path | None, catalog) -> tuple[dict[str, ClaimEntry], 
         legacy = None
         if data["run"].get("complete") and all("decided" not in c for c in data["claims"]):
             legacy = {"at": data["generated"], "profile": data["environment"]["hypothesis_profile"], "run": "full"}
-        readings = {c.id: [r.name for r in c.readings] for c in catalog}
+        readings = {c.id: [(r.name, r.as_stated) for r in c.readings] for c in catalog}
+        by_id = {c.id: c for c in catalog}
         base = {}
         for c in data["claims"]:
             if legacy is not None:
                 c = dict(c, decided=legacy)
-            if c.get("decided") and c["id"] in readings and [r["name"] for r in c["readings"]] == readings[c["id"]]:
-                base[c["id"]] = ClaimEntry.from_json(c)
+            if c.get("decided") and c["id"] in readings and [(r["name"], bool(r["as_stated"]))
+                                                              for r in c["readings"]] == readings[c["id"]]:
+                base[c["id"]] = _recomputed(by_id[c["id"]], ClaimEntry.from_json(neutral(c)))
+        _check_counts(data)
         generated = data.get("generated")
+        notice = None
         if data["run"].get("in_progress"):  # a run's in-progress report carries the decisions of the one before
+            if previous_run:
+                notice = (f"the previous run's report {path} (started {generated}) was left in progress: that run "
+                          "did not finish (killed, crashed, or a check ended the process, e.g. with os._exit), "
+                          "unless it is still running beside this one; the claims it was deciding were not decided "
+                          "by it")
             generated = data["run"].get("updated") or generated
-        return base, generated, None
+        return base, generated, notice
     except FileNotFoundError:
         return {}, None, None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if isinstance(exc, UntrustedReport):
+            why = f"its verdicts are not those of its readings: {exc}"
         try:
             kept = ReportFolder(report_dir).set_aside("claims.json")
         except OSError as move:
-            return {}, None, (f"the earlier report {path} cannot be read ({why}) nor set aside ({move.strerror}); "
+            return {}, None, (f"the earlier report {path} cannot be read or trusted ({why}) nor set aside ({move.strerror}); "
                               "this run starts from no earlier report")
-        return {}, None, (f"the earlier report {path} cannot be read ({why}); kept aside as {kept}; "
+        verb = "is not trusted" if isinstance(exc, UntrustedReport) else "cannot be read"
+        return {}, None, (f"the earlier report {path} {verb} ({why}); kept aside as {kept} (set aside, not carried); "
                           "this run starts from no earlier report")
 
 
 def carried(claim, previous: ClaimEntry, *, selected: bool) -> ClaimEntry:
     """``previous`` (a claim's last decision, from an earlier report) kept in this run's report: its
-    verdict, readings and ``decided`` stamp unchanged, the record's own fields refreshed, and
-    ``agrees`` recomputed against the record's ``expected`` now."""
-    agrees = previous.agrees
-    if not previous.errors and previous.verdict != "undecided":
-        outcomes = {r.name: ReadingOutcome(r.outcome, r.certified) for r in previous.readings}
-        agrees = decide(claim, outcomes).agrees
-    return replace(previous, title=claim.title, expected=claim.expected, agrees=agrees, statement=claim.statement,
+    readings and ``decided`` stamp unchanged, its verdict, reason and ``agrees`` recomputed from those
+    readings against the record now (:func:`decide_from_readings`; a verdict read from a report is never
+    trusted), and the record's own fields refreshed."""
+    d, reason = decide_from_readings(claim, previous.readings, previous.errors)
+    return replace(previous, verdict=d.verdict, reason=reason, title=claim.title, expected=claim.expected,
+                   agrees=d.agrees, statement=claim.statement,
                    formal=claim.formal, source=_place(claim.source), also_in=[_place(s) for s in claim.also_in],
                    unchecked_reason=claim.unchecked_reason, notes=claim.notes,
                    record=os.path.relpath(claim.path) if os.path.isabs(claim.path) else claim.path,
@@ -469,7 +536,8 @@ def build_report(state, config, exitstatus: int | None, *, in_progress: bool = F
     run = Run(complete=not interrupted and not partial and not unfinished and not errors, partial=partial,
               interrupted=interrupted,
               exitstatus=None if in_progress else exitstatus, errors=errors, in_progress=in_progress,
-              updated=state.base_generated if kept else None, unfinished=unfinished)
+              updated=state.base_generated if kept else None, unfinished=unfinished,
+              notices=list(getattr(state, "notices", ())))
     trust = Trust(**build_trust(state.report_dir, state.planted_counts))
     cited = {d for c in claims for d in [c.source.document, *(p.document for p in c.also_in)]}
     manifest = load_manifest(state.sources_dir) if getattr(state, "sources_dir", None) else {}

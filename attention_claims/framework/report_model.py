@@ -81,7 +81,9 @@ class Run:
     (or was killed); ``exitstatus`` is pytest's, ``None`` while in progress; ``updated``: the
     ``generated`` time of the earlier report whose decisions this partial run kept, if any;
     ``unfinished``: how many checks of the claims it decided did not finish (each named in its
-    claim's ``errors``; the claim's verdict is ``error``).
+    claim's ``errors``; the claim's verdict is ``error``); ``notices``: warnings about what the run found
+    at its start (an earlier report set aside because it could not be read or its verdicts or counts
+    disagree with its readings; the previous run's report left in progress), not errors of this run.
     """
 
     complete: bool
@@ -92,6 +94,7 @@ class Run:
     in_progress: bool = False
     updated: str | None = None
     unfinished: int = 0
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass

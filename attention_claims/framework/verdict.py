@@ -29,18 +29,74 @@ class ReadingOutcome:
     certified: bool = False
 
 
-def reading_outcome(check_outcomes: list[str]) -> str:
-    """Fold per-check outcomes (``passed``/``counterexample``/``skipped``/``error``) into a reading outcome.
+PASSED, COUNTEREXAMPLE, PENDING = "passed", "counterexample", "pending"
+CHECK_OUTCOMES = (PASSED, COUNTEREXAMPLE, SKIPPED, ERROR, PENDING)
+"""How one check ended (:func:`check_outcome`): it ``passed``; it found a ``counterexample`` (an
+``AssertionError`` in its call phase, typed by :func:`attention_claims.framework.evidence.refute`); it was
+``skipped`` (a skip the check or its fixtures raised, or a ``skip`` / ``skipif`` mark that fired); it ended
+in ``error`` (any other exception, in any phase, under any mark); or it is ``pending`` (no phase has told how
+it ended yet: it has not run, or the run stopped before it finished)."""
 
-    A check that did not finish (``error``) makes the reading ``error`` whatever its other checks
-    found: what the unfinished check would have found is unknown, so the reading is never ``held``
-    nor ``skipped`` (``docs/verdicts.md``, the ``error`` verdict).
+PHASES = ("setup", "call", "teardown")
+
+
+@dataclass(frozen=True)
+class Phase:
+    """How one phase (``setup``, ``call`` or ``teardown``) of a check ended, as the plugin observed it in
+    the process that ran it (from the exception the phase raised, never from pytest's report outcome,
+    which marks and other plugins rewrite): ``kind`` is ``passed``, ``counterexample`` (call phase only),
+    ``skipped`` (setup or call) or ``error``; ``detail`` is the skip reason or what went wrong."""
+
+    when: str
+    kind: str
+    detail: str = ""
+
+
+def check_outcome(phases: dict[str, Phase]) -> tuple[str, str]:
+    """``(outcome, detail)`` of one check (one of :data:`CHECK_OUTCOMES`) from its phases so far: the one
+    place where how a check ended is decided, as pytest's ``_pytest/skipping.py`` decides xfail and skip in
+    one place.
+
+    - an ``error`` in any phase makes the check ``error`` (the first, in phase order; its detail names the
+      phase when it is not the call), whatever the other phases found;
+    - a setup phase that was ``skipped`` (a skip mark, a fixture's ``pytest.skip``) makes it ``skipped``;
+    - otherwise the call phase decides (``passed``, ``counterexample`` or ``skipped``), and a teardown
+      that passed changes nothing;
+    - with no call phase yet, the check is ``pending`` (never ``held`` nor ``skipped``).
+
+    Raises:
+        ValueError: a phase of an unknown ``when`` or ``kind``.
     """
-    if "error" in check_outcomes:
+    for when, p in phases.items():
+        if when not in PHASES or p.kind not in (PASSED, COUNTEREXAMPLE, SKIPPED, ERROR):
+            raise ValueError(f"phase {when!r}: unknown phase or kind {p.kind!r}")
+    for when in PHASES:
+        p = phases.get(when)
+        if p is not None and p.kind == ERROR:
+            return ERROR, p.detail if when == "call" else f"error in {when}: {p.detail}"
+    setup = phases.get("setup")
+    if setup is not None and setup.kind == SKIPPED:
+        return SKIPPED, setup.detail
+    call = phases.get("call")
+    if call is None:
+        return PENDING, ""
+    if call.kind == COUNTEREXAMPLE:
+        return COUNTEREXAMPLE, call.detail
+    return call.kind, call.detail
+
+
+def reading_outcome(check_outcomes: list[str]) -> str:
+    """Fold per-check outcomes (:data:`CHECK_OUTCOMES`) into a reading outcome.
+
+    A check that did not finish (``error``, or still ``pending`` when the reading is decided) makes the
+    reading ``error`` whatever its other checks found: what the unfinished check would have found is
+    unknown, so the reading is never ``held`` nor ``skipped`` (``docs/verdicts.md``, the ``error`` verdict).
+    """
+    if ERROR in check_outcomes or PENDING in check_outcomes:
         return ERROR
-    if "counterexample" in check_outcomes:
+    if COUNTEREXAMPLE in check_outcomes:
         return FAILED
-    if "passed" in check_outcomes:
+    if PASSED in check_outcomes:
         return HELD
     return SKIPPED
 

@@ -490,18 +490,124 @@ def _check_sizes(where: object, cfg) -> tuple[int, int, int, int, int]:
     return layers, heads, hidden, head_dim, kv
 
 
-_DTYPE_BYTES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
-                "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8}
+_DTYPE_BYTES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "I16": 2, "U16": 2,
+                "F16": 2, "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "C64": 8, "I64": 8, "U64": 8, "F64": 8}
+"""Bytes per element of each safetensors dtype (the format's ``Dtype`` enum, whole-byte types only: the
+sub-byte ``F4``/``F6_*`` types are refused, as no supported model stores them). Any other name (``F128``,
+``float32``) is a corrupt header."""
 
 MAX_SAFETENSORS_HEADER = 100 * 2**20
 """The largest safetensors JSON header read (100 MiB, as the safetensors library allows)."""
 
+MAX_SAFETENSORS_DEPTH = 8
+"""The deepest nesting of a safetensors JSON header accepted (the format nests 3 deep: the header, a tensor,
+its ``shape`` or ``data_offsets`` list; ``__metadata__`` is a flat string map). Deeper is refused before the
+JSON is parsed, so that a header of nested brackets cannot exhaust the parser's recursion."""
+
+
+def _is_count(v: object) -> bool:
+    """A JSON non-negative integer (not a bool, not a float such as ``2.5`` or ``2.0``)."""
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _json_depth_exceeds(text: bytes, cap: int) -> bool:
+    """Whether the JSON ``text`` nests brackets deeper than ``cap`` (brackets inside strings not counted)."""
+    depth = 0
+    in_string = escaped = False
+    for b in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif b == 0x5C:  # backslash
+                escaped = True
+            elif b == 0x22:
+                in_string = False
+        elif b == 0x22:
+            in_string = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            if depth > cap:
+                return True
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return False
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    keys = [k for k, _ in pairs]
+    dup = next((k for k in keys if keys.count(k) > 1), None)
+    if dup is not None:
+        raise ValueError(f"the name {dup!r} appears twice")
+    return dict(pairs)
+
+
+def validate_safetensors_header(path: Path, header: object, data_bytes: int) -> dict[str, list[int]]:
+    """Check a parsed safetensors header against the format (https://github.com/huggingface/safetensors,
+    "Format", and its reader's ``Metadata::validate``): every entry but ``__metadata__`` (a map of strings) is
+    ``{"dtype": one of`` :data:`_DTYPE_BYTES` ``, "shape": [non-negative ints], "data_offsets": [begin, end]}``
+    with ``end - begin`` = the product of the shape times the dtype's width in bytes; sorted by their offsets the
+    tensors tile the data buffer of ``data_bytes`` bytes exactly: the first begins at 0, each begins where the
+    previous ended (no overlap, no gap), the last ends at ``data_bytes``.
+    Returns ``{tensor name: shape}``.
+
+    Raises:
+        ModelPathError: naming ``path``, the tensor and the field that breaks the format.
+    """
+    def bad(what: str) -> ModelPathError:
+        return ModelPathError(f"{path}: corrupt safetensors file ({what})")
+
+    if not isinstance(header, dict):
+        raise bad("its header is not a JSON object")
+    meta = header.get("__metadata__")
+    if meta is not None and not (isinstance(meta, dict) and all(isinstance(v, str) for v in meta.values())):
+        raise bad("__metadata__ is not a map of strings")
+    spans: list[tuple[int, int, str]] = []
+    shapes: dict[str, list[int]] = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(t, dict) or set(t) != {"dtype", "shape", "data_offsets"}:
+            raise bad(f"tensor {name!r} is not an object with exactly dtype, shape and data_offsets")
+        dtype, shape, offsets = t["dtype"], t["shape"], t["data_offsets"]
+        width = _DTYPE_BYTES.get(dtype) if isinstance(dtype, str) else None
+        if width is None:
+            raise bad(f"tensor {name!r}: dtype {dtype!r} is not a safetensors dtype "
+                      f"({', '.join(_DTYPE_BYTES)})")
+        if not isinstance(shape, list) or not all(_is_count(d) for d in shape):
+            raise bad(f"tensor {name!r}: shape {shape!r} is not a list of non-negative integers")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_count(v) for v in offsets)
+                and offsets[0] <= offsets[1]):
+            raise bad(f"tensor {name!r}: data_offsets {offsets!r} is not [begin, end] with 0 <= begin <= end")
+        lo, hi = offsets
+        need = math.prod(shape) * width
+        if hi - lo != need:
+            raise bad(f"tensor {name!r}: data_offsets [{lo}, {hi}] hold {hi - lo} bytes, its dtype {dtype} and "
+                      f"shape {shape} need {need}")
+        if hi > data_bytes:
+            raise ModelPathError(f"{path}: truncated safetensors file (tensor {name!r} ends at byte {hi} of the "
+                                 f"data, which holds {data_bytes} bytes; {hi - data_bytes} bytes are missing)")
+        spans.append((lo, hi, name))
+        shapes[name] = list(shape)
+    end, before = 0, None
+    for lo, hi, name in sorted(spans):
+        if lo < end:
+            raise bad(f"tensor {name!r}: data_offsets [{lo}, {hi}] overlap those of {before!r}, which end at {end}")
+        if lo > end:
+            raise bad(f"tensor {name!r}: data_offsets begin at {lo}, leaving bytes {end} to {lo} of the data "
+                      f"unused")
+        end, before = hi, name
+    if end != data_bytes:
+        raise bad(f"its tensors end at byte {end} of the data, which holds {data_bytes} bytes")
+    return shapes
+
 
 def check_safetensors(path: Path) -> dict[str, list[int]]:
     """Check a ``.safetensors`` file without reading its tensors: the 8-byte header length, the
-    JSON header, and every tensor's byte range (``data_offsets``) inside the file and of the size
-    its dtype and shape need. The file must be a regular one (opened without blocking,
-    :func:`attention_claims._files.open_regular`: a FIFO or a device is refused at once).
+    JSON header (at most :data:`MAX_SAFETENSORS_HEADER` bytes, nested at most
+    :data:`MAX_SAFETENSORS_DEPTH` deep, no name twice), and every tensor's entry
+    (:func:`validate_safetensors_header`: a known dtype, a shape of the size its byte range holds, the
+    byte ranges in bounds, not overlapping and tiling the data). The file must be a regular one (opened
+    without blocking, :func:`attention_claims._files.open_regular`: a FIFO or a device is refused at once).
     Returns ``{tensor name: shape}`` of its tensors.
 
     Raises:
@@ -520,40 +626,19 @@ def check_safetensors(path: Path) -> dict[str, list[int]]:
             if n > MAX_SAFETENSORS_HEADER or 8 + n > size:
                 raise ModelPathError(f"{path}: truncated or corrupt safetensors file (header of {n} bytes announced, "
                                      f"file has {size} bytes)")
-            header = json.loads(f.read(n).decode("utf-8"))
+            raw = f.read(n)
     except _files.UnsafeFileError as exc:
         raise ModelPathError(f"{path}: {exc.problem}; a weights file must be a regular file") from None
     except OSError as exc:
         raise ModelPathError(f"{path}: cannot read the file ({exc})") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+    if _json_depth_exceeds(raw, MAX_SAFETENSORS_DEPTH):
+        raise ModelPathError(f"{path}: corrupt safetensors file (its header nests deeper than "
+                             f"{MAX_SAFETENSORS_DEPTH} levels)")
+    try:
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ModelPathError(f"{path}: corrupt safetensors file (its header is not JSON: {_short(exc, 120)})") from None
-    if not isinstance(header, dict):
-        raise ModelPathError(f"{path}: corrupt safetensors file (its header is not a JSON object)")
-    data = size - 8 - n
-    end = 0
-    shapes: dict[str, list[int]] = {}
-    for name, t in header.items():
-        if name == "__metadata__":
-            continue
-        try:
-            lo, hi = (int(v) for v in t["data_offsets"])
-            shape = [int(d) for d in t["shape"]]
-            if any(d < 0 for d in shape):
-                raise ValueError("negative dimension")
-            count = math.prod(shape)
-            width = _DTYPE_BYTES.get(t["dtype"])
-        except (TypeError, KeyError, ValueError):
-            raise ModelPathError(f"{path}: corrupt safetensors file (tensor {name!r} has no valid dtype, shape "
-                                 f"and data_offsets)") from None
-        if not 0 <= lo <= hi or (width is not None and hi - lo != count * width):
-            raise ModelPathError(f"{path}: corrupt safetensors file (tensor {name!r}: data_offsets [{lo}, {hi}] "
-                                 f"do not fit its dtype {t['dtype']} and shape {t['shape']})")
-        end = max(end, hi)
-        shapes[name] = shape
-    if end > data:
-        raise ModelPathError(f"{path}: truncated safetensors file ({size} bytes; its header places tensor data up to "
-                             f"byte {8 + n + end}, {8 + n + end - size} bytes are missing)")
-    return shapes
+    return validate_safetensors_header(path, header, size - 8 - n)
 
 
 CONFIG_MAX_BYTES = 4 << 20

@@ -37,19 +37,55 @@ _STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests
            -9: "segfault", 37: "caught by type check", None: "not checked"}
 
 
+class MutationInputError(ValueError):
+    """A mutmut configuration or run this tool cannot summarise (malformed, or no run to summarise); the
+    message names the file and the field."""
+
+
 def _mutmut_config(root: Path) -> dict:
+    """``[tool.mutmut]`` of ``root/pyproject.toml`` (empty when the file or the table is absent).
+
+    Raises:
+        MutationInputError: the file is not readable TOML, or ``[tool.mutmut]`` is not a table.
+    """
     import tomllib
 
+    path = root / "pyproject.toml"
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return {}
-    return dict(data.get("tool", {}).get("mutmut", {}))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise MutationInputError(f"{path}: cannot read it as TOML ({exc})") from None
+    tool = data.get("tool", {})
+    cfg = tool.get("mutmut", {}) if isinstance(tool, dict) else {}
+    if not isinstance(cfg, dict):
+        raise MutationInputError(f"{path}: [tool.mutmut] is not a table")
+    return dict(cfg)
+
+
+def _string_list(path: Path, key: str, value: object) -> list[str]:
+    """``value`` of ``[tool.mutmut] key`` as a list of strings: a list of strings as it is, a single string as a
+    one-item list (as one path, never split into its characters).
+
+    Raises:
+        MutationInputError: anything else (a number, a table, a list holding a non-string), naming the field.
+    """
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise MutationInputError(f"{path}: [tool.mutmut] {key} = {value!r} is not a list of strings")
 
 
 def mutated_modules(root: Path) -> list[str]:
-    """The files ``[tool.mutmut] only_mutate`` of ``root/pyproject.toml`` names (empty without one)."""
-    return list(_mutmut_config(root).get("only_mutate", []))
+    """The files ``[tool.mutmut] only_mutate`` of ``root/pyproject.toml`` names (empty without one; a single
+    string is one file).
+
+    Raises:
+        MutationInputError: the file is unreadable, or ``only_mutate`` is not a string or a list of strings.
+    """
+    return _string_list(root / "pyproject.toml", "only_mutate", _mutmut_config(root).get("only_mutate", []))
 
 
 def status_of(exit_code: int | None) -> str:
@@ -121,18 +157,73 @@ def _pct(x: float | None) -> str:
 
 
 def _read_run(root: Path, modules: list[str]) -> tuple[dict[str, dict[str, int | None]], str | None]:
-    codes = {}
+    """``({module: {mutant name: exit code or None}}, the commit mutmut recorded)`` from mutmut 3's files in
+    ``root/mutants`` (``<module>.meta``: ``{"exit_code_by_key": {...}}``; ``mutmut-stats.json``).
+
+    Raises:
+        MutationInputError: no module to summarise; no ``.meta`` file of any module (no ``mutmut run`` yet);
+            a ``.meta`` file that is not JSON or whose ``exit_code_by_key`` is not a map of mutant names to
+            integer exit codes or null (each naming the file); a module of ``only_mutate`` without one
+            (naming those modules: never summarised as having no mutants).
+    """
+    if not modules:
+        raise MutationInputError(f"{root / 'pyproject.toml'}: [tool.mutmut] only_mutate names no module: nothing "
+                                 "was mutated, nothing to summarise")
+    codes: dict[str, dict[str, int | None]] = {}
+    missing = []
     for m in modules:
         meta = root / "mutants" / f"{m}.meta"
         try:
-            codes[m] = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
-        except (OSError, ValueError, KeyError):
-            codes[m] = {}
+            text = meta.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            missing.append(m)
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MutationInputError(f"{meta}: cannot read it ({exc})") from None
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise MutationInputError(f"{meta}: not JSON ({str(exc)[:120]})") from None
+        by_key = data.get("exit_code_by_key") if isinstance(data, dict) else None
+        if not isinstance(by_key, dict) or not all(
+                v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in by_key.values()):
+            raise MutationInputError(f"{meta}: exit_code_by_key is not a map of mutant names to exit codes "
+                                     "(integers, or null for a mutant not checked yet)")
+        codes[m] = by_key
+    if len(missing) == len(modules):
+        raise MutationInputError(f"{root / 'mutants'}: no mutmut run to summarise (no .meta file of "
+                                 f"{', '.join(modules[:3])}{' ...' if len(modules) > 3 else ''}); run `mutmut run` "
+                                 "first")
+    if missing:
+        raise MutationInputError(f"{root / 'mutants'}: no .meta file of {', '.join(missing)} (in only_mutate): "
+                                 "that module was not mutated by this run; run `mutmut run` again")
     try:
-        commit = json.loads((root / "mutants" / "mutmut-stats.json").read_text(encoding="utf-8")).get("git_commit")
-    except (OSError, ValueError):
-        commit = None
-    return codes, commit
+        stats = json.loads((root / "mutants" / "mutmut-stats.json").read_text(encoding="utf-8"))
+        commit = stats.get("git_commit") if isinstance(stats, dict) else None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        commit = None  # optional: the report then names the checkout's commit
+    return codes, commit if isinstance(commit, str) else None
+
+
+def _explanations(path: Path) -> dict[str, str]:
+    """``mutation_explanations.json``: ``{mutant name: why it survives}`` (empty when absent).
+
+    Raises:
+        MutationInputError: not JSON, or not a map of strings to strings (naming the file).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MutationInputError(f"{path}: cannot read it ({exc})") from None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise MutationInputError(f"{path}: not JSON ({str(exc)[:120]})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise MutationInputError(f"{path}: not a map of mutant names to explanations (strings)")
+    return data
 
 
 def _provenance(result: dict) -> str:
@@ -156,7 +247,11 @@ def main(argv: list[str] | None = None) -> int:
     """Summarise the last ``mutmut run`` of the project (the ini file's folder) in
     ``<report folder>/mutation.md`` and ``mutation.json`` through the report folder
     (:class:`~attention_claims.framework.report_folder.ReportFolder`: exit status 4, nothing written, when
-    the folder is refused or a file of those names there is not this tool's); takes no options."""
+    the folder is refused or a file of those names there is not this tool's); takes no options. Exit status
+    4, nothing written, too when there is nothing to summarise or its files are malformed
+    (:class:`MutationInputError`: no module in ``only_mutate``, no ``mutmut run`` yet, no mutant checked yet,
+    a malformed ``.meta`` file, ``mutation_explanations.json`` or ``[tool.mutmut]``), so that an earlier
+    report is never replaced by an empty one."""
     import argparse
 
     argparse.ArgumentParser(description=description(__doc__)).parse_args(argv)
@@ -168,24 +263,40 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
     paths = claims_config.discover()
     ROOT, REPORTS = paths.root, paths.report_dir
-    cfg = _mutmut_config(ROOT)
-    modules = mutated_modules(ROOT)
-    codes, commit = _read_run(ROOT, modules)
-    notes_path = REPORTS / "mutation_explanations.json"
-    notes = json.loads(notes_path.read_text(encoding="utf-8")) if notes_path.exists() else {}
-    s = summarise(codes, notes)
+    try:
+        cfg = _mutmut_config(ROOT)
+        modules = mutated_modules(ROOT)
+        codes, commit = _read_run(ROOT, modules)
+        notes = _explanations(REPORTS / "mutation_explanations.json")
+        tests = _string_list(ROOT / "pyproject.toml", "pytest_add_cli_args_test_selection",
+                             cfg.get("pytest_add_cli_args_test_selection", []))
+        pytest_args = _string_list(ROOT / "pyproject.toml", "pytest_add_cli_args", cfg.get("pytest_add_cli_args", []))
+        s = summarise(codes, notes)
+        if not s["tested"]:  # never an empty report over a result: nothing to score yet
+            raise MutationInputError(f"{ROOT / 'mutants'}: no mutant has been checked yet ({s['not_checked']} not "
+                                     "checked): run `mutmut run` first; nothing written")
+    except MutationInputError as exc:
+        print(f"attention-claims mutation-report: {exc}", file=sys.stderr)
+        return USAGE_ERROR
     from importlib.metadata import version
 
     module_of = {name: m for m, c in codes.items() for name in c}
+    diffs = {}
     with contextlib.chdir(ROOT):
-        diffs = {name: get_diff_for_mutant(name, path=module_of[name]) for name in s["survivors"]}
-    tests = list(cfg.get("pytest_add_cli_args_test_selection", []))
+        for name in s["survivors"]:
+            try:
+                diffs[name] = get_diff_for_mutant(name, path=module_of[name])
+            except Exception as exc:  # noqa: BLE001 - mutmut's reader of its own mutants/ folder, any failure
+                print(f"attention-claims mutation-report: mutant {name} of {module_of[name]}: mutmut cannot give "
+                      f"its diff ({type(exc).__name__}: {str(exc)[:200]}); is mutants/ from another run? "
+                      "Nothing written", file=sys.stderr)
+                return USAGE_ERROR
     result = {
         "tool": f"mutmut {version('mutmut')}",
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "modules": modules,
         "tests": tests,
-        "pytest_args": list(cfg.get("pytest_add_cli_args", [])),
+        "pytest_args": pytest_args,
         "commit": commit or git_commit(ROOT),
         "tests_commit": git_commit(ROOT),
         "score": s["score"],

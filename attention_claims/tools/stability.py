@@ -5,8 +5,9 @@
 ``reports/stability.json`` (read by the report's trust section). A verdict that flips
 between seeds means a check too weak or a tolerance wrong: fix the check.
 Exit status 1 when some verdict flips, 4 when a seed's run of pytest stops without a finished report (a
-malformed record, an altered document: the message gives pytest's exit status and its last lines) or the
-file cannot be written: it is written through the
+malformed record, an altered document: the message gives pytest's exit status and its last lines), when
+there is nothing to compare (``--seeds`` below 2, runs that decide no claim: nothing is written, so an
+earlier ``stability.json`` is never replaced by an empty one) or the file cannot be written: it is written through the
 report folder (:func:`attention_claims.framework.report_folder.write_suite_file`), which refuses a home,
 sources or claims folder and a ``stability.json`` there that this tool did not write.
 """
@@ -25,6 +26,9 @@ from ..framework import config as claims_config
 from ..framework.report import git_commit
 from ..framework.report_folder import ReportFolderError, write_suite_file
 from . import USAGE_ERROR
+
+MIN_SEEDS = 2
+"""The fewest seeds compared: with one (or none) no verdict can flip, and the result would say nothing."""
 
 
 class SeedRunError(RuntimeError):
@@ -56,8 +60,16 @@ def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dic
         if not path.exists():
             raise SeedRunError(f"seed {seed}: the run of pytest wrote no report (exit status {done.returncode}: "
                                f"{' '.join(cmd)}){_tail(done.stdout)}")
-        report = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
+            raise SeedRunError(f"seed {seed}: its report {path.name} is not readable JSON ({str(exc)[:120]})"
+                               f"{_tail(done.stdout)}") from None
+    if not isinstance(report, dict) or not isinstance(report.get("claims"), list) or not all(
+            isinstance(c, dict) and isinstance(c.get("id"), str) for c in report["claims"]):
+        raise SeedRunError(f"seed {seed}: its report is not a claims report (no list of claims with ids)")
     run = report.get("run", {})
+    run = run if isinstance(run, dict) else {}
     if run.get("in_progress") or run.get("interrupted") or run.get("exitstatus") not in (0, 1):
         raise SeedRunError(f"seed {seed}: the run did not finish normally (run = {run}); verdicts not comparable"
                            f"{_tail(done.stdout)}")
@@ -88,7 +100,8 @@ def compare(runs: dict[int, dict[str, str]]) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Compare claim verdicts across Hypothesis seeds.")
-    ap.add_argument("--seeds", type=int, default=5, help="number of seeds (0, 1, ..., n-1 offset by --base; default 5)")
+    ap.add_argument("--seeds", type=int, default=5,
+                    help="number of seeds, at least 2 (0, 1, ..., n-1 offset by --base; default 5)")
     ap.add_argument("--base", type=int, default=20261123, help="the first seed (default 20261123)")
     ap.add_argument("--profile", default="dev", choices=["dev", "deep", "ci"],
                     help="Hypothesis profile (default dev); ci is derandomized, so it is refused")
@@ -104,6 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     if settings.get_profile(args.profile).derandomize:
         ap.error(f"--profile {args.profile} is derandomized: every seed runs the same examples, so the runs "
                  "cannot disagree; use dev or deep")
+    if args.seeds < MIN_SEEDS:  # no comparison: an empty or one-seed result would replace a real one
+        print(f"attention-claims stability: --seeds {args.seeds}: at least {MIN_SEEDS} seeds are needed to compare "
+              "verdicts across seeds; nothing run, nothing written", file=sys.stderr)
+        return USAGE_ERROR
+    if args.workers < 0:
+        print(f"attention-claims stability: --workers {args.workers}: a number of pytest-xdist workers is 0 "
+              "(serial) or more; nothing run, nothing written", file=sys.stderr)
+        return USAGE_ERROR
     seeds = [args.base + i for i in range(args.seeds)]
     runs = {}
     for seed in seeds:
@@ -113,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"attention-claims stability: {exc}", file=sys.stderr)
             return USAGE_ERROR
         print(f"seed {seed}: " + ", ".join(f"{k}={v}" for k, v in sorted(runs[seed].items())), flush=True)
+    if not any(runs.values()):
+        print(f"attention-claims stability: the runs decided no claim (paths: {' '.join(args.paths)}): nothing to "
+              "compare; nothing written", file=sys.stderr)
+        return USAGE_ERROR
     flips = compare(runs)
     result = {
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

@@ -32,7 +32,7 @@ def _manifest(folder: Path) -> dict:
 def one_seed(monkeypatch):
     """``stability.main`` without running pytest: every seed gives the same verdicts."""
     monkeypatch.setattr(stability, "run_seed", lambda seed, profile, paths, workers=0: {"a-claim": "true"})
-    return ["--seeds", "1", "--profile", "dev"]
+    return ["--seeds", "2", "--profile", "dev"]
 
 
 def test_stability_refuses_a_stability_json_it_did_not_write(tmp_path, one_seed, capsys):
@@ -74,10 +74,13 @@ def test_stability_adopts_its_own_file_then_lists_it(tmp_path, one_seed):
 
 @pytest.fixture
 def mutmut_project(tmp_path, monkeypatch):
-    """A project for ``mutation_report.main`` with no mutated module and a stand-in for mutmut's API."""
+    """A project for ``mutation_report.main`` with one mutated module (one mutant, killed) and a stand-in for
+    mutmut's API."""
     root = tmp_path / "project"
     (root / "reports").mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[tool.mutmut]\nonly_mutate = []\n", encoding="utf-8")
+    (root / "pyproject.toml").write_text('[tool.mutmut]\nonly_mutate = ["m.py"]\n', encoding="utf-8")
+    (root / "mutants").mkdir()
+    (root / "mutants" / "m.py.meta").write_text('{"exit_code_by_key": {"m.x__mutmut_1": 1}}', encoding="utf-8")
     paths = claims_config.ClaimsPaths(root=root, claims_dir=root / "claims", sources_dir=root / "sources",
                                       report_dir=root / "reports")
     monkeypatch.setattr(claims_config, "discover", lambda start=None: paths)

@@ -264,10 +264,10 @@ def test_xdist_gives_the_same_report(planted, pytester, monkeypatch):
     assert r["plots"][0]["data"]["measures"]["eff_rank_90"] == [[1.0, 2.0], [3.0, None]]
     html = (run.report_dir / "claims.html").read_text(encoding="utf-8")
     assert html.count('<figure class="plot" data-kind="layer_head_heatmap"><svg') == 1
-    for cid, reading in (("s", "exact"), ("t", "other")):
+    for cid, reading, param in (("s", "exact", "c"), ("t", "other", "d")):
         (r,) = run.claim(cid)["readings"]
         assert run.claim(cid)["verdict"] == "false" and r["name"] == reading
-        assert r["checks"] == ["test_both.py::test_both"] and r["counterexample"]["message"] == "shared failure"
+        assert r["checks"] == [f"test_both.py::test_both[{param}]"] and r["counterexample"]["message"] == "shared failure"
         assert r["failure_profile"] == run.claim(cid)["failure_profile"] == {  # crossed from a worker
             "class": "generic", "setting": "N=512, d=64", "trials": 4, "failures": 4, "summary": "x"}
 
@@ -436,16 +436,18 @@ TWO_MARKERS = '''
 import pytest
 from attention_claims.testkit import refute
 
-@pytest.mark.claim("c", reading="exact")
-@pytest.mark.claim("d", reading="other")
-def test_both(claim_log):
+@pytest.mark.parametrize("cid", [pytest.param("c", marks=pytest.mark.claim("c", reading="exact")),
+                                 pytest.param("d", marks=pytest.mark.claim("d", reading="other"))])
+def test_both(claim_log, cid):
     claim_log.example(x=3.0)
     {body}
 '''
 
 
 def test_one_check_decides_several_claims(planted):
-    """Serial here; under xdist in test_xdist_gives_the_same_report."""
+    """One check function shared by two claims, one parameter (one claim mark) each, as ``claim_params``
+    does (a second claim mark on one check is a usage error: tests/faults/test_iii_finding_2_second_claim_mark.py).
+    Serial here; under xdist in test_xdist_gives_the_same_report."""
     records = {"c.toml": record_toml("c", expected="false"),
                "d.toml": record_toml("d", expected="false", readings=(("other", True),))}
     src = TWO_MARKERS.format(body='refute("shared failure", example={"N": 3}, certified=True)')
@@ -455,9 +457,9 @@ def test_one_check_decides_several_claims(planted):
         c = run.claim(cid)
         assert c["verdict"] == "false", c
         (r,) = c["readings"]
-        assert r["name"] == reading and r["checks"] == ["test_both.py::test_both"]
+        assert r["name"] == reading and r["checks"] == [f"test_both.py::test_both[{cid}]"]
         assert r["counterexample"]["message"] == "shared failure" and r["examples"] == 1
-    run.result.assert_outcomes(xfailed=1)
+    run.result.assert_outcomes(xfailed=2)
 
 
 def test_a_shared_check_fails_the_run_when_one_of_its_claims_expects_true(planted):
@@ -465,7 +467,7 @@ def test_a_shared_check_fails_the_run_when_one_of_its_claims_expects_true(plante
                "d.toml": record_toml("d", expected="true", readings=(("other", True),))}
     src = TWO_MARKERS.format(body='refute("shared failure", certified=True)')
     run = planted(records, {"test_both.py": src})
-    run.result.assert_outcomes(failed=1)
+    run.result.assert_outcomes(failed=1, xfailed=1)
     assert run.result.ret == pytest.ExitCode.TESTS_FAILED
     assert run.claim("c")["agrees"] is True and run.claim("d")["agrees"] is False
 
