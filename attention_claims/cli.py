@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "merge": ("merge", "fold reports from several machines or shards into one (claims.json, .md, .html)"),
     "stability": ("stability", "verdicts across Hypothesis seeds (reports/stability.json)"),
     "mutation-report": ("mutation_report", "summarise mutmut's results in reports/mutation.md"),
+    "replicate": ("replicate", "run a claim's small-scale analog (seeds, interval, outcome): evidence in "
+                               "reports/evidence/, never a verdict"),
 }
 """Subcommand -> (module of :mod:`attention_claims.tools`, one line of help)."""
 
