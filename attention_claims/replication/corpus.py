@@ -14,6 +14,7 @@ Token arrays are cached under ``<cache root>/evidence/`` keyed by the corpus has
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import sys
@@ -30,6 +31,7 @@ __all__ = ["Corpus", "load_corpus", "documents"]
 _EXCLUDE = {"test", "idlelib", "site-packages", "lib2to3", "tkinter", "turtledemo", "ensurepip"}
 
 
+@functools.cache
 def documents() -> list[tuple[str, str]]:
     """``(name, text)`` for every docstring of the standard library and every pydoc topic, sorted by name.
 
@@ -96,8 +98,8 @@ def load_corpus(vocab_size: int = 4096) -> Corpus:
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
         split = [int(hashlib.sha256(name.encode()).hexdigest(), 16) % 10 == 0 for name, _ in docs]
-        train_texts = [t for (_, t), e in zip(docs, split) if not e]
-        eval_texts = [t for (_, t), e in zip(docs, split) if e]
+        train_texts = [t for (_, t), e in zip(docs, split, strict=True) if not e]
+        eval_texts = [t for (_, t), e in zip(docs, split, strict=True) if e]
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()

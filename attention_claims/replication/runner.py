@@ -38,14 +38,14 @@ def evidence_path(root: Path, claim: str, date: str, device: str) -> Path:
 
 def contrast_of(analog: Analog, arms: dict) -> float:
     """The analog's contrast (a signed sum of arms' eval losses) for one seed's results."""
-    return sum(sign * arms[name]["eval_loss"] for sign, name in analog.contrast)
+    return analog.offset + sum(sign * arms[name][analog.value] for sign, name in analog.contrast)
 
 
 def decide(config: dict, seeds: list[dict]) -> tuple[str, str, dict, dict]:
     """The outcome (``consistent``/``inconsistent``/``inconclusive``), its reason, the interval and the power."""
     diffs = [s["contrast"] for s in seeds]
     iv = paired_interval(diffs)
-    sesoi, sd0 = config["sesoi_nats"], config["assumed_sd_nats"]
+    sesoi, sd0 = config["sesoi_nats"], config["assumed_sd_nats"]  # in config["unit"] when not nats
     needed = seeds_for_power(sesoi, sd0)
     pw = {"smallest_effect_of_interest_nats": sesoi, "assumed_sd_nats": sd0, "target": 0.8, "alpha": 0.05,
           "seeds_needed": needed, "seeds_run": iv["n"], "achieved_power_at_assumed_sd": round(power(iv["n"], sesoi, sd0), 4),
@@ -59,24 +59,26 @@ def decide(config: dict, seeds: list[dict]) -> tuple[str, str, dict, dict]:
         opposite = lo > 0 if sign < 0 else hi < 0
         no_effect = lo > -s if sign < 0 else hi < s
         reading = "consistent" if claimed else "inconsistent" if (opposite or no_effect) else "inconclusive"
-    stuck = [f"seed {x['seed']} {name}" for x in seeds for name, r in x["arms"].items() if r["left_plateau_at"] is None]
+    stuck = [f"seed {x['seed']} {name}" for x in seeds for name, r in x["arms"].items()
+             if r["left_plateau_at"] is None and r.get("plateau_applies", True)]
     iv["interval_reading"] = reading
     if stuck:
         return "inconclusive", f"stayed on the unigram plateau: {', '.join(stuck)}", iv, pw
     if iv["n"] < needed:
-        return ("inconclusive", f"{iv['n']} paired seeds where the power calculation asks {needed} "
-                f"(power {pw['achieved_power_at_assumed_sd']:.2f} at the assumed sd); the interval alone reads "
-                f"{reading}"), iv, pw
+        reason = (f"{iv['n']} paired seeds where the power calculation asks {needed} "
+                  f"(power {pw['achieved_power_at_assumed_sd']:.2f} at the assumed sd); the interval alone reads "
+                  f"{reading}")
+        return "inconclusive", reason, iv, pw
     return reading, "by the pre-registered rule", iv, pw
 
 
 def _environment() -> dict:
+    import subprocess
+
     import numpy
     import scipy
     import tokenizers
     import torch
-
-    import subprocess
 
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
@@ -116,10 +118,6 @@ def run_analog(claim: str, *, scale: str = "cpu", root: Path = Path("."), write:
     if claim not in ANALOGS:
         raise KeyError(f"no small-scale analog for claim {claim!r} (have: {', '.join(sorted(ANALOGS))})")
     analog = ANALOGS[claim]
-    if analog.kind == "finetune":
-        from attention_claims.replication.finetune import run_finetune_analog
-
-        return run_finetune_analog(analog, scale=scale, root=root, write=write, progress=progress, seeds=seeds)
     config = config_for(analog, scale)
     if seeds is not None:
         config["seeds"] = list(range(seeds))
@@ -131,12 +129,19 @@ def run_analog(claim: str, *, scale: str = "cpu", root: Path = Path("."), write:
     if partial_path.exists():
         state = json.loads(partial_path.read_text())
     else:
-        state = {"preregistered": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        state = {"preregistered": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                  "config": config, "config_sha256": digest, "seeds": []}
         if scale != "smoke":
             write_atomic(partial_path, json.dumps(state, indent=1))
     done = {s["seed"] for s in state["seeds"]}
     sc = config["scale"]
+    if analog.kind == "finetune":
+        from attention_claims.replication.finetune import _task, finetune_arm, load_minilm
+
+        weights, model_sha = load_minilm()
+        if config.get("model_sha256") != model_sha:
+            raise RuntimeError(f"the installed MiniLM (SHA-256 {model_sha}) is not the pre-registered one")
+        task = _task(sc)
     todo = [s for s in config["seeds"] if s not in done]
     bar = tqdm(total=len(todo) * len(config["arms"]) * sc["steps"], desc=claim, unit="step",
                disable=not progress, mininterval=5.0)
@@ -144,7 +149,11 @@ def run_analog(claim: str, *, scale: str = "cpu", root: Path = Path("."), write:
         arms = {}
         for arm in config["arms"]:
             bar.set_postfix_str(f"seed {seed} {arm['name']}")
-            arms[arm["name"]] = train_arm(corpus, arm, sc, seed, progress=bar.update)
+            if analog.kind == "finetune":
+                arms[arm["name"]] = finetune_arm(sc, seed, arm["objective"] == "random-labels", task, weights,
+                                                 progress=bar.update)
+            else:
+                arms[arm["name"]] = train_arm(corpus, arm, sc, seed, progress=bar.update)
         state["seeds"].append({"seed": seed, "arms": arms, "contrast": contrast_of(analog, arms)})
         if scale != "smoke":
             write_atomic(partial_path, json.dumps(state, indent=1))
@@ -157,7 +166,7 @@ def run_analog(claim: str, *, scale: str = "cpu", root: Path = Path("."), write:
            "scale": _scale_sentence(config, params, config["corpus"], device, torch.get_num_threads()),
            "seeds": sorted(state["seeds"], key=lambda s: s["seed"]), "interval": iv, "power": pw,
            "outcome": outcome, "outcome_reason": reason, "environment": _environment(),
-           "completed": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+           "completed": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
     if write and scale != "smoke":
         path = evidence_path(root, claim, state["preregistered"][:10], device)
         path.parent.mkdir(parents=True, exist_ok=True)

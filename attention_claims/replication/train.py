@@ -59,9 +59,6 @@ def train_arm(corpus: Corpus, arm: dict, scale: dict, seed: int, *, progress=Non
     n = scale["n"]
     model_kw = {k: v for k, v in arm.items() if k not in ("objective", "name")}
     model = TinyTransformer(corpus.vocab_size, scale["d"], scale["layers"], scale["heads"], n, **model_kw)
-    for name, p in model.named_parameters():
-        if arm.get("key_bias") == "zero" and name.endswith("beta"):
-            p.requires_grad_(True)  # masked inside the unit; gradient to the key row is zero
     params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=scale["lr"], betas=(0.9, 0.98), weight_decay=0.01)
     steps, warm = scale["steps"], max(1, scale["steps"] // 20)

@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     for cid in ids:
         doc = run_analog(cid, scale=args.scale, root=args.root, progress=not args.no_progress, seeds=args.seeds)
         iv = doc["interval"]
-        print(f"{cid}: {doc['outcome']} — contrast {iv['mean']:+.4f} nats, 95 % interval [{iv['lo']:+.4f}, "
+        unit = doc["config"].get("unit", "nats")
+        print(f"{cid}: {doc['outcome']} — contrast {iv['mean']:+.4f} {unit}, 95 % interval [{iv['lo']:+.4f}, "
               f"{iv['hi']:+.4f}] at {doc['scale']['sentence']} ({doc['outcome_reason']})"
               + (f" -> {doc['path']}" if "path" in doc else ""), flush=True)
     return 0
