@@ -67,7 +67,7 @@ def _bert(w: dict, ids: torch.Tensor, keep: torch.Tensor, heads: int = 12, want_
     x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n] \
         + w["embeddings.token_type_embeddings.weight"][0]
     x = F.layer_norm(x, (x.shape[-1],), w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], 1e-12)
-    bias = torch.zeros(b, 1, 1, n).masked_fill(~keep[:, None, None, :], -1e4)
+    bias = torch.zeros(b, 1, 1, n, device=ids.device).masked_fill(~keep[:, None, None, :], -1e4)
     attns = []
     for i in range(6):
         p = f"encoder.layer.{i}."
@@ -120,13 +120,15 @@ def finetune_arm(scale: dict, seed: int, random_labels: bool, data, weights0: di
     """Fine-tune every MiniLM weight (AdamW, ``scale['lr']``, ``scale['steps']`` balanced batches of
     ``scale['batch']``) with a mean-pooled linear head; returns eval loss/curve, the effective-rank ratios
     of the attention weights' change and of the attention matrices' change, and the accuracy."""
-    ids, keep, labels, ev = data
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the gpu scale on a lent GPU
+    ids, keep, labels, ev = (t.to(dev) for t in data)
     gen = torch.Generator().manual_seed(seed)
     if random_labels:
-        labels = labels[torch.randperm(labels.numel(), generator=gen)]
+        labels = labels[torch.randperm(labels.numel(), generator=gen).to(dev)]
     torch.manual_seed(seed)
+    weights0 = {k: v.to(dev) for k, v in weights0.items()}
     w = {k: v.clone().requires_grad_(v.dtype == torch.float32) for k, v in weights0.items()}
-    head = torch.nn.Linear(384, 2)
+    head = torch.nn.Linear(384, 2).to(dev)
     params = [v for v in w.values() if v.requires_grad] + list(head.parameters())
     opt = torch.optim.AdamW(params, lr=scale["lr"], weight_decay=0.0)
     tr = torch.nonzero(~ev).flatten()
@@ -146,8 +148,8 @@ def finetune_arm(scale: dict, seed: int, random_labels: bool, data, weights0: di
     curve, t0 = [], time.perf_counter()
     half = scale["batch"] // 2
     for step in range(1, scale["steps"] + 1):
-        sel = torch.cat([pos[torch.randint(len(pos), (half,), generator=gen)],
-                         neg[torch.randint(len(neg), (half,), generator=gen)]])
+        sel = torch.cat([pos[torch.randint(len(pos), (half,), generator=gen).to(dev)],
+                         neg[torch.randint(len(neg), (half,), generator=gen).to(dev)]])
         loss = F.cross_entropy(head(pooled(w, sel)), labels[sel])
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -162,7 +164,7 @@ def finetune_arm(scale: dict, seed: int, random_labels: bool, data, weights0: di
     for i in range(6):
         for m in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
             name = f"encoder.layer.{i}.{m}.weight"
-            delta = (w[name] - weights0[name]).detach()
+            delta = (w[name] - weights0[name]).detach().cpu()
             ratios.append(effective_rank(delta) / effective_rank(torch.randn(delta.shape, generator=g, dtype=torch.float64)))
     probe = e_idx[:8]
     with torch.no_grad():
@@ -173,7 +175,7 @@ def finetune_arm(scale: dict, seed: int, random_labels: bool, data, weights0: di
         for j in range(la.shape[0]):
             n = int(keep[probe[j]].sum())
             for h in range(la.shape[1]):
-                d = la[j, h, :n, :n] - lb[j, h, :n, :n]
+                d = (la[j, h, :n, :n] - lb[j, h, :n, :n]).cpu()
                 a_ratios.append(effective_rank(d) / effective_rank(torch.randn((n, n), generator=g, dtype=torch.float64)))
     chance = float(-(labels[e_idx].float().mean() * 0 + 0.5).log())  # balanced training: ln 2 at chance
     left = next((s for s, v in curve if v < chance - scale["plateau_margin"]), None)

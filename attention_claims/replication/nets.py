@@ -45,8 +45,8 @@ def _rotary(x: torch.Tensor) -> torch.Tensor:
     """Rotate ``x`` (..., n, d) by position (RoFormer's half-split form, base 10000)."""
     n, d = x.shape[-2], x.shape[-1]
     half = d // 2
-    freq = 10000.0 ** (-torch.arange(half, dtype=x.dtype) / half)
-    ang = torch.arange(n, dtype=x.dtype)[:, None] * freq[None, :]
+    freq = 10000.0 ** (-torch.arange(half, dtype=x.dtype, device=x.device) / half)
+    ang = torch.arange(n, dtype=x.dtype, device=x.device)[:, None] * freq[None, :]
     cos, sin = ang.cos(), ang.sin()
     a, b = x[..., :half], x[..., half:]
     return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
@@ -99,7 +99,7 @@ class _GAU(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         n = x.shape[1]
         u, v, z = F.silu(self.uv(x)).split([self.e, self.e, self.s], dim=-1)
-        beta = self.beta if self.key_bias == "trained" else self.beta * torch.tensor([1.0, 0.0])[:, None]
+        beta = self.beta if self.key_bias == "trained" else self.beta * torch.tensor([1.0, 0.0], device=x.device)[:, None]
         q = _rotary(z * self.gamma[0] + beta[0])
         k = _rotary(z * self.gamma[1] + beta[1])
         a = torch.relu(q @ k.transpose(-1, -2) / math.sqrt(self.s)) ** 2 / n

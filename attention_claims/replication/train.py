@@ -59,6 +59,8 @@ def train_arm(corpus: Corpus, arm: dict, scale: dict, seed: int, *, progress=Non
     n = scale["n"]
     model_kw = {k: v for k, v in arm.items() if k not in ("objective", "name")}
     model = TinyTransformer(corpus.vocab_size, scale["d"], scale["layers"], scale["heads"], n, **model_kw)
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the gpu scale on a lent GPU
+    model.to(dev)
     params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=scale["lr"], betas=(0.9, 0.98), weight_decay=0.01)
     steps, warm = scale["steps"], max(1, scale["steps"] // 20)
@@ -70,7 +72,8 @@ def train_arm(corpus: Corpus, arm: dict, scale: dict, seed: int, *, progress=Non
     if int(e_starts[-1]) + n > corpus.eval.size:
         raise ValueError("eval split too short for the requested eval windows")
     e_ids = _windows(corpus.eval, e_starts, n)
-    e_mask = _mlm_mask(e_ids.shape, egen, scale["mask_rate"])
+    e_mask = _mlm_mask(e_ids.shape, egen, scale["mask_rate"]).to(dev)
+    e_ids = e_ids.to(dev)
     objective = arm["objective"]
 
     def evaluate() -> float:
@@ -89,7 +92,8 @@ def train_arm(corpus: Corpus, arm: dict, scale: dict, seed: int, *, progress=Non
     for step in range(1, steps + 1):
         starts = torch.randint(0, corpus.train.size - n, (scale["batch"],), generator=gen)
         ids = _windows(corpus.train, starts, n)
-        m = _mlm_mask(ids.shape, gen, scale["mask_rate"])
+        m = _mlm_mask(ids.shape, gen, scale["mask_rate"]).to(dev)
+        ids = ids.to(dev)
         loss = _loss(model, ids, objective, m, corpus)
         opt.zero_grad(set_to_none=True)
         loss.backward()
