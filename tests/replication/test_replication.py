@@ -224,3 +224,32 @@ def test_report_section_shows_the_evidence_with_its_scale(tmp_path, monkeypatch,
     assert "**unreadable**" in render_markdown(report)
     monkeypatch.setattr(ev_report, "EVIDENCE_DIR", tmp_path / "none")
     assert "Evidence at small scale" not in render_markdown(report)
+
+
+# --- the gpu scale in scripts/gpu-run -------------------------------------------------------------------
+
+def _gpu_run():
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader("gpu_run_i47", str(ROOT / "scripts" / "gpu-run"))
+    spec = importlib.util.spec_from_loader("gpu_run_i47", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_gpu_run_evidence_leg_runs_the_stated_larger_scale(tmp_path, monkeypatch):
+    gpu_run = _gpu_run()
+    install, ev = gpu_run.evidence_phases(tmp_path, tmp_path, "mixed-attention-mlm-experiment")
+    assert install["name"] == "install" and ev["argv"][-6:] == [
+        "mixed-attention-mlm-experiment", "--scale", "gpu", "--no-progress", "--root", str(tmp_path)]
+    assert ev["limit"] + gpu_run.PHASE_LIMITS["install"] + 2 * gpu_run.GRACE <= gpu_run.RUN_TIMEOUT_S
+    for a in ANALOGS.values():
+        if a.kind == "lm":
+            sc = config_for(a, "gpu")["scale"]
+            assert (sc["layers"], sc["d"], sc["steps"]) == (6, 256, 5000)
+    monkeypatch.setattr(gpu_run, "gpu_facts", lambda python: {"cuda_available": False})
+    with pytest.raises(gpu_run.UsageError, match="no CUDA"):
+        gpu_run.evidence_leg(tmp_path, tmp_path, "mixed-attention-mlm-experiment")
+    assert gpu_run.main(["--evidence", "no-such-claim", "--dry-run"]) == gpu_run.USAGE
