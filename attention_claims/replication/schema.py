@@ -11,7 +11,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-__all__ = ["SCHEMA_PATH", "validate_file", "check_claim_evidence", "expected_entry"]
+__all__ = ["SCHEMA_PATH", "validate_file", "check_claim_evidence", "expected_entry", "toml_entry"]
 
 SCHEMA_PATH = Path(__file__).with_name("evidence.schema.json")
 
@@ -90,3 +90,11 @@ def check_claim_evidence(claim, root: Path) -> list[str]:
             if f.name not in named:
                 problems.append(f"{f}: no [[evidence]] entry of claim '{claim.id}' names it")
     return problems
+
+
+def toml_entry(doc: dict, file: str) -> str:
+    """The ``[[evidence]]`` table (TOML text) of :func:`expected_entry`, to append to the claim's record."""
+    lines = ["[[evidence]]"]
+    for key, value in expected_entry(doc, file).items():
+        lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"

@@ -51,6 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{cid}: {doc['outcome']} — contrast {iv['mean']:+.4f} {unit}, 95 % interval [{iv['lo']:+.4f}, "
               f"{iv['hi']:+.4f}] at {doc['scale']['sentence']} ({doc['outcome_reason']})"
               + (f" -> {doc['path']}" if "path" in doc else ""), flush=True)
+        if "path" in doc:
+            from attention_claims.replication.schema import toml_entry
+
+            rel = Path(doc["path"]).resolve().relative_to(args.root.resolve()).as_posix()
+            print(f"append to {cid}'s record:\n{toml_entry(doc, rel)}", flush=True)
     return 0
 
 
