@@ -21,6 +21,7 @@ means lower effective rank than an unstructured change of the same shape.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -97,6 +98,13 @@ def effective_rank(m: torch.Tensor, tau: float = 0.9) -> int:
     return int((torch.cumsum(s2, 0) < tau * total).sum()) + 1
 
 
+@functools.cache
+def _gaussian_erank(shape: tuple[int, int]) -> int:
+    """:func:`effective_rank` of one standard Gaussian matrix of ``shape`` (a fixed draw, seed 10,000): the
+    reference an unstructured change of that shape has."""
+    return effective_rank(torch.randn(shape, generator=torch.Generator().manual_seed(10_000), dtype=torch.float64))
+
+
 def _task(scale: dict):
     from tokenizers import Tokenizer
 
@@ -130,7 +138,7 @@ def finetune_arm(scale: dict, seed: int, random_labels: bool, data, weights0: di
     w = {k: v.clone().requires_grad_(v.dtype == torch.float32) for k, v in weights0.items()}
     head = torch.nn.Linear(384, 2).to(dev)
     params = [v for v in w.values() if v.requires_grad] + list(head.parameters())
-    opt = torch.optim.AdamW(params, lr=scale["lr"], weight_decay=0.0)
+    opt = torch.optim.AdamW(params, lr=scale["lr"], weight_decay=0.0, foreach=True)
     tr = torch.nonzero(~ev).flatten()
     pos, neg = tr[labels[tr] == 1], tr[labels[tr] == 0]
     e_idx = torch.nonzero(ev).flatten()[: scale["eval_windows"]]
@@ -159,13 +167,12 @@ def finetune_arm(scale: dict, seed: int, random_labels: bool, data, weights0: di
         if progress is not None:
             progress(1)
     loss, acc = evaluate()
-    g = torch.Generator().manual_seed(10_000 + seed)
     ratios = []
     for i in range(6):
         for m in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
             name = f"encoder.layer.{i}.{m}.weight"
             delta = (w[name] - weights0[name]).detach().cpu()
-            ratios.append(effective_rank(delta) / effective_rank(torch.randn(delta.shape, generator=g, dtype=torch.float64)))
+            ratios.append(effective_rank(delta) / _gaussian_erank(tuple(delta.shape)))
     probe = e_idx[:8]
     with torch.no_grad():
         _, a1 = _bert(w, ids[probe], keep[probe], want_attn=True)
@@ -176,7 +183,7 @@ def finetune_arm(scale: dict, seed: int, random_labels: bool, data, weights0: di
             n = int(keep[probe[j]].sum())
             for h in range(la.shape[1]):
                 d = (la[j, h, :n, :n] - lb[j, h, :n, :n]).cpu()
-                a_ratios.append(effective_rank(d) / effective_rank(torch.randn((n, n), generator=g, dtype=torch.float64)))
+                a_ratios.append(effective_rank(d) / _gaussian_erank((n, n)))
     chance = float(-(labels[e_idx].float().mean() * 0 + 0.5).log())  # balanced training: ln 2 at chance
     left = next((s for s, v in curve if v < chance - scale["plateau_margin"]), None)
     return {"eval_loss": round(loss, 5), "curve": curve, "left_plateau_at": left, "plateau_applies": not random_labels,
