@@ -95,11 +95,12 @@ def _environment() -> dict:
 def _scale_sentence(config: dict, params: int, corpus: dict, device: str, threads: int) -> dict:
     sc = config["scale"]
     tokens = sc["steps"] * sc["batch"] * sc["n"]
+    amount = f"{tokens / 1e6:.1f} M" if tokens >= 100_000 else f"{tokens / 1e3:.1f} k"
     return {"parameters": params, "layers": sc["layers"], "d_model": sc["d"], "heads": sc["heads"],
             "length": sc["n"], "steps": sc["steps"], "tokens_seen_per_arm": tokens, "seeds": len(config["seeds"]),
             "corpus": corpus["name"], "corpus_sha256": corpus["sha256"], "device": device, "threads": threads,
             "sentence": (f"{params / 1e6:.2f} M parameters ({sc['layers']} layers, d = {sc['d']}), "
-                         f"{sc['steps']} steps x {sc['batch']} x {sc['n']} tokens ({tokens / 1e6:.1f} M tokens), "
+                         f"{sc['steps']} steps x {sc['batch']} x {sc['n']} tokens ({amount} tokens), "
                          f"{len(config['seeds'])} paired seeds, {corpus['train_tokens'] / 1e3:.0f} k-token "
                          f"corpus {corpus['sha256'][:12]}, {device}, {threads} thread(s)")}
 
