@@ -92,7 +92,8 @@ ANALOGS: dict[str, Analog] = {a.claim: a for a in [
         contrast=((1, "linear-mlm"), (-1, "softmax-mlm"), (-1, "linear-lm"), (1, "softmax-lm")),
         quantity="(linear - softmax) eval loss gap for MLM minus the same gap for next-token LM (nats)",
         direction="positive", sesoi=0.05, seeds={"cpu": 2, "gpu": 6, "smoke": 2},
-        scale=dict(_BASE, steps=600)),
+        # second pre-registration: at 600 steps both masked-token arms stayed on the plateau (2026-11-28 file)
+        scale=dict(_BASE, steps=1200)),
     Analog(
         claim="relu2-key-bias-may-help-gau",
         summary="relu^2 gated attention unit LM, key offset beta_k trained vs held at 0 (query offset trained in both)",
@@ -121,7 +122,8 @@ ANALOGS: dict[str, Analog] = {a.claim: a for a in [
         contrast=((1, "linformer-16"), (-1, "full")),
         quantity="masked-token eval cross-entropy (nats), Linformer minus full; wall time per step reported",
         direction="positive", sesoi=0.05, seeds={"cpu": 2, "gpu": 6, "smoke": 2},
-        scale=dict(_BASE, n=256, batch=8, steps=600), gpu_scale=dict(_GPU, n=1024, batch=16)),
+        # second pre-registration: at 600 steps both arms stayed on the plateau (2026-11-28 file)
+        scale=dict(_BASE, n=256, batch=8, steps=1200), gpu_scale=dict(_GPU, n=1024, batch=16)),
     Analog(
         claim="lemma-11-41-finetuning-delta-low-rank",
         summary="full fine-tune of all-MiniLM-L6-v2 on 'module docstring or not?' (true labels; random-label "

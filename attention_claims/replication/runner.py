@@ -170,6 +170,8 @@ def run_analog(claim: str, *, scale: str = "cpu", root: Path = Path("."), write:
            "completed": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
     if write and scale != "smoke":
         path = evidence_path(root, claim, state["preregistered"][:10], device)
+        if path.exists() and json.loads(path.read_text(encoding="utf-8")).get("config_sha256") != digest:
+            path = path.with_name(f"{path.stem}-{digest[:8]}.json")  # another pre-registration the same day: kept beside
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         doc["path"] = str(path)
