@@ -36,6 +36,15 @@ def evidence_path(root: Path, claim: str, date: str, device: str) -> Path:
     return Path(root) / "reports" / "evidence" / claim / f"{date}-{device}.json"
 
 
+def result_path(root: Path, claim: str, date: str, device: str, digest: str) -> Path:
+    """:func:`evidence_path`, or ``<date>-<device>-<first 8 hex of digest>.json`` beside it when that file
+    holds another configuration (a second pre-registration the same day never overwrites the first)."""
+    path = evidence_path(root, claim, date, device)
+    if path.exists() and json.loads(path.read_text(encoding="utf-8")).get("config_sha256") != digest:
+        path = path.with_name(f"{path.stem}-{digest[:8]}.json")
+    return path
+
+
 def contrast_of(analog: Analog, arms: dict) -> float:
     """The analog's contrast (a signed sum of arms' eval losses) for one seed's results."""
     return analog.offset + sum(sign * arms[name][analog.value] for sign, name in analog.contrast)
@@ -169,9 +178,7 @@ def run_analog(claim: str, *, scale: str = "cpu", root: Path = Path("."), write:
            "outcome": outcome, "outcome_reason": reason, "environment": _environment(),
            "completed": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
     if write and scale != "smoke":
-        path = evidence_path(root, claim, state["preregistered"][:10], device)
-        if path.exists() and json.loads(path.read_text(encoding="utf-8")).get("config_sha256") != digest:
-            path = path.with_name(f"{path.stem}-{digest[:8]}.json")  # another pre-registration the same day: kept beside
+        path = result_path(root, claim, state["preregistered"][:10], device, digest)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         doc["path"] = str(path)

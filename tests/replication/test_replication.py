@@ -253,3 +253,14 @@ def test_gpu_run_evidence_leg_runs_the_stated_larger_scale(tmp_path, monkeypatch
     with pytest.raises(gpu_run.UsageError, match="no CUDA"):
         gpu_run.evidence_leg(tmp_path, tmp_path, "mixed-attention-mlm-experiment")
     assert gpu_run.main(["--evidence", "no-such-claim", "--dry-run"]) == gpu_run.USAGE
+
+
+def test_a_second_preregistration_the_same_day_is_written_beside_the_first(tmp_path):
+    from attention_claims.replication.runner import evidence_path, result_path
+
+    first = evidence_path(tmp_path, "c", "2026-01-01", "cpu")
+    assert result_path(tmp_path, "c", "2026-01-01", "cpu", "a" * 64) == first
+    first.parent.mkdir(parents=True)
+    first.write_text(json.dumps({"config_sha256": "a" * 64}))
+    assert result_path(tmp_path, "c", "2026-01-01", "cpu", "a" * 64) == first  # the same run: resumed, rewritten
+    assert result_path(tmp_path, "c", "2026-01-01", "cpu", "b" * 64).name == "2026-01-01-cpu-bbbbbbbb.json"
