@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mutation-report": ("mutation_report", "summarise mutmut's results in reports/mutation.md"),
     "reference": ("reference", "the API reference of attention_claims.testkit and .maths (every public name, its "
                                "signature and docstring) as Markdown, from the installed package"),
+    "replicate": ("replicate", "run a claim's small-scale analog (seeds, interval, outcome): evidence in "
+                               "reports/evidence/, never a verdict"),
 }
 """Subcommand -> (module of :mod:`attention_claims.tools`, one line of help)."""
 

@@ -55,6 +55,7 @@ CLAIM_FIELDS = {
     "claimed": dict,
     "claimed_nonfinite": dict,
     "also_in": list,
+    "evidence": list,
 }
 CLAIM_REQUIRED = ("id", "title", "statement", "expected", "source")
 SOURCE_FIELDS = {"document": str, "section": str, "quote": str}
@@ -144,6 +145,49 @@ class Reading:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """One ``[[evidence]]`` entry: a small-scale replication's result file and its summary (issue 47,
+    ``docs/evidence.md``). It never changes a verdict, ``expected`` or the snapshot."""
+
+    file: str
+    config_sha256: str
+    quantity: str
+    decision_rule: str
+    scale: str
+    result: str
+    outcome: str
+
+
+EVIDENCE_FIELDS = {"file": str, "config_sha256": str, "quantity": str, "decision_rule": str, "scale": str,
+                   "result": str, "outcome": str}
+EVIDENCE_OUTCOMES = ("consistent", "inconsistent", "inconclusive")
+
+
+def _check_evidence(path, cid, entries: list) -> tuple[Evidence, ...]:
+    """The record's ``[[evidence]]`` entries, each with every field of :data:`EVIDENCE_FIELDS`, an outcome
+    of :data:`EVIDENCE_OUTCOMES`, a 64-hex ``config_sha256`` and a ``file`` under
+    ``reports/evidence/<claim id>/`` ending in ``.json``. The file's own content and its agreement with
+    the entry are checked by :func:`attention_claims.replication.schema.check_claim_evidence` (CI).
+
+    Raises:
+        ClaimRecordError: naming ``evidence[<i>].<field>``.
+    """
+    out = []
+    for i, e in enumerate(entries):
+        _check_table(path, cid, e, "evidence", i, EVIDENCE_FIELDS, tuple(EVIDENCE_FIELDS))
+        if e["outcome"] not in EVIDENCE_OUTCOMES:
+            raise ClaimRecordError(path, cid, f"evidence[{i}].outcome",
+                                   f"unknown outcome {e['outcome']!r} (one of {', '.join(EVIDENCE_OUTCOMES)})")
+        if not re.fullmatch(r"[0-9a-f]{64}", e["config_sha256"]):
+            raise ClaimRecordError(path, cid, f"evidence[{i}].config_sha256", "must be 64 lowercase hex digits")
+        if not re.fullmatch(rf"reports/evidence/{re.escape(str(cid))}/[A-Za-z0-9._-]+\.json", e["file"]):
+            raise ClaimRecordError(path, cid, f"evidence[{i}].file",
+                                   f"must be reports/evidence/{cid}/<date>-<device>.json, got {e['file']!r}")
+        out.append(Evidence(**e))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class Claim:
     """A validated claim record."""
 
@@ -163,6 +207,8 @@ class Claim:
     topics: tuple[str, ...] = ()
     claimed_nonfinite: dict = field(default_factory=dict)
     """Why a ``[claimed]`` number is infinite or NaN, by its key (``[claimed_nonfinite]``)."""
+    evidence: tuple[Evidence, ...] = ()
+    """Small-scale replications (``[[evidence]]``): never part of the verdict (:func:`_check_evidence`)."""
 
     @property
     def documents(self) -> tuple[str, ...]:
@@ -390,6 +436,7 @@ def parse_claim(data: dict, path: Path | str, order: int = 0) -> Claim:
         claimed=dict(claimed),
         also_in=tuple(also_in),
         claimed_nonfinite=dict(nonfinite),
+        evidence=_check_evidence(path, cid, data.get("evidence", [])),
     )
 
 

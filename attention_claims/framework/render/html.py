@@ -280,6 +280,13 @@ def _document_html(doc: AnnotatedDocument, macro, titles: Mapping[str, tuple[str
                                  disk=lambda key, compute: diskcache.cached("document", key, compute))[1])
 
 
+def _evidence_rows(claims: list) -> list[dict]:
+    """The rows of the section "Evidence at small scale — not a verdict" (issue 47, templates/evidence.html.j2)."""
+    from attention_claims.replication.report import evidence_rows
+
+    return evidence_rows(c["id"] for c in claims)
+
+
 def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
                 classification: Mapping[str, Mapping[str, str]] | None = None,
                 claim_excerpts: Mapping[str, Mapping[str, str]] | None = None,
@@ -351,5 +358,6 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         "block_html": lambda d, b, short: block_html(d, b, short, titles),
         "card": lambda e, macro: _card(e[1], e[0], sentence_of, report_dir, macro),  # e: (order, claim)
         "document_html": lambda d, macro: _document_html(d, macro, titles),
+        "evidence": _evidence_rows(claims),
     }
     return environment().get_template("report.html.j2").render(**ctx)

@@ -266,7 +266,14 @@ def render_markdown(report: dict, *, unplaced: list[str] | None = None) -> str:
         meaning=model.STATUS_MEANING,
         order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
         url=lambda d: safe_url(model.document_url(d)), trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})),
-        section=_section, unplaced=unplaced or [])
+        section=_section, unplaced=unplaced or [], evidence=_evidence_rows(claims))
+
+
+def _evidence_rows(claims: list) -> list[dict]:
+    """The rows of the section "Evidence at small scale — not a verdict" (issue 47, templates/evidence.md.j2)."""
+    from attention_claims.replication.report import evidence_rows
+
+    return evidence_rows(c["id"] for c in claims)
 
 
 _SECTIONS: dict[str, str] = {}

@@ -1,0 +1,100 @@
+"""The evidence file's JSON schema and the agreement between a record's ``[[evidence]]`` and its file.
+
+This module imports neither torch nor the corpus: CI runs it over every committed file
+(``tests/test_replication.py``). The schema is ``evidence.schema.json`` beside this module (JSON
+Schema 2020-12, checked with :mod:`jsonschema`).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+__all__ = ["SCHEMA_PATH", "validate_file", "check_claim_evidence", "expected_entry", "toml_entry"]
+
+SCHEMA_PATH = Path(__file__).with_name("evidence.schema.json")
+
+
+@cache
+def _validator():
+    import jsonschema
+
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate_file(path: Path) -> list[str]:
+    """Problems of one evidence file (empty when valid): unreadable JSON, schema violations (each with its
+    JSON path), a configuration whose hash is not ``config_sha256``, or an interval that is not the per-seed
+    contrasts' mean."""
+    from attention_claims.replication.analogs import config_sha256
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"{path}: unreadable: {exc}"]
+    problems = [f"{path}: {'/'.join(map(str, e.absolute_path)) or '<top>'}: {e.message}"
+                for e in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
+    if problems:
+        return problems
+    if config_sha256(doc["config"]) != doc["config_sha256"]:
+        problems.append(f"{path}: config_sha256: not the SHA-256 of the stored configuration")
+    diffs = [s["contrast"] for s in doc["seeds"]]
+    if abs(sum(diffs) / len(diffs) - doc["interval"]["mean"]) > 1e-9:
+        problems.append(f"{path}: interval.mean: not the mean of the per-seed contrasts")
+    if [s["seed"] for s in doc["seeds"]] != doc["config"]["seeds"]:
+        problems.append(f"{path}: seeds: not the pre-registered seeds {doc['config']['seeds']}")
+    return problems
+
+
+def expected_entry(doc: dict, file: str) -> dict:
+    """The ``[[evidence]]`` entry a record should carry for the evidence document ``doc`` at ``file``."""
+    iv = doc["interval"]
+    return {"file": file, "config_sha256": doc["config_sha256"], "quantity": doc["quantity"],
+            "decision_rule": doc["decision_rule"], "scale": doc["scale"]["sentence"],
+            "result": (f"{iv['mean']:+.4f} nats, paired 95 % t-interval [{iv['lo']:+.4f}, {iv['hi']:+.4f}] over "
+                       f"{iv['n']} seeds; power {doc['power']['achieved_power_at_assumed_sd']:.2f} for the "
+                       f"smallest effect of interest {doc['power']['smallest_effect_of_interest_nats']} nats"),
+            "outcome": doc["outcome"]}
+
+
+def check_claim_evidence(claim, root: Path) -> list[str]:
+    """Problems of a claim's ``[[evidence]]`` entries against their files under ``root``: a missing file,
+    a file that fails :func:`validate_file`, or an entry field that differs from the file
+    (:func:`expected_entry`); also an evidence file under ``reports/evidence/<id>/`` no entry names."""
+    problems: list[str] = []
+    named = set()
+    for i, e in enumerate(claim.evidence):
+        path = Path(root) / e.file
+        named.add(path.name)
+        where = f"{claim.path}: claim '{claim.id}': field 'evidence[{i}]'"
+        if not path.is_file():
+            problems.append(f"{where}: file {e.file} does not exist")
+            continue
+        bad = validate_file(path)
+        if bad:
+            problems.extend(bad)
+            continue
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc["claim"] != claim.id:
+            problems.append(f"{where}: file {e.file} is evidence for {doc['claim']!r}")
+        want = expected_entry(doc, e.file)
+        for key, value in want.items():
+            if getattr(e, key) != value:
+                problems.append(f"{where}.{key}: {getattr(e, key)!r} but the file says {value!r}")
+    folder = Path(root) / "reports" / "evidence" / claim.id
+    if folder.is_dir():
+        for f in sorted(folder.glob("*.json")):
+            if f.name not in named:
+                problems.append(f"{f}: no [[evidence]] entry of claim '{claim.id}' names it")
+    return problems
+
+
+def toml_entry(doc: dict, file: str) -> str:
+    """The ``[[evidence]]`` table (TOML text) of :func:`expected_entry`, to append to the claim's record."""
+    lines = ["[[evidence]]"]
+    for key, value in expected_entry(doc, file).items():
+        lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"
