@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from attention_claims.tools import USAGE_ERROR
+from attention_claims.tools import USAGE_ERROR, description
 
 __all__ = ["main"]
 
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown claim or scale."""
     from attention_claims.replication.analogs import ANALOGS, SCALES
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="attention-claims replicate", description=description(__doc__))
     p.add_argument("claims", nargs="*", metavar="ID", help="claim ids with an analog")
     p.add_argument("--all", action="store_true", help="every analog, one after the other")
     p.add_argument("--scale", default="cpu", choices=SCALES, help="cpu (default), gpu, or smoke (20 steps, writes nothing)")
