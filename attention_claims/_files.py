@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import stat
 from pathlib import Path
 from typing import BinaryIO
 
 __all__ = ["UnsafeFileError", "SumsError", "read_regular", "open_regular", "parse_sums", "read_sums",
-           "sums_with", "sums_replacing", "write_sums", "sums_line_problem", "document_inside", "SUMS_NAME"]
+           "sums_with", "sums_replacing", "write_sums", "sums_line_problem", "document_inside", "SUMS_NAME",
+           "write_file", "stage_file", "place_file", "create_file"]
 
 SUMS_NAME = "SHA256SUMS"
 """The checksum list's file name in a sources folder (and in ``models/texts/``)."""
@@ -216,23 +218,137 @@ def sums_replacing(existing: bytes, name: str, digest: str, where: Path | str = 
 
 
 def write_sums(folder: Path | str, data: bytes) -> None:
-    """Replace ``folder/SHA256SUMS`` by ``data`` atomically: written to a temporary file beside it and
-    moved into place (``os.replace``), so a failed write leaves the old file; no backup file is left.
+    """Replace ``folder/SHA256SUMS`` by ``data`` atomically (:func:`write_file`): a failed write leaves
+    the old file; no backup file is left; a symbolic link at ``SHA256SUMS`` is refused, not replaced.
 
     Raises:
+        UnsafeFileError: ``SHA256SUMS`` is a symbolic link or not a regular file.
         OSError: it cannot be written (the temporary file is removed).
     """
-    path = Path(folder) / SUMS_NAME
-    tmp = path.with_name(f".{SUMS_NAME}.{os.getpid()}.tmp")
+    write_file(Path(folder) / SUMS_NAME, data)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _target_problem(path: Path) -> str | None:
+    """Why ``path`` may not be replaced (a symbolic link, a folder, a FIFO...), or None."""
     try:
-        with open(tmp, "wb") as f:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link is there; not written through it (replace it by a file first)"
+    if not stat.S_ISREG(mode):
+        return f"not a regular file ({_kind(mode)}); not replaced"
+    return None
+
+
+def stage_file(path: Path | str, data: bytes) -> Path:
+    """Write ``data`` to a fresh temporary beside ``path`` and return the temporary (for
+    :func:`place_file`). The temporary ``.<name>.<pid>.<random>.tmp`` is opened with
+    ``O_CREAT|O_EXCL|O_NOFOLLOW`` (a file or a symbolic link planted at that name is never opened; another
+    name is drawn), written and ``fsync``-ed. Its mode is that of a file already at ``path``, else 0666
+    less the umask.
+
+    Raises:
+        UnsafeFileError: ``path`` is a symbolic link or not a regular file.
+        OSError: it cannot be written (the temporary is removed).
+    """
+    path = Path(path)
+    problem = _target_problem(path)
+    if problem is not None:
+        raise UnsafeFileError(path, problem)
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
+        except FileExistsError:
+            continue
+        break
+    else:
+        raise FileExistsError(f"{path}: no free temporary name beside it")
+    try:
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
-        if os.path.lexists(path):
-            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
-        os.replace(tmp, path)
+            f.flush()
+            if os.path.lexists(path):
+                os.fchmod(f.fileno(), stat.S_IMODE(os.lstat(path).st_mode))
+            os.fsync(f.fileno())
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return tmp
+
+
+def place_file(tmp: Path | str, path: Path | str) -> None:
+    """Move the temporary ``tmp`` (:func:`stage_file`) over ``path`` (``os.replace``) and ``fsync`` the
+    folder. ``path`` is checked again just before: a symbolic link that appeared there is refused.
+
+    Raises:
+        UnsafeFileError: ``path`` is a symbolic link or not a regular file (``tmp`` is removed).
+        OSError: the rename failed (``tmp`` is removed).
+    """
+    path = Path(path)
+    try:
+        problem = _target_problem(path)
+        if problem is not None:
+            raise UnsafeFileError(path, problem)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems do not sync folders
+    finally:
+        os.close(fd)
+
+
+def create_file(path: Path | str, data: bytes) -> None:
+    """Create ``path`` holding ``data``, failing when anything (a dangling symbolic link included) is
+    there: opened with ``O_CREAT|O_EXCL|O_NOFOLLOW``, written, ``fsync``-ed (for a file system without
+    hard links, where a staged temporary cannot be linked to its name).
+
+    Raises:
+        FileExistsError: something is at ``path``.
+        OSError: it cannot be written (a partly written file is removed).
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        Path(path).unlink(missing_ok=True)
+        raise
+    _fsync_dir(Path(path).parent)
+
+
+def write_file(path: Path | str, data: str | bytes) -> None:
+    """The package's one way of writing a file: ``data`` (a string as UTF-8) to ``path`` atomically.
+
+    A temporary beside ``path`` opened with ``O_CREAT|O_EXCL|O_NOFOLLOW`` is written and ``fsync``-ed
+    (:func:`stage_file`), renamed over ``path`` and the folder ``fsync``-ed (:func:`place_file`): a
+    reader never sees half a file, a failed write leaves the old file, and no symbolic link, at the
+    temporary name or at ``path``, is ever followed (one at ``path`` is refused, not replaced). The
+    folder must exist.
+
+    Raises:
+        UnsafeFileError: ``path`` is a symbolic link or not a regular file (the message names it).
+        OSError: it cannot be written (no temporary is left).
+    """
+    place_file(stage_file(path, data.encode("utf-8") if isinstance(data, str) else data), path)
 
 
 def document_inside(folder: Path | str, name: str) -> Path:

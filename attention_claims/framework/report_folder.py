@@ -49,6 +49,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from .. import _files
+
 __all__ = ["ReportFolder", "ReportFolderError", "MANIFEST", "REPORT_LOCK", "LOCK_TIMEOUT", "REPORT_FILES",
            "write_suite_file", "is_matplotlib_png"]
 
@@ -468,13 +470,10 @@ def _write_together(files: Mapping[Path, str | bytes]) -> None:
     try:
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            temporaries.append((tmp, path))
-            with open(tmp, "wb") as f:
-                f.write(text.encode("utf-8") if isinstance(text, str) else text)
+            temporaries.append((_files.stage_file(path, text.encode("utf-8") if isinstance(text, str) else text), path))
     except BaseException:
         for tmp, _ in temporaries:
             tmp.unlink(missing_ok=True)
         raise
     for tmp, path in temporaries:
-        os.replace(tmp, path)
+        _files.place_file(tmp, path)

@@ -19,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from .. import _files
 from ..framework import config as claims_config
 from . import USAGE_ERROR, description
 
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     subset = decided_ids(report)
     if args.update:
         args.snapshot.parent.mkdir(parents=True, exist_ok=True)
-        args.snapshot.write_text(json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        _files.write_file(args.snapshot, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
         print(f"snapshot: wrote {len(new)} claims to {args.snapshot}")
         return 0
     try:

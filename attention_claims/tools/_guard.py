@@ -1,0 +1,77 @@
+"""The project lock and the signal guard of the tools that change a project's files (``new``, ``rehash``).
+
+- :func:`project_lock`: a ``filelock`` lock on ``<project>/.attention-claims.lock``, so two commands at
+  once never read the same ``SHA256SUMS`` or allocate the same record number (issue 43, finding 7).
+- :func:`signals_raise`: while it is held, SIGTERM, SIGINT and SIGHUP raise :class:`Interrupted` in the
+  main thread, so the callers' ``except BaseException`` cleanup runs for a kill as for an error
+  (finding 8); the earlier handlers are restored afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import filelock
+
+LOCK_NAME = ".attention-claims.lock"
+"""The lock file's name in the project folder."""
+LOCK_TIMEOUT = 60.0
+"""Seconds a command waits for another one holding the project's lock."""
+
+
+class Interrupted(BaseException):
+    """A signal (SIGTERM, SIGINT, SIGHUP) arrived while files were being placed; :attr:`signum` names it."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}; nothing was left written")
+
+
+class LockTimeout(RuntimeError):
+    """Another command held the project's lock for longer than :data:`LOCK_TIMEOUT` seconds."""
+
+
+@contextlib.contextmanager
+def project_lock(root: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the project's lock (``root/.attention-claims.lock``, :mod:`filelock`) for the block.
+
+    Raises:
+        LockTimeout: another process holds it for longer than ``timeout`` seconds (the message names the file).
+    """
+    path = Path(root) / LOCK_NAME
+    lock = filelock.FileLock(str(path))
+    try:
+        lock.acquire(timeout=timeout)
+    except filelock.Timeout:
+        raise LockTimeout(f"{path}: held by another attention-claims command for over {timeout:g} s; "
+                          "try again when it has finished") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def signals_raise() -> Iterator[None]:
+    """In the block, SIGTERM, SIGINT and SIGHUP raise :class:`Interrupted` (in the main thread; elsewhere
+    signals cannot be handled and nothing changes); the earlier handlers are restored on leaving."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum, _frame):
+        raise Interrupted(signum)
+
+    earlier = {s: signal.signal(s, _raise) for s in _SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in earlier.items():
+            signal.signal(s, handler)
