@@ -244,19 +244,20 @@ def _target_problem(path: Path) -> str | None:
     return None
 
 
-def stage_file(path: Path | str, data: bytes) -> Path:
+def stage_file(path: Path | str, data: bytes, *, replacing: bool = True) -> Path:
     """Write ``data`` to a fresh temporary beside ``path`` and return the temporary (for
     :func:`place_file`). The temporary ``.<name>.<pid>.<random>.tmp`` is opened with
     ``O_CREAT|O_EXCL|O_NOFOLLOW`` (a file or a symbolic link planted at that name is never opened; another
     name is drawn), written and ``fsync``-ed. Its mode is that of a file already at ``path``, else 0666
-    less the umask.
+    less the umask. ``replacing=False``: the temporary is for a new file placed by a hard link
+    (``new``), which itself fails on anything at ``path``; ``path`` is not checked here.
 
     Raises:
-        UnsafeFileError: ``path`` is a symbolic link or not a regular file.
+        UnsafeFileError: ``path`` is a symbolic link or not a regular file (``replacing`` only).
         OSError: it cannot be written (the temporary is removed).
     """
     path = Path(path)
-    problem = _target_problem(path)
+    problem = _target_problem(path) if replacing else None
     if problem is not None:
         raise UnsafeFileError(path, problem)
     for _ in range(100):
@@ -272,7 +273,7 @@ def stage_file(path: Path | str, data: bytes) -> Path:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            if os.path.lexists(path):
+            if replacing and os.path.lexists(path):
                 os.fchmod(f.fileno(), stat.S_IMODE(os.lstat(path).st_mode))
             os.fsync(f.fileno())
     except BaseException:

@@ -379,8 +379,8 @@ def _write_together(writes: list[tuple[Path, bytes, bool]], record: Path) -> Non
     try:
         for path, _data, _replace in writes:
             made += _made_dirs(path.parent)
-        for path, data, _replace in writes:
-            temps[path] = _files.stage_file(path, data)
+        for path, data, replace in writes:
+            temps[path] = _files.stage_file(path, data, replacing=replace)
         try:
             load_claim_file(temps[record])
         except ClaimRecordError as exc:
