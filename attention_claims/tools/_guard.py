@@ -58,15 +58,22 @@ def project_lock(root: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
 _SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
 
 
+_state = {"deferring": 0, "pending": None}
+
+
 @contextlib.contextmanager
 def signals_raise() -> Iterator[None]:
     """In the block, SIGTERM, SIGINT and SIGHUP raise :class:`Interrupted` (in the main thread; elsewhere
-    signals cannot be handled and nothing changes); the earlier handlers are restored on leaving."""
+    signals cannot be handled and nothing changes), or, inside :func:`deferred`, when it ends; the
+    earlier handlers are restored on leaving."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def _raise(signum, _frame):
+        if _state["deferring"]:
+            _state["pending"] = _state["pending"] or signum
+            return
         raise Interrupted(signum)
 
     earlier = {s: signal.signal(s, _raise) for s in _SIGNALS}
@@ -75,3 +82,19 @@ def signals_raise() -> Iterator[None]:
     finally:
         for s, handler in earlier.items():
             signal.signal(s, handler)
+        _state["pending"] = None
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """In the block, a signal that :func:`signals_raise` turns into :class:`Interrupted` is held and raised
+    when the block ends: a step and the note of its having been done (a file placed, and listed for the
+    rollback) are never split by a signal. Outside :func:`signals_raise`, nothing changes."""
+    _state["deferring"] += 1
+    try:
+        yield
+    finally:
+        _state["deferring"] -= 1
+    if not _state["deferring"] and _state["pending"] is not None:
+        signum, _state["pending"] = _state["pending"], None
+        raise Interrupted(signum)

@@ -380,29 +380,32 @@ def _write_together(writes: list[tuple[Path, bytes, bool]], record: Path) -> Non
         for path, _data, _replace in writes:
             made += _made_dirs(path.parent)
         for path, data, replace in writes:
-            temps[path] = _files.stage_file(path, data, replacing=replace)
+            with _guard.deferred():  # a signal never falls between creating a temporary and noting it
+                temps[path] = _files.stage_file(path, data, replacing=replace)
         try:
             load_claim_file(temps[record])
         except ClaimRecordError as exc:
             raise NewClaimError(f"the record it would write does not load (a bug of `new`): {exc}") from None
         for path, _data, replace in sorted(writes, key=lambda w: w[2]):  # new files first, the replacement last
-            if replace:
-                tmp = temps.pop(path)
-                _files.place_file(tmp, path)
-            else:
-                _place_new(temps[path], path)
-            placed.append(path)
+            with _guard.deferred():  # nor between placing a file and noting it for the rollback
+                if replace:
+                    tmp = temps.pop(path)
+                    _files.place_file(tmp, path)
+                else:
+                    _place_new(temps[path], path)
+                placed.append(path)
     except BaseException:
-        for path in placed:
-            if not any(p == path and rep for p, _d, rep in writes):
-                path.unlink(missing_ok=True)
-        for tmp in temps.values():
-            tmp.unlink(missing_ok=True)
-        for d in reversed(made):
-            try:
-                os.rmdir(d)
-            except OSError:
-                pass
+        with _guard.deferred():  # a second signal does not cut the rollback short
+            for path in placed:
+                if not any(p == path and rep for p, _d, rep in writes):
+                    path.unlink(missing_ok=True)
+            for tmp in temps.values():
+                tmp.unlink(missing_ok=True)
+            for d in reversed(made):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
         raise
     for tmp in temps.values():
         tmp.unlink(missing_ok=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import _files
 from ..framework import config as claims_config
 from ..framework.records import DOCUMENT_MAX_BYTES
-from . import USAGE_ERROR, description
+from . import USAGE_ERROR, _guard, description
 
 
 def rehash(sources_dir: Path, name: str) -> tuple[str, str]:
@@ -62,8 +62,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"attention-claims rehash: --claims-sources {sources_dir}: no such folder", file=sys.stderr)
         return USAGE_ERROR
     try:
-        old, new = rehash(sources_dir, args.document)
-    except (_files.SumsError, _files.UnsafeFileError, OSError) as exc:
+        with _guard.signals_raise(), _guard.project_lock(claims_config.discover().root):
+            old, new = rehash(sources_dir, args.document)
+    except _guard.Interrupted as exc:
+        print(f"attention-claims rehash: {exc}", file=sys.stderr)
+        return 128 + exc.signum
+    except (_files.SumsError, _files.UnsafeFileError, _guard.LockTimeout, OSError) as exc:
         print(f"attention-claims rehash: {' '.join(str(exc).split())}", file=sys.stderr)
         return USAGE_ERROR
     if old == new:
