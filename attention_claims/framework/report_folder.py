@@ -67,7 +67,7 @@ LOCK_TIMEOUT = 600.0
 REPORT_FILES = ("claims.json", "claims.md", "claims.html", "planted.json")
 """The fixed names the writer writes at the folder's top (plots go to ``figures/<claim id>-<k>.svg``)."""
 
-_TEMPORARY = re.compile(r"^\.(.+)\.(\d+)\.tmp$")
+_TEMPORARY = re.compile(r"^\.(.+?)\.(\d+)(?:\.[0-9a-f]{8})?\.tmp$")
 _PLOT_SVG = re.compile(r"^[A-Za-z0-9._-]+-\d+\.svg$")
 
 
@@ -95,6 +95,17 @@ def _is_report(path: Path) -> bool:
         return False
     return (isinstance(data, dict) and data.get("schema") == 1 and type(data.get("schema")) is int
             and isinstance(data.get("claims"), list) and isinstance(data.get("run"), dict))
+
+
+def _holds(path: Path, text: str, head: str) -> bool:
+    """Whether the regular file ``path`` (at most 64 MiB) begins with ``head`` (after blanks) and holds ``text``."""
+    if path.is_symlink():
+        return False
+    try:
+        data = _files.read_regular(path, 64 << 20).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return False
+    return data.lstrip().lower().startswith(head.lower()) and text in data
 
 
 def _plain_relative(rel: str) -> bool:
@@ -176,10 +187,18 @@ class ReportFolder:
             return {}
         from .render.model import plot_files
 
-        names = list(REPORT_FILES)
+        names = ["claims.json", "planted.json"]
+        data = json.loads(report.read_text(encoding="utf-8"))
+        stamp = data.get("generated") if isinstance(data.get("generated"), str) else None
+        for name, head in (("claims.md", "# attention-claims report"), ("claims.html", "<!doctype html>")):
+            # adopted only when rendered from this very report: its own heading and generation stamp (a
+            # person's claims.md beside a copied claims.json is not the suite's, issue 43, finding 5)
+            if stamp and _holds(self.path / name, stamp, head):
+                names.append(name)
         try:
-            for claim in json.loads(report.read_text(encoding="utf-8"))["claims"]:
-                names += [rel for _n, _s, rel in plot_files(claim)] if isinstance(claim, dict) else []
+            for claim in data["claims"]:
+                names += [rel for _n, _s, rel in plot_files(claim)
+                          if _holds(self.path / rel, "<svg", "<")] if isinstance(claim, dict) else []
         except (KeyError, TypeError, ValueError, AttributeError):
             pass
         return {n: None for n in names}
@@ -258,7 +277,9 @@ class ReportFolder:
             return
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            with open(self.path / REPORT_LOCK, "a"):
+            try:
+                _files.create_file(self.path / REPORT_LOCK, b"")
+            except FileExistsError:
                 pass
         except OSError as exc:
             raise ReportFolderError(f"the report folder {self.path} cannot be written ({exc.strerror or exc}); "
@@ -359,6 +380,9 @@ class ReportFolder:
             return None
         if path.is_symlink() or not path.is_file():
             raise self._error(f"{path} is there and is not a plain file the suite wrote")
+        if "claims.json" not in self.owned():
+            raise self._error(f"{path} is there, is not a report of the suite, and its manifest {MANIFEST} "
+                              "does not list it (the suite did not write it)")
         return self.set_aside("claims.json")
 
     # -- writing -----------------------------------------------------------------------------
