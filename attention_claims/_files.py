@@ -27,7 +27,12 @@ from typing import BinaryIO
 
 __all__ = ["UnsafeFileError", "SumsError", "read_regular", "open_regular", "parse_sums", "read_sums",
            "sums_with", "sums_replacing", "write_sums", "sums_line_problem", "document_inside", "SUMS_NAME",
-           "write_file", "stage_file", "place_file", "create_file"]
+           "write_file", "stage_file", "place_file", "create_file", "read_json", "read_toml", "nesting_depth",
+           "toml_text", "MAX_DEPTH"]
+
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects (tables) a JSON or TOML file the suite reads may have; a
+report, a manifest or a record needs under ten."""
 
 SUMS_NAME = "SHA256SUMS"
 """The checksum list's file name in a sources folder (and in ``models/texts/``)."""
@@ -102,6 +107,84 @@ def read_regular(path: Path | str, cap: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def nesting_depth(value: object) -> int:
+    """How deeply lists and dicts nest in ``value`` (a scalar: 0, ``[]``: 1, ``[[1]]``: 2), measured
+    without recursion (an explicit stack), so any depth the parser returned is measured."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _parsed(path: Path | str, text: str, parse, what: str, max_depth: int):
+    try:
+        value = parse(text)
+    except RecursionError:
+        raise UnsafeFileError(path, f"nested too deeply to be read as {what} (the limit is {max_depth} levels)") from None
+    depth = nesting_depth(value)
+    if depth > max_depth:
+        raise UnsafeFileError(path, f"nested {depth} levels deep; {what} the suite reads may nest at most "
+                              f"{max_depth}")
+    return value
+
+
+def read_json(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH):
+    """The JSON value in the regular file ``path`` (:func:`read_regular`, at most ``cap`` bytes, UTF-8),
+    nested at most ``max_depth`` levels (a deeper one, even one too deep for the parser's recursion, is
+    refused with a message naming the file, not a ``RecursionError``).
+
+    Raises:
+        OSError: it cannot be opened.
+        UnsafeFileError: not a regular file, larger than ``cap``, not UTF-8, not JSON, or nested too deeply.
+    """
+    import json
+
+    try:
+        text = read_regular(path, cap).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsafeFileError(path, f"not UTF-8: {exc}") from None
+    try:
+        return _parsed(path, text, json.loads, "JSON", max_depth)
+    except json.JSONDecodeError as exc:
+        raise UnsafeFileError(path, f"not JSON ({exc})") from None
+
+
+def read_toml(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH) -> dict:
+    """The TOML document in the regular file ``path``, as :func:`read_json` reads JSON (``tomllib``).
+
+    Raises:
+        OSError: it cannot be opened.
+        UnsafeFileError: not a regular file, larger than ``cap``, not UTF-8, not TOML, or nested too deeply.
+    """
+    try:
+        text = read_regular(path, cap).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsafeFileError(path, f"not UTF-8 ({exc})") from None
+    return toml_text(path, text, max_depth=max_depth)
+
+
+def toml_text(path: Path | str, text: str, *, max_depth: int = MAX_DEPTH) -> dict:
+    """``text`` (read from ``path``) parsed as TOML, nested at most ``max_depth`` levels.
+
+    Raises:
+        UnsafeFileError: not TOML (the parser's message), or nested too deeply (naming ``path``).
+    """
+    import tomllib
+
+    try:
+        return _parsed(path, text, tomllib.loads, "TOML", max_depth)
+    except tomllib.TOMLDecodeError as exc:
+        raise UnsafeFileError(path, f"malformed TOML: {exc}") from None
 
 
 def open_regular(path: Path | str) -> BinaryIO:

@@ -78,9 +78,15 @@ class ReportFolderError(Exception):
     exits 4 with it."""
 
 
+_MANIFEST_MAX_BYTES = 16 << 20
+"""The largest manifest read (a line per file: far under this)."""
+_REPORT_MAX_BYTES = 256 << 20
+"""The largest ``claims.json`` read to tell whether it is a report of the suite."""
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with _files.open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -90,7 +96,7 @@ def _is_report(path: Path) -> bool:
     """Whether ``path`` holds a schema-1 report of the suite (a JSON object with ``schema`` 1, a
     ``claims`` list and a ``run`` object)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _files.read_json(path, _REPORT_MAX_BYTES)
     except (OSError, ValueError):
         return False
     return (isinstance(data, dict) and data.get("schema") == 1 and type(data.get("schema")) is int
@@ -166,7 +172,7 @@ class ReportFolder:
         """
         manifest = self.path / MANIFEST
         try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
+            data = _files.read_json(manifest, _MANIFEST_MAX_BYTES)
         except FileNotFoundError:
             return self._legacy()
         except (OSError, ValueError) as exc:
@@ -188,7 +194,7 @@ class ReportFolder:
         from .render.model import plot_files
 
         names = ["claims.json", "planted.json"]
-        data = json.loads(report.read_text(encoding="utf-8"))
+        data = _files.read_json(report, _REPORT_MAX_BYTES)
         stamp = data.get("generated") if isinstance(data.get("generated"), str) else None
         for name, head in (("claims.md", "# attention-claims report"), ("claims.html", "<!doctype html>")):
             # adopted only when rendered from this very report: its own heading and generation stamp (a
@@ -463,9 +469,9 @@ def is_matplotlib_png(path: Path) -> bool:
     """Whether ``path`` is a PNG file that Matplotlib wrote (its ``Software`` text chunk, in the first
     4 KiB, names Matplotlib): a figure of a check written before the manifest."""
     try:
-        with open(path, "rb") as f:
+        with _files.open_regular(path) as f:
             head = f.read(4096)
-    except OSError:
+    except (OSError, ValueError):
         return False
     return head.startswith(b"\x89PNG\r\n\x1a\n") and b"Software\x00Matplotlib" in head
 

@@ -1,7 +1,8 @@
 """The project lock and the signal guard of the tools that change a project's files (``new``, ``rehash``).
 
-- :func:`project_lock`: a ``filelock`` lock on ``<project>/.attention-claims.lock``, so two commands at
-  once never read the same ``SHA256SUMS`` or allocate the same record number (issue 43, finding 7).
+- :func:`project_lock`: a ``filelock`` lock on the project (a lock file named by the SHA-256 of the
+  project's resolved path, in the user's cache folder, so nothing is added to the project), so two commands
+  at once never read the same ``SHA256SUMS`` or allocate the same record number (issue 43, finding 7).
 - :func:`signals_raise`: while it is held, SIGTERM, SIGINT and SIGHUP raise :class:`Interrupted` in the
   main thread, so the callers' ``except BaseException`` cleanup runs for a kill as for an error
   (finding 8); the earlier handlers are restored afterwards.
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import signal
 import threading
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ from pathlib import Path
 import filelock
 
 LOCK_NAME = ".attention-claims.lock"
-"""The lock file's name in the project folder."""
+"""The lock file's name in the project folder, used only when the cache folder cannot be created."""
 LOCK_TIMEOUT = 60.0
 """Seconds a command waits for another one holding the project's lock."""
 
@@ -35,14 +37,29 @@ class LockTimeout(RuntimeError):
     """Another command held the project's lock for longer than :data:`LOCK_TIMEOUT` seconds."""
 
 
+def lock_path(root: Path) -> Path:
+    """The lock file of the project ``root``: ``<cache root>/project-locks/<SHA-256 of the resolved
+    path>.lock`` (:func:`attention_claims._cache.cache_root`; the same for every command on this project
+    and user), or ``root/.attention-claims.lock`` where that folder cannot be created."""
+    from .._cache import cache_root
+
+    folder = cache_root() / "project-locks"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return Path(root) / LOCK_NAME
+    digest = hashlib.sha256(str(Path(root).resolve()).encode("utf-8", "surrogatepass")).hexdigest()
+    return folder / f"{digest}.lock"
+
+
 @contextlib.contextmanager
 def project_lock(root: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
-    """Hold the project's lock (``root/.attention-claims.lock``, :mod:`filelock`) for the block.
+    """Hold the project's lock (:func:`lock_path`, :mod:`filelock`) for the block.
 
     Raises:
         LockTimeout: another process holds it for longer than ``timeout`` seconds (the message names the file).
     """
-    path = Path(root) / LOCK_NAME
+    path = lock_path(root)
     lock = filelock.FileLock(str(path))
     try:
         lock.acquire(timeout=timeout)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .. import _files
 from ..framework import config as claims_config
+from ..framework.report_schema import MAX_BYTES as REPORT_MAX_BYTES
 from . import USAGE_ERROR, description
 
 
@@ -50,9 +51,9 @@ def load_report(path: Path, *, allow_partial: bool = False) -> dict:
             or it was a subset run and ``allow_partial`` is false.
     """
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8 (UnicodeDecodeError)
-        raise SnapshotError(f"{path}: cannot read the report ({exc})") from None
+        report = _files.read_json(path, REPORT_MAX_BYTES)  # a regular file only: a FIFO is refused, not waited on
+    except (OSError, ValueError) as exc:  # ValueError: not a regular file, not UTF-8, not JSON, nested too deeply
+        raise SnapshotError(f"{path}: cannot read the report ({getattr(exc, 'problem', exc)})") from None
     try:  # the fields outcomes() reads, of the right types: a damaged report is named, never a traceback
         if not isinstance(report, dict):
             raise TypeError(f"a JSON {type(report).__name__}, not an object")
@@ -90,9 +91,9 @@ def load_snapshot(path: Path) -> dict[str, dict]:
         raise SnapshotError(f"no snapshot at {path} yet: after a complete run, "
                             f"`attention-claims snapshot --update` writes one (commit it)")
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SnapshotError(f"{path}: cannot read the snapshot ({exc})") from None
+        old = _files.read_json(path, REPORT_MAX_BYTES)
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"{path}: cannot read the snapshot ({getattr(exc, 'problem', exc)})") from None
     if not isinstance(old, dict) or not all(isinstance(v, dict) and "verdict" in v and isinstance(v.get("readings"), dict)
                                             for v in old.values()):
         raise SnapshotError(f"{path}: not a snapshot (a JSON object of claim id -> verdict and readings)")

@@ -48,8 +48,6 @@ def _tree(root: Path) -> dict[str, bytes | str]:
     out: dict[str, bytes | str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
-            if name == ".attention-claims.lock":  # the project's lock (issue 43, finding 7), empty
-                continue
             p = Path(dirpath) / name
             rel = p.relative_to(root).as_posix()
             out[rel] = (("link:" + os.readlink(p)) if p.is_symlink() else "dir" if p.is_dir()
