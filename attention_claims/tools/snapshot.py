@@ -178,8 +178,13 @@ def main(argv: list[str] | None = None) -> int:
         new = {cid: v for cid, v in new.items() if cid in subset}
     diff = differences(old, new)
     if args.summary is not None:
-        with args.summary.open("a", encoding="utf-8") as fh:
-            fh.write(summary_markdown(report, diff))
+        try:  # appended: the summary file (GitHub's $GITHUB_STEP_SUMMARY) collects every step's part
+            old = _files.read_regular(args.summary, 64 << 20) if args.summary.exists() else b""
+            _files.write_file(args.summary, old + summary_markdown(report, diff).encode("utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"snapshot: --summary {args.summary}: cannot be written ({getattr(exc, 'problem', exc)})",
+                  file=sys.stderr)
+            return USAGE_ERROR
     for line in diff:
         print(line)
     n_read = sum(len(c["readings"]) for c in new.values())
