@@ -1,4 +1,4 @@
-"""The one home for reading the files a user hands the suite, and for ``SHA256SUMS``.
+"""The one door for files: every file the package writes, every file a user hands it, and ``SHA256SUMS``.
 
 A low layer: it imports only the standard library, so :mod:`attention_claims.models` and
 :mod:`attention_claims.framework` (and the tools above them) all use it.
@@ -6,6 +6,13 @@ A low layer: it imports only the standard library, so :mod:`attention_claims.mod
 - :func:`read_regular` / :func:`open_regular`: a file is read only when it is a regular file, opened
   with ``O_NONBLOCK`` (a FIFO does not wait for a writer), checked with ``fstat`` (not ``/dev/zero``, a
   directory, a socket), and read up to a size cap (:class:`UnsafeFileError` names the path and the cap).
+- :func:`read_json` / :func:`read_toml` / :func:`toml_text`: JSON and TOML read through
+  :func:`read_regular`, nested at most :data:`MAX_DEPTH` levels (:func:`nesting_depth`, measured without
+  recursion; a parser's ``RecursionError`` becomes an :class:`UnsafeFileError` naming the file).
+- :func:`write_file` (:func:`stage_file` + :func:`place_file`) and :func:`create_file`: the package's only
+  ways of writing a file (a test scans every other module for writes). A temporary beside the target,
+  opened with ``O_CREAT|O_EXCL|O_NOFOLLOW`` under a fresh random name, written, ``fsync``-ed, renamed over
+  the target, the folder ``fsync``-ed; a symbolic link at the target is refused, never followed or replaced.
 - :func:`parse_sums` / :func:`read_sums`: the format ``sha256sum`` writes (``<64 hex>  <path>``, a ``*``
   before the path for binary mode), tolerant of a byte-order mark and of CRLF line ends.
 - :func:`sums_with`: the text of ``SHA256SUMS`` with one more line, a missing final newline of the

@@ -32,10 +32,15 @@ there that is not a schema-1 report (truncated, edited, someone else's) is renam
 ``claims.json.corrupt-<UTC date>`` (:meth:`ReportFolder.set_aside_damaged_report`), never deleted.
 
 Migration: a folder without a manifest that holds a schema-1 ``claims.json`` is a report folder written by
-a version of the suite before the manifest; its report files (``claims.json``, ``claims.md``,
-``claims.html``, ``planted.json`` and the plot SVG files that report names) count as the writer's, and the
-next write records them in a manifest. The lock file :data:`REPORT_LOCK` (empty) and the temporary files
-``.<name>.<pid>.tmp`` of the writer's own file names are the writer's too.
+a version of the suite before the manifest; its ``claims.json`` and ``planted.json``, and the pages and plot
+SVG files rendered from that very report (``claims.md`` and ``claims.html`` carrying its heading and its
+``generated`` stamp, the SVG files it names) count as the writer's, and the next write records them in a
+manifest. Any other file of the writer's names there (a person's own ``claims.md`` beside a copied
+``claims.json``) refuses the folder; a ``claims.json`` that is not a report is set aside only when the
+manifest lists it, else refused (issue 43, finding 5). The lock file :data:`REPORT_LOCK` (empty) and the
+temporary files ``.<name>.<pid>[.<random>].tmp`` of the writer's own file names are the writer's too. Every
+file is written through :func:`attention_claims._files.write_file` (never through a symbolic link) and
+every manifest or report read through :func:`attention_claims._files.read_json` (a FIFO refused, a depth cap).
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ a reading name that is not one, two as-stated readings, a folder that is a file,
 as a dangling symbolic link); the files are written to temporaries in their folders and then moved into
 place together, never through a symbolic link, and on any failure every file and folder written so far is
 removed. Existing files are never overwritten (``SHA256SUMS`` is replaced by a copy with one more line).
+The command holds the project's lock (:func:`._guard.project_lock`, ``filelock``) from reading
+``SHA256SUMS`` and numbering the record until its files are placed, so two ``new`` at once lose no line and
+never share a number; SIGTERM, SIGINT and SIGHUP roll back like an error (exit status 128 + the signal).
 
 Exit status: 0 written; 4 a usage error (any of the above, an id already in use, a document outside the
 sources folder, missing or not UTF-8, a quote not in it, a hash that differs), with one line naming it.

@@ -6,10 +6,13 @@ every other line (even one with the same digest) and every byte of the file stay
 is replaced atomically (:func:`attention_claims._files.write_sums`, no backup file left), and the
 document must be a regular file inside the sources folder that ``SHA256SUMS`` already lists
 (``attention-claims new`` adds a new document's line). Every quote of the document is verified again on
-the next run. The error "source document was altered" prints this command.
+the next run. The error "source document was altered" prints this command. It holds the project's lock
+(the one ``attention-claims new`` takes) while it reads and replaces ``SHA256SUMS``; a ``SHA256SUMS`` that
+is a symbolic link is refused, never replaced by a plain file.
 
 Exit status: 0 re-hashed (or already up to date), 4 a usage error (no such folder, ``DOC`` not listed or
-not a regular file inside the folder, a malformed ``SHA256SUMS``), with one line naming it.
+not a regular file inside the folder, a malformed or symlinked ``SHA256SUMS``), with one line naming it;
+128 + the signal when SIGTERM, SIGINT or SIGHUP stopped it (nothing replaced).
 """
 
 from __future__ import annotations
