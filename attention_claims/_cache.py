@@ -57,6 +57,8 @@ from pathlib import Path
 
 import mpmath
 
+from . import _files
+
 __all__ = ["cache_root", "write_atomic", "disk_memo", "disk_memo_ints", "reference_cache_dir", "files_digest", "read_checked",
            "write_checked", "prune_oldest", "trusted_dir", "cache_dir", "mark_dir", "MARKER", "UntrustedCacheWarning"]
 
@@ -80,18 +82,7 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         OSError: the folder cannot be created or written (the temporary file is removed).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        if isinstance(text, bytes):
-            with open(tmp, "wb") as f:
-                f.write(text)
-        else:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    _files.write_file(path, text)
 
 
 def files_digest(paths: Iterable[str | Path]) -> str:

@@ -1,4 +1,4 @@
-"""The one home for reading the files a user hands the suite, and for ``SHA256SUMS``.
+"""The one door for files: every file the package writes, every file a user hands it, and ``SHA256SUMS``.
 
 A low layer: it imports only the standard library, so :mod:`attention_claims.models` and
 :mod:`attention_claims.framework` (and the tools above them) all use it.
@@ -6,6 +6,13 @@ A low layer: it imports only the standard library, so :mod:`attention_claims.mod
 - :func:`read_regular` / :func:`open_regular`: a file is read only when it is a regular file, opened
   with ``O_NONBLOCK`` (a FIFO does not wait for a writer), checked with ``fstat`` (not ``/dev/zero``, a
   directory, a socket), and read up to a size cap (:class:`UnsafeFileError` names the path and the cap).
+- :func:`read_json` / :func:`read_toml` / :func:`toml_text`: JSON and TOML read through
+  :func:`read_regular`, nested at most :data:`MAX_DEPTH` levels (:func:`nesting_depth`, measured without
+  recursion; a parser's ``RecursionError`` becomes an :class:`UnsafeFileError` naming the file).
+- :func:`write_file` (:func:`stage_file` + :func:`place_file`) and :func:`create_file`: the package's only
+  ways of writing a file (a test scans every other module for writes). A temporary beside the target,
+  opened with ``O_CREAT|O_EXCL|O_NOFOLLOW`` under a fresh random name, written, ``fsync``-ed, renamed over
+  the target, the folder ``fsync``-ed; a symbolic link at the target is refused, never followed or replaced.
 - :func:`parse_sums` / :func:`read_sums`: the format ``sha256sum`` writes (``<64 hex>  <path>``, a ``*``
   before the path for binary mode), tolerant of a byte-order mark and of CRLF line ends.
 - :func:`sums_with`: the text of ``SHA256SUMS`` with one more line, a missing final newline of the
@@ -20,12 +27,19 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import stat
 from pathlib import Path
 from typing import BinaryIO
 
 __all__ = ["UnsafeFileError", "SumsError", "read_regular", "open_regular", "parse_sums", "read_sums",
-           "sums_with", "sums_replacing", "write_sums", "sums_line_problem", "document_inside", "SUMS_NAME"]
+           "sums_with", "sums_replacing", "write_sums", "sums_line_problem", "document_inside", "SUMS_NAME",
+           "write_file", "stage_file", "place_file", "create_file", "read_json", "read_toml", "nesting_depth",
+           "toml_text", "MAX_DEPTH"]
+
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects (tables) a JSON or TOML file the suite reads may have; a
+report, a manifest or a record needs under ten."""
 
 SUMS_NAME = "SHA256SUMS"
 """The checksum list's file name in a sources folder (and in ``models/texts/``)."""
@@ -100,6 +114,84 @@ def read_regular(path: Path | str, cap: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def nesting_depth(value: object) -> int:
+    """How deeply lists and dicts nest in ``value`` (a scalar: 0, ``[]``: 1, ``[[1]]``: 2), measured
+    without recursion (an explicit stack), so any depth the parser returned is measured."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _parsed(path: Path | str, text: str, parse, what: str, max_depth: int):
+    try:
+        value = parse(text)
+    except RecursionError:
+        raise UnsafeFileError(path, f"nested too deeply to be read as {what} (the limit is {max_depth} levels)") from None
+    depth = nesting_depth(value)
+    if depth > max_depth:
+        raise UnsafeFileError(path, f"nested {depth} levels deep; {what} the suite reads may nest at most "
+                              f"{max_depth}")
+    return value
+
+
+def read_json(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH):
+    """The JSON value in the regular file ``path`` (:func:`read_regular`, at most ``cap`` bytes, UTF-8),
+    nested at most ``max_depth`` levels (a deeper one, even one too deep for the parser's recursion, is
+    refused with a message naming the file, not a ``RecursionError``).
+
+    Raises:
+        OSError: it cannot be opened.
+        UnsafeFileError: not a regular file, larger than ``cap``, not UTF-8, not JSON, or nested too deeply.
+    """
+    import json
+
+    try:
+        text = read_regular(path, cap).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsafeFileError(path, f"not UTF-8: {exc}") from None
+    try:
+        return _parsed(path, text, json.loads, "JSON", max_depth)
+    except json.JSONDecodeError as exc:
+        raise UnsafeFileError(path, f"not JSON ({exc})") from None
+
+
+def read_toml(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH) -> dict:
+    """The TOML document in the regular file ``path``, as :func:`read_json` reads JSON (``tomllib``).
+
+    Raises:
+        OSError: it cannot be opened.
+        UnsafeFileError: not a regular file, larger than ``cap``, not UTF-8, not TOML, or nested too deeply.
+    """
+    try:
+        text = read_regular(path, cap).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsafeFileError(path, f"not UTF-8 ({exc})") from None
+    return toml_text(path, text, max_depth=max_depth)
+
+
+def toml_text(path: Path | str, text: str, *, max_depth: int = MAX_DEPTH) -> dict:
+    """``text`` (read from ``path``) parsed as TOML, nested at most ``max_depth`` levels.
+
+    Raises:
+        UnsafeFileError: not TOML (the parser's message), or nested too deeply (naming ``path``).
+    """
+    import tomllib
+
+    try:
+        return _parsed(path, text, tomllib.loads, "TOML", max_depth)
+    except tomllib.TOMLDecodeError as exc:
+        raise UnsafeFileError(path, f"malformed TOML: {exc}") from None
 
 
 def open_regular(path: Path | str) -> BinaryIO:
@@ -216,23 +308,138 @@ def sums_replacing(existing: bytes, name: str, digest: str, where: Path | str = 
 
 
 def write_sums(folder: Path | str, data: bytes) -> None:
-    """Replace ``folder/SHA256SUMS`` by ``data`` atomically: written to a temporary file beside it and
-    moved into place (``os.replace``), so a failed write leaves the old file; no backup file is left.
+    """Replace ``folder/SHA256SUMS`` by ``data`` atomically (:func:`write_file`): a failed write leaves
+    the old file; no backup file is left; a symbolic link at ``SHA256SUMS`` is refused, not replaced.
 
     Raises:
+        UnsafeFileError: ``SHA256SUMS`` is a symbolic link or not a regular file.
         OSError: it cannot be written (the temporary file is removed).
     """
-    path = Path(folder) / SUMS_NAME
-    tmp = path.with_name(f".{SUMS_NAME}.{os.getpid()}.tmp")
+    write_file(Path(folder) / SUMS_NAME, data)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _target_problem(path: Path) -> str | None:
+    """Why ``path`` may not be replaced (a symbolic link, a folder, a FIFO...), or None."""
     try:
-        with open(tmp, "wb") as f:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link is there; not written through it (replace it by a file first)"
+    if not stat.S_ISREG(mode):
+        return f"not a regular file ({_kind(mode)}); not replaced"
+    return None
+
+
+def stage_file(path: Path | str, data: bytes, *, replacing: bool = True) -> Path:
+    """Write ``data`` to a fresh temporary beside ``path`` and return the temporary (for
+    :func:`place_file`). The temporary ``.<name>.<pid>.<random>.tmp`` is opened with
+    ``O_CREAT|O_EXCL|O_NOFOLLOW`` (a file or a symbolic link planted at that name is never opened; another
+    name is drawn), written and ``fsync``-ed. Its mode is that of a file already at ``path``, else 0666
+    less the umask. ``replacing=False``: the temporary is for a new file placed by a hard link
+    (``new``), which itself fails on anything at ``path``; ``path`` is not checked here.
+
+    Raises:
+        UnsafeFileError: ``path`` is a symbolic link or not a regular file (``replacing`` only).
+        OSError: it cannot be written (the temporary is removed).
+    """
+    path = Path(path)
+    problem = _target_problem(path) if replacing else None
+    if problem is not None:
+        raise UnsafeFileError(path, problem)
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
+        except FileExistsError:
+            continue
+        break
+    else:
+        raise FileExistsError(f"{path}: no free temporary name beside it")
+    try:
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
-        if os.path.lexists(path):
-            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
-        os.replace(tmp, path)
+            f.flush()
+            if replacing and os.path.lexists(path):
+                os.fchmod(f.fileno(), stat.S_IMODE(os.lstat(path).st_mode))
+            os.fsync(f.fileno())
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return tmp
+
+
+def place_file(tmp: Path | str, path: Path | str) -> None:
+    """Move the temporary ``tmp`` (:func:`stage_file`) over ``path`` (``os.replace``) and ``fsync`` the
+    folder. ``path`` is checked again just before: a symbolic link that appeared there is refused.
+
+    Raises:
+        UnsafeFileError: ``path`` is a symbolic link or not a regular file (``tmp`` is removed).
+        OSError: the rename failed (``tmp`` is removed).
+    """
+    path = Path(path)
+    try:
+        problem = _target_problem(path)
+        if problem is not None:
+            raise UnsafeFileError(path, problem)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems do not sync folders
+    finally:
+        os.close(fd)
+
+
+def create_file(path: Path | str, data: bytes) -> None:
+    """Create ``path`` holding ``data``, failing when anything (a dangling symbolic link included) is
+    there: opened with ``O_CREAT|O_EXCL|O_NOFOLLOW``, written, ``fsync``-ed (for a file system without
+    hard links, where a staged temporary cannot be linked to its name).
+
+    Raises:
+        FileExistsError: something is at ``path``.
+        OSError: it cannot be written (a partly written file is removed).
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        Path(path).unlink(missing_ok=True)
+        raise
+    _fsync_dir(Path(path).parent)
+
+
+def write_file(path: Path | str, data: str | bytes) -> None:
+    """The package's one way of writing a file: ``data`` (a string as UTF-8) to ``path`` atomically.
+
+    A temporary beside ``path`` opened with ``O_CREAT|O_EXCL|O_NOFOLLOW`` is written and ``fsync``-ed
+    (:func:`stage_file`), renamed over ``path`` and the folder ``fsync``-ed (:func:`place_file`): a
+    reader never sees half a file, a failed write leaves the old file, and no symbolic link, at the
+    temporary name or at ``path``, is ever followed (one at ``path`` is refused, not replaced). The
+    folder must exist.
+
+    Raises:
+        UnsafeFileError: ``path`` is a symbolic link or not a regular file (the message names it).
+        OSError: it cannot be written (no temporary is left).
+    """
+    place_file(stage_file(path, data.encode("utf-8") if isinstance(data, str) else data), path)
 
 
 def document_inside(folder: Path | str, name: str) -> Path:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import math
+import os
 import re
 import shlex
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -533,9 +533,9 @@ def load_claim_file(path: Path) -> Claim:
     if parsed is not None:  # the same record text parsed before (another copy of the folder): same claim
         return dataclasses.replace(parsed, path=str(path))
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ClaimRecordError(path, None, None, f"malformed TOML: {exc}") from None
+        data = _files.toml_text(path, text)
+    except _files.UnsafeFileError as exc:
+        raise ClaimRecordError(path, None, None, exc.problem) from None
     claim = parse_claim(data, path)
     _PARSED[text] = claim
     return claim
@@ -709,12 +709,14 @@ def load_manifest(sources_dir: Path) -> dict[str, dict[str, str]]:
             a ``url`` is not http(s) (naming the file, the document and the field).
     """
     path = Path(sources_dir) / MANIFEST
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ClaimRecordError(path, None, None, f"cannot be read as TOML: {exc}") from None
+        data = _files.read_toml(path, RECORD_MAX_BYTES)
+    except _files.UnsafeFileError as exc:
+        raise ClaimRecordError(path, None, None, f"cannot be read as TOML: {exc.problem}") from None
+    except OSError as exc:
+        raise ClaimRecordError(path, None, None, f"cannot be read as TOML: {exc.strerror or exc}") from None
     out: dict[str, dict[str, str]] = {}
     for doc, entry in data.items():
         if not isinstance(entry, dict):

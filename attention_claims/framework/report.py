@@ -22,6 +22,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from .. import _files
 from .._lazy import installed_version, loaded
 from . import profiles
 from .neutral import neutral
@@ -433,7 +434,7 @@ def load_base(report_dir: Path | None, catalog, *,
         return {}, None, None
     path = Path(report_dir) / "claims.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _files.read_json(path, 256 << 20)  # a FIFO or a too-deep nesting: refused, never waited on
         if not isinstance(data, dict) or data.get("schema") != 1:
             raise ValueError(f"not a schema-1 report (schema {data.get('schema') if isinstance(data, dict) else None!r})")
         _check_carried_fields(data["claims"])

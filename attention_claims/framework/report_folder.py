@@ -32,10 +32,15 @@ there that is not a schema-1 report (truncated, edited, someone else's) is renam
 ``claims.json.corrupt-<UTC date>`` (:meth:`ReportFolder.set_aside_damaged_report`), never deleted.
 
 Migration: a folder without a manifest that holds a schema-1 ``claims.json`` is a report folder written by
-a version of the suite before the manifest; its report files (``claims.json``, ``claims.md``,
-``claims.html``, ``planted.json`` and the plot SVG files that report names) count as the writer's, and the
-next write records them in a manifest. The lock file :data:`REPORT_LOCK` (empty) and the temporary files
-``.<name>.<pid>.tmp`` of the writer's own file names are the writer's too.
+a version of the suite before the manifest; its ``claims.json`` and ``planted.json``, and the pages and plot
+SVG files rendered from that very report (``claims.md`` and ``claims.html`` carrying its heading and its
+``generated`` stamp, the SVG files it names) count as the writer's, and the next write records them in a
+manifest. Any other file of the writer's names there (a person's own ``claims.md`` beside a copied
+``claims.json``) refuses the folder; a ``claims.json`` that is not a report is set aside only when the
+manifest lists it, else refused (issue 43, finding 5). The lock file :data:`REPORT_LOCK` (empty) and the
+temporary files ``.<name>.<pid>[.<random>].tmp`` of the writer's own file names are the writer's too. Every
+file is written through :func:`attention_claims._files.write_file` (never through a symbolic link) and
+every manifest or report read through :func:`attention_claims._files.read_json` (a FIFO refused, a depth cap).
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+
+from .. import _files
 
 __all__ = ["ReportFolder", "ReportFolderError", "MANIFEST", "REPORT_LOCK", "LOCK_TIMEOUT", "REPORT_FILES",
            "write_suite_file", "is_matplotlib_png"]
@@ -65,7 +72,7 @@ LOCK_TIMEOUT = 600.0
 REPORT_FILES = ("claims.json", "claims.md", "claims.html", "planted.json")
 """The fixed names the writer writes at the folder's top (plots go to ``figures/<claim id>-<k>.svg``)."""
 
-_TEMPORARY = re.compile(r"^\.(.+)\.(\d+)\.tmp$")
+_TEMPORARY = re.compile(r"^\.(.+?)\.(\d+)(?:\.[0-9a-f]{8})?\.tmp$")
 _PLOT_SVG = re.compile(r"^[A-Za-z0-9._-]+-\d+\.svg$")
 
 
@@ -76,9 +83,15 @@ class ReportFolderError(Exception):
     exits 4 with it."""
 
 
+_MANIFEST_MAX_BYTES = 16 << 20
+"""The largest manifest read (a line per file: far under this)."""
+_REPORT_MAX_BYTES = 256 << 20
+"""The largest ``claims.json`` read to tell whether it is a report of the suite."""
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with _files.open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -88,11 +101,22 @@ def _is_report(path: Path) -> bool:
     """Whether ``path`` holds a schema-1 report of the suite (a JSON object with ``schema`` 1, a
     ``claims`` list and a ``run`` object)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _files.read_json(path, _REPORT_MAX_BYTES)
     except (OSError, ValueError):
         return False
     return (isinstance(data, dict) and data.get("schema") == 1 and type(data.get("schema")) is int
             and isinstance(data.get("claims"), list) and isinstance(data.get("run"), dict))
+
+
+def _holds(path: Path, text: str, head: str) -> bool:
+    """Whether the regular file ``path`` (at most 64 MiB) begins with ``head`` (after blanks) and holds ``text``."""
+    if path.is_symlink():
+        return False
+    try:
+        data = _files.read_regular(path, 64 << 20).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return False
+    return data.lstrip().lower().startswith(head.lower()) and text in data
 
 
 def _plain_relative(rel: str) -> bool:
@@ -153,7 +177,7 @@ class ReportFolder:
         """
         manifest = self.path / MANIFEST
         try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
+            data = _files.read_json(manifest, _MANIFEST_MAX_BYTES)
         except FileNotFoundError:
             return self._legacy()
         except (OSError, ValueError) as exc:
@@ -174,10 +198,18 @@ class ReportFolder:
             return {}
         from .render.model import plot_files
 
-        names = list(REPORT_FILES)
+        names = ["claims.json", "planted.json"]
+        data = _files.read_json(report, _REPORT_MAX_BYTES)
+        stamp = data.get("generated") if isinstance(data.get("generated"), str) else None
+        for name, head in (("claims.md", "# attention-claims report"), ("claims.html", "<!doctype html>")):
+            # adopted only when rendered from this very report: its own heading and generation stamp (a
+            # person's claims.md beside a copied claims.json is not the suite's, issue 43, finding 5)
+            if stamp and _holds(self.path / name, stamp, head):
+                names.append(name)
         try:
-            for claim in json.loads(report.read_text(encoding="utf-8"))["claims"]:
-                names += [rel for _n, _s, rel in plot_files(claim)] if isinstance(claim, dict) else []
+            for claim in data["claims"]:
+                names += [rel for _n, _s, rel in plot_files(claim)
+                          if _holds(self.path / rel, "<svg", "<")] if isinstance(claim, dict) else []
         except (KeyError, TypeError, ValueError, AttributeError):
             pass
         return {n: None for n in names}
@@ -256,7 +288,9 @@ class ReportFolder:
             return
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            with open(self.path / REPORT_LOCK, "a"):
+            try:
+                _files.create_file(self.path / REPORT_LOCK, b"")
+            except FileExistsError:
                 pass
         except OSError as exc:
             raise ReportFolderError(f"the report folder {self.path} cannot be written ({exc.strerror or exc}); "
@@ -357,6 +391,9 @@ class ReportFolder:
             return None
         if path.is_symlink() or not path.is_file():
             raise self._error(f"{path} is there and is not a plain file the suite wrote")
+        if "claims.json" not in self.owned():
+            raise self._error(f"{path} is there, is not a report of the suite, and its manifest {MANIFEST} "
+                              "does not list it (the suite did not write it)")
         return self.set_aside("claims.json")
 
     # -- writing -----------------------------------------------------------------------------
@@ -437,9 +474,9 @@ def is_matplotlib_png(path: Path) -> bool:
     """Whether ``path`` is a PNG file that Matplotlib wrote (its ``Software`` text chunk, in the first
     4 KiB, names Matplotlib): a figure of a check written before the manifest."""
     try:
-        with open(path, "rb") as f:
+        with _files.open_regular(path) as f:
             head = f.read(4096)
-    except OSError:
+    except (OSError, ValueError):
         return False
     return head.startswith(b"\x89PNG\r\n\x1a\n") and b"Software\x00Matplotlib" in head
 
@@ -468,13 +505,10 @@ def _write_together(files: Mapping[Path, str | bytes]) -> None:
     try:
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            temporaries.append((tmp, path))
-            with open(tmp, "wb") as f:
-                f.write(text.encode("utf-8") if isinstance(text, str) else text)
+            temporaries.append((_files.stage_file(path, text.encode("utf-8") if isinstance(text, str) else text), path))
     except BaseException:
         for tmp, _ in temporaries:
             tmp.unlink(missing_ok=True)
         raise
     for tmp, path in temporaries:
-        os.replace(tmp, path)
+        _files.place_file(tmp, path)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from .. import _files
 from .registry import (
     DTYPES,
     MAX_USER_TEXT_BYTES,
@@ -129,10 +130,10 @@ def convert_smollm2(gguf: Path, dest: Path, quantization: str = "Q4_1") -> Path:
         model.hf_quantizer = None
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
-        (tmp / "source.json").write_text(json.dumps({
+        _files.write_file(tmp / "source.json", json.dumps({
             "gguf": str(gguf), "gguf_size": gguf.stat().st_size, "quantization": quantization,
             "dequantized_to": "float32", "transformers": tf.__version__,
-        }, indent=1), encoding="utf-8")
+        }, indent=1))
         shutil.rmtree(dest, ignore_errors=True)
         os.replace(tmp, dest)
     return dest

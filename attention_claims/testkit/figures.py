@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 
+from .. import _files
 from ..maths.sparsity import GAMMAS, IDENTITY_BETAS, RELU2_BETAS, sparsity_curves
 
 
@@ -50,7 +52,9 @@ def plot_sparsity_figure(kind: str, path: Path | str, betas=None, gammas=GAMMAS,
     ax.grid(alpha=0.3)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
+    buf = io.BytesIO()  # drawn in memory, then written through the package's one write primitive
+    fig.savefig(buf, format=out.suffix.lstrip(".").lower() or "png")
+    _files.write_file(out, buf.getvalue())
     drawn = []
     for line in ax.get_lines():
         gid = line.get_gid() or ""

@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .. import _files
 from ..framework import config as claims_config
 from ..framework.records import EXPECTABLE, load_catalog
 from . import USAGE_ERROR, description
@@ -66,7 +67,7 @@ def update(readme: Path, records_dir: Path | None = None) -> bool:
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     new = head + render_block(records_dir) + tail
-    readme.write_text(new, encoding="utf-8")
+    _files.write_file(readme, new)
     return new != text
 
 

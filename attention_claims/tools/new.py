@@ -22,6 +22,9 @@ a reading name that is not one, two as-stated readings, a folder that is a file,
 as a dangling symbolic link); the files are written to temporaries in their folders and then moved into
 place together, never through a symbolic link, and on any failure every file and folder written so far is
 removed. Existing files are never overwritten (``SHA256SUMS`` is replaced by a copy with one more line).
+The command holds the project's lock (:func:`._guard.project_lock`, ``filelock``) from reading
+``SHA256SUMS`` and numbering the record until its files are placed, so two ``new`` at once lose no line and
+never share a number; SIGTERM, SIGINT and SIGHUP roll back like an error (exit status 128 + the signal).
 
 Exit status: 0 written; 4 a usage error (any of the above, an id already in use, a document outside the
 sources folder, missing or not UTF-8, a quote not in it, a hash that differs), with one line naming it.
@@ -52,7 +55,7 @@ from ..framework.records import (
     document_path_problem,
     load_claim_file,
 )
-from . import USAGE_ERROR, description
+from . import USAGE_ERROR, _guard, description
 
 EXPECTED = ("true", "false", "caveat")
 """The verdicts ``--expected`` takes (an ``unchecked`` claim has no checks: write its record by hand)."""
@@ -261,16 +264,34 @@ def write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, s
                 root: Path | None = None, as_stated: bool = True) -> tuple[Path, Path]:
     """Write the record and the check skeleton of a new claim, all or nothing; returns their paths.
 
+    Under the project's lock (:func:`._guard.project_lock` in ``root``): ``SHA256SUMS`` is read and the
+    record numbered by one command at a time. SIGTERM, SIGINT and SIGHUP while it runs roll back like an
+    error (:func:`._guard.signals_raise`) and raise :class:`._guard.Interrupted`.
+
     ``readings``: ``NAME`` or ``NAME:as-stated`` strings and ``as_stated`` (false: ``--no-as-stated``),
     :func:`parse_readings`. ``root``: the project
     folder the written files name paths relative to (default: the claims folder's parent).
 
     Raises:
         NewClaimError: see the module's exit status 4 (the message names the file or option); nothing
-            is left written.
+            is left written; also when another command holds the lock too long.
         OSError: a write failed (nothing is left written either).
+        _guard.Interrupted: a signal arrived (nothing is left written).
     """
     root = root if root is not None else claims_dir.parent
+    try:
+        with _guard.signals_raise(), _guard.project_lock(root):
+            return _write_claim(claim_id, document, quote, claims_dir=claims_dir, sources_dir=sources_dir,
+                                checks_dir=checks_dir, title=title, section=section, statement=statement,
+                                expected=expected, readings=readings, root=root, as_stated=as_stated)
+    except _guard.LockTimeout as exc:
+        raise NewClaimError(str(exc)) from None
+
+
+def _write_claim(claim_id: str, document: str, quote: str, *, claims_dir: Path, sources_dir: Path,
+                 checks_dir: Path, title: str | None, section: str | None, statement: str | None,
+                 expected: str, readings: list[str] | None, root: Path, as_stated: bool) -> tuple[Path, Path]:
+    """:func:`write_claim` under the lock (the same arguments and errors)."""
     if not KEBAB.fullmatch(claim_id):
         raise NewClaimError(f"id {claim_id!r}: must be kebab-case (lower-case letters, digits, single hyphens)")
     fields = {"--quote": (quote, True), "--title": (title, False), "--section": (section, False),
@@ -374,34 +395,33 @@ def _write_together(writes: list[tuple[Path, bytes, bool]], record: Path) -> Non
     try:
         for path, _data, _replace in writes:
             made += _made_dirs(path.parent)
-        for path, data, _replace in writes:
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-            temps[path] = tmp
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
+        for path, data, replace in writes:
+            with _guard.deferred():  # a signal never falls between creating a temporary and noting it
+                temps[path] = _files.stage_file(path, data, replacing=replace)
         try:
             load_claim_file(temps[record])
         except ClaimRecordError as exc:
             raise NewClaimError(f"the record it would write does not load (a bug of `new`): {exc}") from None
         for path, _data, replace in sorted(writes, key=lambda w: w[2]):  # new files first, the replacement last
-            if replace:
-                os.replace(temps[path], path)
-                del temps[path]
-            else:
-                _place_new(temps[path], path)
-            placed.append(path)
+            with _guard.deferred():  # nor between placing a file and noting it for the rollback
+                if replace:
+                    tmp = temps.pop(path)
+                    _files.place_file(tmp, path)
+                else:
+                    _place_new(temps[path], path)
+                placed.append(path)
     except BaseException:
-        for path in placed:
-            if not any(p == path and rep for p, _d, rep in writes):
-                path.unlink(missing_ok=True)
-        for tmp in temps.values():
-            tmp.unlink(missing_ok=True)
-        for d in reversed(made):
-            try:
-                os.rmdir(d)
-            except OSError:
-                pass
+        with _guard.deferred():  # a second signal does not cut the rollback short
+            for path in placed:
+                if not any(p == path and rep for p, _d, rep in writes):
+                    path.unlink(missing_ok=True)
+            for tmp in temps.values():
+                tmp.unlink(missing_ok=True)
+            for d in reversed(made):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
         raise
     for tmp in temps.values():
         tmp.unlink(missing_ok=True)
@@ -417,9 +437,7 @@ def _place_new(tmp: Path, path: Path) -> None:
             if exc.errno == errno.EEXIST:
                 raise NewClaimError(f"{path} appeared while writing; not overwritten") from None
             raise
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-        with os.fdopen(fd, "wb") as f:
-            f.write(tmp.read_bytes())
+        _files.create_file(path, _files.read_regular(tmp, DOCUMENT_MAX_BYTES))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -455,10 +473,10 @@ def main(argv: list[str] | None = None) -> int:
                                     title=args.title, section=args.section, statement=args.statement,
                                     expected=args.expected, readings=args.reading, root=paths.root,
                                     as_stated=args.as_stated)
-    except (NewClaimError, OSError) as exc:
+    except (NewClaimError, OSError, _files.UnsafeFileError, _guard.Interrupted) as exc:
         message = " ".join(str(exc).split()) if isinstance(exc, NewClaimError) else f"cannot write: {exc}"
         print(f"attention-claims new: {message}", file=sys.stderr)
-        return USAGE_ERROR
+        return 128 + exc.signum if isinstance(exc, _guard.Interrupted) else USAGE_ERROR
     print(f"wrote {_relative(record, paths.root)} and {_relative(check, paths.root)}: fill in the TODOs, then run "
           f"`pytest --claims-select {args.id}`")
     return 0

@@ -6,10 +6,13 @@ every other line (even one with the same digest) and every byte of the file stay
 is replaced atomically (:func:`attention_claims._files.write_sums`, no backup file left), and the
 document must be a regular file inside the sources folder that ``SHA256SUMS`` already lists
 (``attention-claims new`` adds a new document's line). Every quote of the document is verified again on
-the next run. The error "source document was altered" prints this command.
+the next run. The error "source document was altered" prints this command. It holds the project's lock
+(the one ``attention-claims new`` takes) while it reads and replaces ``SHA256SUMS``; a ``SHA256SUMS`` that
+is a symbolic link is refused, never replaced by a plain file.
 
 Exit status: 0 re-hashed (or already up to date), 4 a usage error (no such folder, ``DOC`` not listed or
-not a regular file inside the folder, a malformed ``SHA256SUMS``), with one line naming it.
+not a regular file inside the folder, a malformed or symlinked ``SHA256SUMS``), with one line naming it;
+128 + the signal when SIGTERM, SIGINT or SIGHUP stopped it (nothing replaced).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 from .. import _files
 from ..framework import config as claims_config
 from ..framework.records import DOCUMENT_MAX_BYTES
-from . import USAGE_ERROR, description
+from . import USAGE_ERROR, _guard, description
 
 
 def rehash(sources_dir: Path, name: str) -> tuple[str, str]:
@@ -62,8 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"attention-claims rehash: --claims-sources {sources_dir}: no such folder", file=sys.stderr)
         return USAGE_ERROR
     try:
-        old, new = rehash(sources_dir, args.document)
-    except (_files.SumsError, _files.UnsafeFileError, OSError) as exc:
+        with _guard.signals_raise(), _guard.project_lock(claims_config.discover().root):
+            old, new = rehash(sources_dir, args.document)
+    except _guard.Interrupted as exc:
+        print(f"attention-claims rehash: {exc}", file=sys.stderr)
+        return 128 + exc.signum
+    except (_files.SumsError, _files.UnsafeFileError, _guard.LockTimeout, OSError) as exc:
         print(f"attention-claims rehash: {' '.join(str(exc).split())}", file=sys.stderr)
         return USAGE_ERROR
     if old == new:

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from collections import Counter
 from pathlib import Path
 
+from .. import _files
 from ..framework import config as claims_config
-from ..framework.records import ClaimRecordError, load_catalog, verify_sources
+from ..framework.records import DOCUMENT_MAX_BYTES, ClaimRecordError, load_catalog, verify_sources
 from ..framework.render.model import document_slug
 from ..framework.sentences import audit, load_all
 from . import USAGE_ERROR, description
@@ -62,11 +65,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no document matches {' '.join(args.documents)}", file=sys.stderr)
             return USAGE_ERROR
     bad = 0
+    stems = Counter(Path(d).stem for d in verify_sources(sources_dir) if "/" not in d)
     for doc in docs:
-        # a document in a subfolder gets its slug (papers/note.md and note.md never share a file)
-        path = sentences_dir / ((document_slug(doc) if "/" in doc else Path(doc).stem) + ".toml")
+        # a document in a subfolder, or one whose stem another document shares (note.md and note.txt),
+        # gets its slug: two documents never share a file (issue 43, finding 15)
+        path = sentences_dir / ((document_slug(doc) if "/" in doc or stems[Path(doc).stem] > 1
+                                 else Path(doc).stem) + ".toml")
         entries = classification.get(doc, [])
-        result = audit(doc, (sources_dir / doc).read_text(encoding="utf-8"), claims, entries, known)
+        try:
+            text = _files.read_regular(sources_dir / doc, DOCUMENT_MAX_BYTES).decode("utf-8")
+        except (OSError, ValueError) as exc:
+            print(f"error: {sources_dir / doc}: cannot be read as UTF-8 text ({exc})", file=sys.stderr)
+            return USAGE_ERROR
+        result = audit(doc, text, claims, entries, known)
         c = result.counts
         print(f"{doc}: {c['total']} sentences, {c['claim']} claims, {c['not-claim']} not claims, "
               f"{c['unclassified']} unclassified" + ("" if doc in classification else f" (no {path.name})"))
@@ -75,9 +86,13 @@ def main(argv: list[str] | None = None) -> int:
                             for s in result.unclassified)
             if args.write and stubs:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                head = "" if path.exists() else f"document = {json.dumps(doc, ensure_ascii=False)}\n"
-                with open(path, "a", encoding="utf-8") as f:
-                    f.write(head + stubs)
+                try:
+                    old = _files.read_regular(path, DOCUMENT_MAX_BYTES) if os.path.lexists(path) else b""
+                    head = "" if old else f"document = {json.dumps(doc, ensure_ascii=False)}\n"
+                    _files.write_file(path, old + (head + stubs).encode("utf-8"))
+                except (OSError, ValueError) as exc:
+                    print(f"error: {path}: cannot be written ({exc})", file=sys.stderr)
+                    return USAGE_ERROR
                 print(f"  {len(result.unclassified)} stubs appended to {path}: fill in kind and reason")
             else:
                 print(stubs, end="")

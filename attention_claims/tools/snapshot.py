@@ -19,7 +19,9 @@ import json
 import sys
 from pathlib import Path
 
+from .. import _files
 from ..framework import config as claims_config
+from ..framework.report_schema import MAX_BYTES as REPORT_MAX_BYTES
 from . import USAGE_ERROR, description
 
 
@@ -49,9 +51,9 @@ def load_report(path: Path, *, allow_partial: bool = False) -> dict:
             or it was a subset run and ``allow_partial`` is false.
     """
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8 (UnicodeDecodeError)
-        raise SnapshotError(f"{path}: cannot read the report ({exc})") from None
+        report = _files.read_json(path, REPORT_MAX_BYTES)  # a regular file only: a FIFO is refused, not waited on
+    except (OSError, ValueError) as exc:  # ValueError: not a regular file, not UTF-8, not JSON, nested too deeply
+        raise SnapshotError(f"{path}: cannot read the report ({getattr(exc, 'problem', exc)})") from None
     try:  # the fields outcomes() reads, of the right types: a damaged report is named, never a traceback
         if not isinstance(report, dict):
             raise TypeError(f"a JSON {type(report).__name__}, not an object")
@@ -89,9 +91,9 @@ def load_snapshot(path: Path) -> dict[str, dict]:
         raise SnapshotError(f"no snapshot at {path} yet: after a complete run, "
                             f"`attention-claims snapshot --update` writes one (commit it)")
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SnapshotError(f"{path}: cannot read the snapshot ({exc})") from None
+        old = _files.read_json(path, REPORT_MAX_BYTES)
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"{path}: cannot read the snapshot ({getattr(exc, 'problem', exc)})") from None
     if not isinstance(old, dict) or not all(isinstance(v, dict) and "verdict" in v and isinstance(v.get("readings"), dict)
                                             for v in old.values()):
         raise SnapshotError(f"{path}: not a snapshot (a JSON object of claim id -> verdict and readings)")
@@ -163,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     subset = decided_ids(report)
     if args.update:
         args.snapshot.parent.mkdir(parents=True, exist_ok=True)
-        args.snapshot.write_text(json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        _files.write_file(args.snapshot, json.dumps(new, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
         print(f"snapshot: wrote {len(new)} claims to {args.snapshot}")
         return 0
     try:
@@ -176,8 +178,13 @@ def main(argv: list[str] | None = None) -> int:
         new = {cid: v for cid, v in new.items() if cid in subset}
     diff = differences(old, new)
     if args.summary is not None:
-        with args.summary.open("a", encoding="utf-8") as fh:
-            fh.write(summary_markdown(report, diff))
+        try:  # appended: the summary file (GitHub's $GITHUB_STEP_SUMMARY) collects every step's part
+            old = _files.read_regular(args.summary, 64 << 20) if args.summary.exists() else b""
+            _files.write_file(args.summary, old + summary_markdown(report, diff).encode("utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"snapshot: --summary {args.summary}: cannot be written ({getattr(exc, 'problem', exc)})",
+                  file=sys.stderr)
+            return USAGE_ERROR
     for line in diff:
         print(line)
     n_read = sum(len(c["readings"]) for c in new.values())

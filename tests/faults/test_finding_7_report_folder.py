@@ -60,16 +60,19 @@ def test_finding_7_write_together_leaves_nothing_half_written(tmp_path, monkeypa
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("old a", encoding="utf-8")
     b.write_text("old b", encoding="utf-8")
-    real_open = open
+    from attention_claims import _files
+
+    real_fdopen = _files.os.fdopen
     calls = []
 
-    def failing_open(path, *args, **kwargs):
-        calls.append(path)
+    def failing_fdopen(fd, *args, **kwargs):  # the second temporary cannot be written (a full disk)
+        calls.append(fd)
         if len(calls) == 2:
+            os.close(fd)
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real_open(path, *args, **kwargs)
+        return real_fdopen(fd, *args, **kwargs)
 
-    monkeypatch.setattr("builtins.open", failing_open)
+    monkeypatch.setattr(_files.os, "fdopen", failing_fdopen)
     with pytest.raises(OSError):
         report_module._write_together({a: "new a", b: "new b"})
     monkeypatch.undo()

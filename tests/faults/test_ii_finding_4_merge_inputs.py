@@ -134,7 +134,8 @@ def test_finding_4_a_100_mb_report_is_refused_before_it_is_read(merge):
 
 def test_finding_4_a_damaged_claims_json_in_the_output_is_set_aside(merge, pytester):
     out = pytester.path / "merged"
-    out.mkdir()
+    status, err, _ = merge(merge.good, out=out)  # the suite's own claims.json, listed in the manifest
+    assert status == 0, err
     (out / "claims.json").write_text('{"schema": 1, "claims": [', encoding="utf-8")
     status, err, _ = merge(merge.good, out=out)
     assert status == 0, err
@@ -142,6 +143,17 @@ def test_finding_4_a_damaged_claims_json_in_the_output_is_set_aside(merge, pytes
     assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == '{"schema": 1, "claims": ['
     assert f"kept aside as {kept[0]}" in err
     assert json.loads((out / "claims.json").read_text(encoding="utf-8"))["schema"] == 1
+
+
+def test_finding_4_an_unlisted_damaged_claims_json_is_refused_not_set_aside(merge, pytester):
+    """Issue 43, finding 5: a claims.json no manifest lists is not the suite's to move."""
+    out = pytester.path / "merged"
+    out.mkdir()
+    (out / "claims.json").write_text('{"schema": 1, "claims": [', encoding="utf-8")
+    status, err, _ = merge(merge.good, out=out)
+    assert status == 4 and "does not list it" in err, err
+    assert not list(out.glob("claims.json.corrupt-*"))
+    assert (out / "claims.json").read_text(encoding="utf-8") == '{"schema": 1, "claims": ['
 
 
 def test_finding_4_merge_takes_the_report_lock(merge, pytester, monkeypatch):

@@ -105,7 +105,7 @@ def test_a_run_whose_checks_did_not_finish_is_refused_naming_them(tmp_path, caps
 
 
 @pytest.mark.parametrize("content, message", [
-    (b"\xff\xfe", "cannot read the report ('utf-8' codec can't decode"),
+    (b"\xff\xfe", "cannot read the report (not UTF-8: 'utf-8' codec can't decode"),
     (b"[1, 2]", "not a claims.json report (a JSON list, not an object)"),
     (json.dumps({"run": {"complete": True}, "claims": [{"id": "a", "verdict": "true",
                                                          "readings": [{"name": "x"}]}]}).encode(),
