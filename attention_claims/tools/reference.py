@@ -157,8 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.output is None:
         sys.stdout.write(text)
         return 0
+    from .._files import UnsafeFileError, write_file
+
     try:
-        args.output.write_text(text, encoding="utf-8")
+        write_file(args.output, text)
+    except UnsafeFileError as exc:
+        print(f"attention-claims reference: {exc}", file=sys.stderr)
+        return USAGE_ERROR
     except OSError as exc:
         print(f"attention-claims reference: {args.output}: cannot be written ({exc.strerror or exc})", file=sys.stderr)
         return USAGE_ERROR
