@@ -101,7 +101,7 @@ def _short(text: str, limit: int = 300) -> str:
 
 def read_report(path: Path | str) -> dict:
     """The report at ``path``, read within the limits of the module docstring and validated
-    (:func:`validate_report`).
+    (:func:`validate_report`), every text in it neutralised (:func:`attention_claims.framework.neutral.neutral`).
 
     Raises:
         ReportInputError: it cannot be read, or breaks a limit or the schema (names the file).
@@ -131,7 +131,11 @@ def read_report(path: Path | str) -> dict:
         raise ReportInputError(f"{path}: nested deeper than {MAX_DEPTH} levels; not a report") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise ReportInputError(f"{path}: cannot be read as a report ({exc})") from None
-    return check_plots(validate_report(data, str(path)), str(path))
+    from .neutral import neutral
+
+    # a report from another machine carries its checks' texts: neutralised like this run's own (issue 43,
+    # finding 12), so a control or bidi character in it reaches no terminal, claims.md or claims.html raw
+    return neutral(check_plots(validate_report(data, str(path)), str(path)))
 
 
 def check_plots(data: dict, name: str) -> dict:

@@ -280,3 +280,17 @@ def test_an_image_merge_cannot_carry_is_named_not_dropped_silently(merge):
     assert ("warning: alpha-claim: its image figures/alpha-spectrum.png is not copied into" in err
             and "copy it from the figures/ folder" in err)
     assert (out / "claims.json").is_file()
+
+
+def test_iii_finding_12_a_merged_report_s_control_characters_are_escaped(merge):
+    """Issue 43, finding 12, for merge's inputs: a report from another machine whose reading evidence carries an
+    ANSI escape and a bidi override reaches claims.json, claims.md and claims.html escaped, never raw."""
+    report = copy.deepcopy(merge.good)
+    _alpha(report)["readings"][0]["evidence"] = "held \x1b[2J cleared \u202eevil"
+    status, err, out = merge(report, alone=True)
+    assert status in (0, 1), err
+    for name in ("claims.json", "claims.md", "claims.html"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert "\x1b" not in text and "\u202e" not in text, name
+    merged = _alpha(json.loads((out / "claims.json").read_text(encoding="utf-8")))
+    assert merged["readings"][0]["evidence"] == "held \\x1b[2J cleared \\u202eevil"
