@@ -219,7 +219,11 @@ def test_report_section_shows_the_evidence_with_its_scale(tmp_path, monkeypatch,
     section = md.split("## Evidence at small scale — not a verdict (1)")[1]
     assert cid in section and doc["scale"]["sentence"] in section and "not-in-this-report" not in section
     assert f"{doc['interval']['mean']:+.3f}" in section  # the number, in the sentence that states the scale
-    assert "Evidence at small scale — not a verdict (1)" in render_html(report)
+    html = render_html(report)
+    assert "Evidence at small scale — not a verdict (1)" in html
+    # the answer first: the section comes after the claims, and its link opens the claim's card (#c-<id>)
+    assert html.index('id="claims-list"') < html.index('id="evidence"')
+    assert f'href="#c-{cid}"' in html and f'id="c-{cid}"' in html
     (tmp_path / cid / "2026-01-01-cpu.json").write_text("{")
     assert "**unreadable**" in render_markdown(report)
     monkeypatch.setattr(ev_report, "EVIDENCE_DIR", tmp_path / "none")
