@@ -489,6 +489,38 @@ def own_energy_bound(s: np.ndarray) -> float:
     return 2 * N * gram_resolution(N) ** 2 * float(s[0]) ** 2
 
 
+def _enclosed_measures(cum: np.ndarray, c_lo: np.ndarray, c_hi: np.ndarray, t_lo: float, t_hi: float, N: int,
+                       *, widen: float = 0.0) -> dict[str, float] | None:
+    """A head's effective ranks and top-k energies from enclosures of its spectrum, or None when some effective
+    rank is not certified (the one place both certificates, :func:`certify_from_float32` and
+    :func:`prove_head`, decide them).
+
+    Args:
+        cum: shape ``(N,)``, the computed cumulative energies ``sum_{i<=k} sigma_i^2`` (float64).
+        c_lo, c_hi: shape ``(N,)``, lower and upper enclosures of the exact cumulative energies (Ky Fan).
+        t_lo, t_hi: an enclosure of the exact total energy ``||A||_F^2``.
+        N: the sequence length (the matrix is ``N x N``).
+        widen: a relative allowance applied outward to each energy ratio's ends (0 for none).
+
+    Returns:
+        ``{"eff_rank_90": r, ..., "energy_top10": mid, "energy_top10_err": half-width, ...}`` (effective rank
+        at each of :data:`TAUS` as a float, energies as fractions of the total), or None.
+    """
+    out: dict[str, float] = {}
+    for tau in TAUS:
+        # a candidate (1-based); whichever is tried, one that passes the test below is the exact effective rank
+        r = min(int(np.searchsorted(cum, tau * cum[-1])) + 1, N)
+        below = 0.0 if r == 1 else float(c_hi[r - 2])
+        if not (below < tau * t_lo and float(c_lo[r - 1]) > tau * t_hi):
+            return None
+        out[f"eff_rank_{round(tau * 100)}"] = float(r)
+    for name, fraction in (("energy_top10", TOP_FRACTION), ("energy_top8", 0.08)):
+        k = math.ceil(fraction * N)
+        lo, hi = float(c_lo[k - 1]) / t_hi * (1 - widen), min(float(c_hi[k - 1]) / t_lo * (1 + widen), 1.0)
+        out[name], out[f"{name}_err"] = _midpoint_and_half_width(lo, hi)
+    return out
+
+
 def certify_from_float32(s: np.ndarray, own: float, e_f: float, total: float) -> dict[str, float] | None:
     """The float64 forward pass's spectral measures of one head, certified from the float32 pass's singular
     values of the same head instead of a second eigendecomposition (issue 37), or ``None`` when the effective
@@ -542,18 +574,9 @@ def certify_from_float32(s: np.ndarray, own: float, e_f: float, total: float) ->
     root_hi = np.sqrt(cum + own)
     c_lo = np.maximum(root_lo - e, 0.0) ** 2  # C64(k + 1) for 0-based k
     c_hi = (root_hi + e) ** 2
-    out: dict[str, float] = {}
-    for tau in TAUS:
-        # a candidate (1-based); whichever is tried, one that passes the test below is A64's effective rank
-        r = min(int(np.searchsorted(cum, tau * cum[-1])) + 1, N)
-        below = 0.0 if r == 1 else float(c_hi[r - 2])
-        if not (below < tau * t_lo and float(c_lo[r - 1]) > tau * t_hi):
-            return None
-        out[f"eff_rank_{round(tau * 100)}"] = float(r)
-    for name, fraction in (("energy_top10", TOP_FRACTION), ("energy_top8", 0.08)):
-        k = math.ceil(fraction * N)
-        lo, hi = float(c_lo[k - 1]) / t_hi, min(float(c_hi[k - 1]) / t_lo, 1.0)
-        out[name], out[f"{name}_err"] = _midpoint_and_half_width(lo, hi)
+    out = _enclosed_measures(cum, c_lo, c_hi, t_lo, t_hi, N)
+    if out is None:
+        return None
     delta = gram_resolution(N) ** 2 * float(s[0]) ** 2
     lo = max(math.sqrt(max(float(s[0]) ** 2 - delta, 0.0)) - e, 0.0)
     hi = math.sqrt(float(s[0]) ** 2 + delta) + e
@@ -681,17 +704,9 @@ def prove_head(a: np.ndarray, svd=None) -> dict[str, float] | None:
     total = float(flat @ flat)
     gt = _gamma(flat.size + 1) + _WIDEN
     t_lo, t_hi = total * (1 - gt), total * (1 + gt)
-    out: dict[str, float] = {}
-    for tau in TAUS:
-        r = min(int(np.searchsorted(cum, tau * cum[-1])) + 1, N)
-        below = 0.0 if r == 1 else float(c_hi[r - 2])
-        if not (below < tau * t_lo and float(c_lo[r - 1]) > tau * t_hi):
-            return None
-        out[f"eff_rank_{round(tau * 100)}"] = float(r)
-    for name, fraction in (("energy_top10", TOP_FRACTION), ("energy_top8", 0.08)):
-        k = math.ceil(fraction * N)
-        lo, hi = float(c_lo[k - 1]) / t_hi * (1 - _WIDEN), min(float(c_hi[k - 1]) / t_lo * (1 + _WIDEN), 1.0)
-        out[name], out[f"{name}_err"] = _midpoint_and_half_width(lo, hi)
+    out = _enclosed_measures(cum, c_lo, c_hi, t_lo, t_hi, N, widen=_WIDEN)
+    if out is None:
+        return None
     lo, hi = max(float(s[0]) - e, 0.0) * (1 - _WIDEN), (float(s[0]) + e) * (1 + _WIDEN)
     out["sigma_max"], out["sigma_max_err"] = _midpoint_and_half_width(lo, hi)
     out["proved"] = 1.0
