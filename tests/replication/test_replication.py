@@ -224,6 +224,9 @@ def test_report_section_shows_the_evidence_with_its_scale(tmp_path, monkeypatch,
     # the answer first: the section comes after the claims, and its link opens the claim's card (#c-<id>)
     assert html.index('id="claims-list"') < html.index('id="evidence"')
     assert f'href="#c-{cid}"' in html and f'id="c-{cid}"' in html
+    card = html[html.index(f'id="c-{cid}"'):]
+    card = card[:card.index("</details>")]
+    assert "Evidence at small scale" in card and f"{doc['interval']['mean']:+.3f}" in card  # on the claim's card too
     (tmp_path / cid / "2026-01-01-cpu.json").write_text("{")
     assert "**unreadable**" in render_markdown(report)
     monkeypatch.setattr(ev_report, "EVIDENCE_DIR", tmp_path / "none")

@@ -339,6 +339,10 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
     chart_rows["all (each claim once)"] = total
     chart = Markup(plots.render_plot({"kind": "verdict_counts", "data": {"rows": [[k, v] for k, v in chart_rows.items()]}})) if claims else Markup("")
     all_docs = sorted({d for c in claims for d in model.documents_of(c)}, key=model.document_key)
+    evidence = _evidence_rows(claims)
+    by_claim: dict[str, list[dict]] = {}
+    for row in evidence:
+        by_claim.setdefault(row["claim"], []).append(row)
     ctx = {
         "report": report, "env": report.get("environment", {}), "run": report.get("run", {}),
         "banner": model.run_banner(report.get("run", {})), "headline": model.headline(report),
@@ -356,8 +360,10 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         "css": Markup(assets.static_text("report.css")), "js": Markup(assets.static_text("report.js")),
         "by_doc": by_doc, "json": json,
         "block_html": lambda d, b, short: block_html(d, b, short, titles),
-        "card": lambda e, macro: _card(e[1], e[0], sentence_of, report_dir, macro),  # e: (order, claim)
+        # e: (order, claim); a claim with small-scale evidence carries its rows onto its card (issue 47)
+        "card": lambda e, macro: _card(dict(e[1], small_scale=by_claim[e[1]["id"]]) if e[1]["id"] in by_claim
+                                       else e[1], e[0], sentence_of, report_dir, macro),
         "document_html": lambda d, macro: _document_html(d, macro, titles),
-        "evidence": _evidence_rows(claims),
+        "evidence": evidence,
     }
     return environment().get_template("report.html.j2").render(**ctx)
