@@ -7,7 +7,6 @@ row's sentence puts the number and its scale together (issue 47). Imports neithe
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from attention_claims.framework.records import REPO_ROOT
@@ -29,7 +28,7 @@ def _sentence(doc: dict) -> str:
 def evidence_rows(claim_ids, folder: Path | None = None) -> list[dict]:
     """``[{"claim", "outcome", "sentence", "file"}]`` for every evidence file of a claim in ``claim_ids``,
     by claim id then file name; an invalid file gives outcome ``unreadable`` and its first problem."""
-    from attention_claims.replication.schema import validate_file
+    from attention_claims.replication.schema import evidence_document
 
     folder = EVIDENCE_DIR if folder is None else Path(folder)
     wanted = set(claim_ids)
@@ -37,11 +36,10 @@ def evidence_rows(claim_ids, folder: Path | None = None) -> list[dict]:
     for path in sorted(folder.glob("*/*.json")) if folder.is_dir() else []:
         if path.parent.name not in wanted:
             continue
-        problems = validate_file(path)
+        doc, problems = evidence_document(path)
         rel = f"reports/evidence/{path.parent.name}/{path.name}"
         if problems:
             rows.append({"claim": path.parent.name, "outcome": "unreadable", "sentence": problems[0], "file": rel})
             continue
-        doc = json.loads(path.read_text(encoding="utf-8"))
         rows.append({"claim": doc["claim"], "outcome": doc["outcome"], "sentence": _sentence(doc), "file": rel})
     return rows

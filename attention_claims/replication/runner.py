@@ -17,7 +17,9 @@ import socket
 from pathlib import Path
 
 from attention_claims._cache import cache_dir, write_atomic
+from attention_claims._files import read_json
 from attention_claims.replication.analogs import ANALOGS, Analog, config_for, config_sha256
+from attention_claims.replication.schema import MAX_BYTES
 from attention_claims.replication.stats import paired_interval, power, seeds_for_power
 
 __all__ = ["run_analog", "decide", "SCHEMA_ID", "evidence_path"]
@@ -40,7 +42,7 @@ def result_path(root: Path, claim: str, date: str, device: str, digest: str) -> 
     """:func:`evidence_path`, or ``<date>-<device>-<first 8 hex of digest>.json`` beside it when that file
     holds another configuration (a second pre-registration the same day never overwrites the first)."""
     path = evidence_path(root, claim, date, device)
-    if path.exists() and json.loads(path.read_text(encoding="utf-8")).get("config_sha256") != digest:
+    if path.exists() and read_json(path, MAX_BYTES).get("config_sha256") != digest:
         path = path.with_name(f"{path.stem}-{digest[:8]}.json")
     return path
 
@@ -137,7 +139,7 @@ def run_analog(claim: str, *, scale: str = "cpu", root: Path = Path("."), write:
     device = _device()
     partial_path = cache_dir("evidence") / f"partial-{claim}-{scale}-{digest[:16]}.json"
     if partial_path.exists():
-        state = json.loads(partial_path.read_text())
+        state = read_json(partial_path, MAX_BYTES)
     else:
         state = {"preregistered": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                  "config": config, "config_sha256": digest, "seeds": []}

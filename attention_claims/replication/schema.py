@@ -25,20 +25,33 @@ def _validator():
     return jsonschema.Draft202012Validator(schema)
 
 
+MAX_BYTES = 16 << 20
+"""The largest evidence file read (a CPU file is about 100 KB: per-seed values and curves)."""
+
+
 def validate_file(path: Path) -> list[str]:
-    """Problems of one evidence file (empty when valid): unreadable JSON, schema violations (each with its
-    JSON path), a configuration whose hash is not ``config_sha256``, or an interval that is not the per-seed
-    contrasts' mean."""
+    """Problems of one evidence file (empty when valid): see :func:`evidence_document`."""
+    return evidence_document(path)[1]
+
+
+def evidence_document(path: Path) -> tuple[dict | None, list[str]]:
+    """``(document, problems)`` of one evidence file, read once through the package's one reader
+    (:func:`attention_claims._files.read_json`: a regular file only, opened without blocking, at most
+    :data:`MAX_BYTES`, nested at most 64 levels); ``document`` is None when ``problems`` is not empty.
+    Problems: an unreadable file or not JSON, schema violations (each with its JSON path), a configuration
+    whose hash is not ``config_sha256``, an interval that is not the per-seed contrasts' mean, or seeds
+    other than the pre-registered ones."""
+    from attention_claims._files import read_json
     from attention_claims.replication.analogs import config_sha256
 
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = read_json(path, MAX_BYTES)
     except (OSError, ValueError) as exc:
-        return [f"{path}: unreadable: {exc}"]
+        return None, [f"{path}: unreadable: {exc}"]
     problems = [f"{path}: {'/'.join(map(str, e.absolute_path)) or '<top>'}: {e.message}"
                 for e in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
     if problems:
-        return problems
+        return None, problems
     if config_sha256(doc["config"]) != doc["config_sha256"]:
         problems.append(f"{path}: config_sha256: not the SHA-256 of the stored configuration")
     diffs = [s["contrast"] for s in doc["seeds"]]
@@ -46,7 +59,7 @@ def validate_file(path: Path) -> list[str]:
         problems.append(f"{path}: interval.mean: not the mean of the per-seed contrasts")
     if [s["seed"] for s in doc["seeds"]] != doc["config"]["seeds"]:
         problems.append(f"{path}: seeds: not the pre-registered seeds {doc['config']['seeds']}")
-    return problems
+    return (None, problems) if problems else (doc, [])
 
 
 def expected_entry(doc: dict, file: str) -> dict:
@@ -73,11 +86,10 @@ def check_claim_evidence(claim, root: Path) -> list[str]:
         if not path.is_file():
             problems.append(f"{where}: file {e.file} does not exist")
             continue
-        bad = validate_file(path)
+        doc, bad = evidence_document(path)
         if bad:
             problems.extend(bad)
             continue
-        doc = json.loads(path.read_text(encoding="utf-8"))
         if doc["claim"] != claim.id:
             problems.append(f"{where}: file {e.file} is evidence for {doc['claim']!r}")
         want = expected_entry(doc, e.file)

@@ -271,3 +271,18 @@ def test_a_second_preregistration_the_same_day_is_written_beside_the_first(tmp_p
     first.write_text(json.dumps({"config_sha256": "a" * 64}))
     assert result_path(tmp_path, "c", "2026-01-01", "cpu", "a" * 64) == first  # the same run: resumed, rewritten
     assert result_path(tmp_path, "c", "2026-01-01", "cpu", "b" * 64).name == "2026-01-01-cpu-bbbbbbbb.json"
+
+
+def test_a_fifo_or_deep_file_among_the_evidence_is_unreadable_not_a_hang(tmp_path):
+    """Issue 43 finding 13 for the evidence files: every render reads reports/evidence/*/*.json, so they go through
+    the package's one reader (a regular file only, opened without blocking, size and depth caps)."""
+    import os
+
+    from attention_claims.replication.report import evidence_rows
+
+    (tmp_path / "some-claim").mkdir()
+    os.mkfifo(tmp_path / "some-claim" / "2026-01-01-cpu.json")
+    (tmp_path / "some-claim" / "2026-01-02-cpu.json").write_text("[" * 100_000 + "]" * 100_000)
+    rows = evidence_rows(["some-claim"], tmp_path)
+    assert [r["outcome"] for r in rows] == ["unreadable", "unreadable"]
+    assert "not a regular file" in rows[0]["sentence"] and "nested" in rows[1]["sentence"], rows
