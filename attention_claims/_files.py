@@ -145,6 +145,19 @@ def _parsed(path: Path | str, text: str, parse, what: str, max_depth: int):
     return value
 
 
+def _read_utf8(path: Path | str, cap: int) -> str:
+    """The text of the regular file ``path`` (:func:`read_regular`, at most ``cap`` bytes), decoded as UTF-8.
+
+    Raises:
+        OSError: it cannot be opened.
+        UnsafeFileError: not a regular file, larger than ``cap``, or not UTF-8.
+    """
+    try:
+        return read_regular(path, cap).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsafeFileError(path, f"not UTF-8: {exc}") from None
+
+
 def read_json(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH):
     """The JSON value in the regular file ``path`` (:func:`read_regular`, at most ``cap`` bytes, UTF-8),
     nested at most ``max_depth`` levels (a deeper one, even one too deep for the parser's recursion, is
@@ -156,10 +169,7 @@ def read_json(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH):
     """
     import json
 
-    try:
-        text = read_regular(path, cap).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UnsafeFileError(path, f"not UTF-8: {exc}") from None
+    text = _read_utf8(path, cap)
     try:
         return _parsed(path, text, json.loads, "JSON", max_depth)
     except json.JSONDecodeError as exc:
@@ -173,11 +183,7 @@ def read_toml(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH) -> dict
         OSError: it cannot be opened.
         UnsafeFileError: not a regular file, larger than ``cap``, not UTF-8, not TOML, or nested too deeply.
     """
-    try:
-        text = read_regular(path, cap).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UnsafeFileError(path, f"not UTF-8 ({exc})") from None
-    return toml_text(path, text, max_depth=max_depth)
+    return toml_text(path, _read_utf8(path, cap), max_depth=max_depth)
 
 
 def toml_text(path: Path | str, text: str, *, max_depth: int = MAX_DEPTH) -> dict:
