@@ -156,6 +156,29 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f} %"
 
 
+_MISSING = object()
+"""What :func:`_json_input` returns for a file that does not exist."""
+
+
+def _json_input(path: Path):
+    """The JSON in ``path``, read through the package's one reader (:func:`attention_claims._files.read_json`:
+    a regular file, at most 64 MiB, nested at most 64 levels), or :data:`_MISSING` when there is no such file.
+
+    Raises:
+        MutationInputError: it cannot be read, is not UTF-8 or not JSON, or is nested too deeply (naming it).
+    """
+    from .._files import UnsafeFileError, read_json
+
+    try:
+        return read_json(path, 64 << 20)
+    except FileNotFoundError:
+        return _MISSING
+    except UnsafeFileError as exc:
+        raise MutationInputError(str(exc)) from None
+    except OSError as exc:
+        raise MutationInputError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+
+
 def _read_run(root: Path, modules: list[str]) -> tuple[dict[str, dict[str, int | None]], str | None]:
     """``({module: {mutant name: exit code or None}}, the commit mutmut recorded)`` from mutmut 3's files in
     ``root/mutants`` (``<module>.meta``: ``{"exit_code_by_key": {...}}``; ``mutmut-stats.json``).
@@ -173,17 +196,10 @@ def _read_run(root: Path, modules: list[str]) -> tuple[dict[str, dict[str, int |
     missing = []
     for m in modules:
         meta = root / "mutants" / f"{m}.meta"
-        try:
-            text = meta.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        data = _json_input(meta)
+        if data is _MISSING:
             missing.append(m)
             continue
-        except (OSError, UnicodeDecodeError) as exc:
-            raise MutationInputError(f"{meta}: cannot read it ({exc})") from None
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            raise MutationInputError(f"{meta}: not JSON ({str(exc)[:120]})") from None
         by_key = data.get("exit_code_by_key") if isinstance(data, dict) else None
         if not isinstance(by_key, dict) or not all(
                 v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in by_key.values()):
@@ -211,16 +227,9 @@ def _explanations(path: Path) -> dict[str, str]:
     Raises:
         MutationInputError: not JSON, or not a map of strings to strings (naming the file).
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    data = _json_input(path)
+    if data is _MISSING:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MutationInputError(f"{path}: cannot read it ({exc})") from None
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise MutationInputError(f"{path}: not JSON ({str(exc)[:120]})") from None
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise MutationInputError(f"{path}: not a map of mutant names to explanations (strings)")
     return data
