@@ -30,7 +30,9 @@ DTYPES = ("float64", "float32", "bfloat16", "float16")
 
 
 def is_tensor(x) -> bool:
-    """Whether ``x`` is a torch tensor, without importing torch (no tensor exists before torch is)."""
+    """Whether ``x`` is a torch tensor (of any shape, dtype or device), without importing torch (no tensor
+    exists before torch is). Never raises.
+    """
     t = loaded("torch")
     return t is not None and isinstance(x, t.Tensor)
 
@@ -53,10 +55,13 @@ def _check(name: str, shape: tuple[int, ...], finite: bool, ndim: int | None) ->
 def as_array(x, name: str, *, ndim: int | None = 2, integer: bool = False, square: bool = False) -> np.ndarray:
     """``x`` (array-like or torch tensor, any device) as a validated float64 NumPy array.
 
+    Shape: that of ``x``, which must have ``ndim`` axes (``None``: any), e.g. ``(N, d)`` for the default
+    ``ndim=2``; ``square`` asks for ``(n, n)``. Units: those of ``x`` (values unchanged).
+
     Checks, in order: numeric, ``ndim`` dimensions (``None``: any), non-empty, finite, then with
     ``integer`` every entry an integer (the array stays float64: exact for ``|x| <= 2^53``), with
     ``square`` a square matrix. float64 is exact for every float32/bfloat16/float16 value, so no
-    information is lost on the way.
+    information is lost on the way (IEEE 754-2019: each of these formats is a subset of binary64).
 
     Raises:
         AttentionInputError: a check fails (named by ``name``).
@@ -80,6 +85,9 @@ def as_tensor(x, name: str, *, dtype: torch.dtype | None = None, device: str | t
     """Validate and convert ``x`` to a torch tensor: the checks of :func:`as_array` (numeric,
     ``ndim`` dimensions, non-empty, finite) on the tensor as given (a tensor keeps its dtype and
     device; other input becomes float64), then moved to ``device`` and cast to ``dtype``.
+
+    Shape: that of ``x``, with ``ndim`` axes (``(N, d)`` for the default ``ndim=2``). Units: those of
+    ``x`` (values unchanged, up to the rounding of the cast to ``dtype``).
 
     Raises:
         AttentionInputError: a check fails (named by ``name``).

@@ -88,7 +88,9 @@ FEATURE_MAPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 
 
 def feature_map(name: str) -> Callable[[torch.Tensor], torch.Tensor]:
-    """The elementwise feature map called ``name`` (``identity``, ``relu``, ``elu+1``, ``exp``).
+    """The elementwise feature map called ``name`` (``identity``, ``relu``, ``elu+1``, ``exp``) as a
+    function of a tensor of any shape, e.g. ``(N, d) -> (N, d)``, in that tensor's dtype and units
+    (:data:`FEATURE_MAPS`; ``elu+1`` is Katharopoulos et al. 2020 eq. (7)).
 
     Raises:
         AttentionInputError: for an unknown name.
@@ -303,6 +305,9 @@ def feature_linear_attention(fQ: torch.Tensor, fK: torch.Tensor, V: torch.Tensor
     in their dtype (Katharopoulos et al. 2020 eq. (5)-(6)). A zero or non-finite denominator
     gives NaN/Inf, as an implementation without safeguards would.
 
+    Shapes: ``fQ (N, m)``, ``fK (M, m)`` (``m`` features), ``V (M, d_v)``; returns ``(N, d_v)`` in the
+    units of ``V``.
+
     Raises:
         AttentionInputError: shapes that do not chain.
     """
@@ -414,7 +419,15 @@ def exact_attention_rows(M_int, V_int, mask: torch.Tensor | str | None = None) -
 
 
 def rational_rows_equal(a, b) -> bool:
-    """Whether two rows from :func:`exact_attention_rows` are equal as vectors of rational functions."""
+    """Whether two rows from :func:`exact_attention_rows` are equal as vectors of rational functions.
+
+    Each row is ``(numerators, denominator)``: ``d_v`` ``fmpz_poly`` numerators (one per output
+    column, i.e. a row of the ``(N, d_v)`` output) over one ``fmpz_poly`` denominator; equality is tested
+    exactly by cross-multiplication (``n_a d_b == n_b d_a``). Rows of different lengths are unequal.
+
+    Raises:
+        ValueError: a row is not a ``(numerators, denominator)`` pair.
+    """
     (na, da), (nb, db) = a, b
     return len(na) == len(nb) and all(x * db == y * da for x, y in zip(na, nb, strict=True))
 

@@ -139,6 +139,10 @@ def convergence_orders(residuals, *, below: float = 1e-3) -> list[float]:
     (an order ``p`` means ``r_{l+1} ~ r_l^p``; doubly exponential decay with base 3 has ``p -> 3``,
     Dong et al. 2021 Theorem 2.2's exponent ``3^L``).
 
+    Shapes: ``residuals (L + 1,)`` (dimensionless relative residuals, as
+    :func:`attention_stack_residuals` returns them; floats or mpf); returns at most ``L`` float scalars,
+    one per qualifying layer, in layer order.
+
     Raises:
         AttentionInputError: ``below`` not in (0, 1).
     """

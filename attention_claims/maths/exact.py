@@ -107,6 +107,9 @@ def integer_entries(x, name: str = "matrix", *, square: bool = False) -> np.ndar
     """``x`` itself when it is a NumPy integer array (or array-like that NumPy reads as one), after
     the checks of :func:`as_array` (2-D, non-empty, ``square`` when asked); else ``None``.
 
+    Shape: ``(n, m)`` in and out (``(n, n)`` with ``square``); the integer dtype is kept, values
+    (dimensionless counts or integer logits) unchanged.
+
     The exact conversions read such an array's entries as Python ints instead of through float64:
     float64 holds integers exactly only up to ``2^53``, and an integer product such as a Vandermonde
     Gram matrix (entries near ``1e16``) would otherwise be rounded before an "exact" rank.
@@ -159,10 +162,12 @@ def mp_matrix(x, name: str = "matrix") -> mpmath.matrix:
 
 
 def as_fractions(a, name: str = "a") -> list[Fraction]:
-    """A 1-D sequence of ``Fraction``s, ints and floats as exact ``Fraction``s (floats exactly).
+    """A 1-D sequence ``a`` of length ``n`` (shape ``(n,)``) of ``Fraction``s, ints and floats (NumPy
+    scalars included) as a list of ``n`` exact ``Fraction``s (a float is a dyadic rational, converted
+    exactly). Units: those of ``a``.
 
     Raises:
-        AttentionInputError: an entry is not finite, or ``a`` is empty.
+        AttentionInputError: an entry is not finite, or ``a`` is empty (the message names ``name``).
     """
     out = []
     for v in a:
@@ -181,8 +186,8 @@ def as_fractions(a, name: str = "a") -> list[Fraction]:
 
 
 def to_arb(x, name: str = "x") -> arb:
-    """``x`` (a float, int, :class:`fractions.Fraction` or ``mpmath.mpf``) as an arb ball of radius 0,
-    exactly (a double and an mpf are dyadic rationals).
+    """``x``, a scalar (a float, int, :class:`fractions.Fraction` or ``mpmath.mpf``), as an arb ball of
+    radius 0, exactly (a double and an mpf are dyadic rationals). Units: those of ``x``.
 
     Raises:
         AttentionInputError: ``x`` is infinite or NaN (the message names ``name``).
@@ -224,13 +229,17 @@ def arb_mid_to_mpf(x: arb) -> mpmath.mpf:
 
 
 def fraction_to_mpf(x):
-    """The rational ``x`` (a :class:`fractions.Fraction`) as an ``mpmath.mpf`` at the current working
+    """The rational scalar ``x`` (a :class:`fractions.Fraction`) as an ``mpmath.mpf`` at the current working
     precision, correctly rounded (round to nearest; one rounding of the exact quotient).
 
     Numerator and denominator enter mpmath exactly as ``odd * 2^k``: mpmath's pure-Python normalisation
     strips trailing zero bits a byte at a time, which is quadratic for the dyadic rationals that float64
     data produce (a degree-30 Taylor coefficient of float inputs has some 10^5 bits), so they are split off
-    here first."""
+    here first.
+
+    Raises:
+        AttributeError: ``x`` has no ``numerator``/``denominator`` (not a rational).
+    """
     import mpmath
     from mpmath.libmp import from_man_exp, mpf_div, round_nearest
 
@@ -243,7 +252,11 @@ def fraction_to_mpf(x):
 
 
 def fraction_to_fmpq(x):
-    """The rational ``x`` (a :class:`fractions.Fraction`) as a python-flint ``fmpq``, exactly."""
+    """The rational scalar ``x`` (a :class:`fractions.Fraction`) as a python-flint ``fmpq``, exactly.
+
+    Raises:
+        AttributeError: ``x`` has no ``numerator``/``denominator`` (not a rational).
+    """
     from flint import fmpq
 
     return fmpq(x.numerator, x.denominator)
@@ -259,7 +272,8 @@ def decimal_fraction(v):
 
 
 def relative_error(a, b):
-    """``|a - b| / |b|`` in the arithmetic of ``a`` and ``b`` (mpmath, ``Fraction``, float).
+    """``|a - b| / |b|`` of two scalars in the arithmetic of ``a`` and ``b`` (mpmath, ``Fraction``, float);
+    dimensionless (``a`` and ``b`` in the same units).
 
     Raises:
         ZeroDivisionError: ``b`` is zero (for ``Fraction`` and float; mpmath returns ``inf``).

@@ -172,9 +172,10 @@ def causal_realisation(M, d: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def realises(Q, K, M) -> bool:
-    """Whether integer ``Q, K`` reproduce every log-ratio of the pattern ``M``:
-    ``(Q K^T)_ij - (Q K^T)_i0 = M_ij - M_i0`` for all ``j <= i`` (exact integers), i.e. whether
-    ``softmax(mask(Q K^T))`` is exactly ``P``.
+    """Whether integer ``Q (N, d)``, ``K (N, d)`` reproduce every log-ratio of the causal pattern
+    ``M (N, N)`` (integer exponents, nats): ``(Q K^T)_ij - (Q K^T)_i0 = M_ij - M_i0`` for all ``j <= i``
+    (exact integers), i.e. whether ``softmax(mask(Q K^T))`` is exactly ``P`` (softmax of ``M`` under the
+    causal mask). Returns a scalar ``bool``.
 
     Raises:
         AttentionInputError: non-integer input or mismatched shapes.

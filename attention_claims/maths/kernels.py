@@ -26,8 +26,9 @@ from .exact import to_fmpq, to_fraction
 
 def arb_feature(name: str, x):
     """Certified enclosure (python-flint ``arb``) of the elementwise feature map ``name`` at the
-    float ``x`` (exactly converted): ``identity``, ``relu``, ``elu+1`` (``x + 1`` for ``x >= 0``,
-    ``e^x`` for ``x < 0``; Katharopoulos et al. 2020 eq. (7)) or ``exp``.
+    scalar float ``x`` (exactly converted): ``identity``, ``relu``, ``elu+1`` (``x + 1`` for ``x >= 0``,
+    ``e^x`` for ``x < 0``; Katharopoulos et al. 2020 eq. (7)) or ``exp``; a scalar ``arb`` at the current
+    arb precision.
 
     Raises:
         AttentionInputError: unknown feature map or non-finite ``x``.
@@ -102,7 +103,8 @@ def gaussian_mgf_quadrature(a, dps: int = 40) -> mpmath.mpf:
     """``E exp(a w)`` for ``w ~ N(0, 1)``, by certified quadrature of the Gaussian integral in arb balls
     (:func:`attention_claims.maths.sparsity.gaussian_moment_arb` with ``beta = 0``, ``gamma = |a|``; no
     closed form used; ``E exp(a w)`` is even in ``a``), every one of ``dps`` digits certified. The
-    closed form is ``exp(a^2/2)``. ``a``: a float or an mpf (converted exactly).
+    closed form is ``exp(a^2/2)``. ``a``: a scalar float or mpf (converted exactly); returns a
+    dimensionless ``mpmath.mpf`` scalar.
 
     Raises:
         AttentionInputError: non-finite ``a``.
@@ -121,11 +123,14 @@ def gaussian_mgf_quadrature(a, dps: int = 40) -> mpmath.mpf:
 
 def prf_moments_quadrature(x, y, dps: int = 40) -> tuple[mpmath.mpf, mpmath.mpf]:
     """First and second moments of one positive random feature product
-    ``f = exp(omega.(x+y) - (|x|^2 + |y|^2)/2)``, ``omega ~ N(0, I_d)``, by per-coordinate
-    quadrature (the Gaussian factorises): ``(E f, E f^2)``.
+    ``f = exp(omega.(x+y) - (|x|^2 + |y|^2)/2)``, ``omega ~ N(0, I_d)``, for a query ``x (d,)`` and a key
+    ``y (d,)``, by per-coordinate quadrature (the Gaussian factorises): ``(E f, E f^2)``, two
+    dimensionless ``mpmath.mpf`` scalars at ``dps`` digits. ``E f = exp(x . y)`` is the softmax kernel
+    (Choromanski et al. 2021, "Rethinking Attention with Performers", Lemma 1).
 
     Raises:
         AttentionInputError: shapes differ or non-finite input.
+        CertificationError: a quadrature does not certify ``dps`` digits.
     """
     xa, ya = as_array(x, "x", ndim=1), as_array(y, "y", ndim=1)
     if xa.shape != ya.shape:

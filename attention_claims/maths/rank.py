@@ -36,10 +36,12 @@ def default_rank_tolerance(sigma: np.ndarray, shape: tuple[int, int], eps: float
 
 
 def numerical_rank(A, *, eps: float | None = None, tol: float | None = None) -> tuple[int, float]:
-    """Numerical rank: the number of singular values above ``tol``.
+    """Numerical rank: the number of singular values of ``A (N, M)`` (float64) above ``tol``.
 
-    ``tol`` defaults to :func:`default_rank_tolerance` with ``eps`` (default: float64's).
-    Returns ``(rank, tol)``. This is *not* the exact rank (see :func:`exact_rank`).
+    ``tol`` defaults to :func:`default_rank_tolerance` with ``eps`` (default: float64's), the
+    ``max(N, M) * eps * sigma_1`` of NumPy's ``matrix_rank`` (after Press et al., *Numerical Recipes*,
+    2nd ed., §2.6). Returns ``(rank, tol)``: a scalar count and the threshold in the units of ``A``. This is
+    *not* the exact rank (see :func:`exact_rank`).
 
     Raises:
         AttentionInputError: ``A`` is not a non-empty finite 2-D array.
@@ -72,7 +74,8 @@ def _laurent_rows(exps, coeffs=None):
 
 
 def poly_matrix_rank(rows) -> int:
-    """Rank over the field Q(t) of a matrix of integer polynomials (python-flint ``fmpz_poly``).
+    """Rank over the field Q(t) of an ``(n, m)`` matrix of integer polynomials (python-flint ``fmpz_poly``),
+    given as ``rows``: ``n`` lists of ``m`` polynomials. Returns a scalar ``int``.
 
     Fraction-free Gaussian elimination (Bareiss 1968, "Sylvester's identity and multistep
     integer-preserving Gaussian elimination", Math. Comp. 22), with row pivoting and
@@ -128,9 +131,13 @@ def exact_softmax_rank(M_int, mask: torch.Tensor | str | None = None) -> int:
 
 
 def exact_exp_sum_rank(exps, coeffs) -> int:
-    """Exact real rank of the matrix with entries ``sum_l coeffs[i][j][l] * e^{exps[i][j][l]}`` for
-    integer exponents and integer coefficients (e.g. ``phi(q_i) . phi(k_j)`` for the feature maps
-    exp and elu+1 at integer inputs). Same argument as :func:`exact_softmax_rank` with ``t = e``.
+    """Exact real rank of the ``(n, m)`` matrix with entries ``sum_l coeffs[i][j][l] * e^(exps[i][j][l])``
+    for integer exponents and integer coefficients (e.g. ``phi(q_i) . phi(k_j)`` for the feature maps
+    exp and elu+1 at integer inputs). Same argument as :func:`exact_softmax_rank` with ``t = e``
+    (``e`` is transcendental, Hermite 1873, so a polynomial identity in ``t`` decides the rank).
+
+    Shapes: ``exps`` and ``coeffs`` are nested lists ``(n, m)`` of equal-length lists of ints (one
+    exponent per coefficient). Returns a scalar ``int``.
 
     Raises:
         AttentionInputError: ragged input.
@@ -146,9 +153,9 @@ def exact_exp_sum_rank(exps, coeffs) -> int:
 
 
 def softmax_log_ratio_rank(M_int) -> int:
-    """For a positive row-stochastic ``P`` with ``P_ij ∝ 2^{M_ij}`` (integer ``M``): the rank of the
-    log-ratio matrix ``D_ij = log(P_ij / P_i0)`` divided by ``ln 2``, i.e. of ``M_ij - M_i0``
-    (columns ``j >= 1``), computed exactly.
+    """For a positive row-stochastic ``P (N, L)`` with ``P_ij ∝ 2^(M_ij)`` (integer ``M (N, L)``): the rank of
+    the ``(N, L - 1)`` log-ratio matrix ``D_ij = log(P_ij / P_i0)`` divided by ``ln 2``, i.e. of
+    ``M_ij - M_i0`` (columns ``j >= 1``), computed exactly; a scalar ``int``.
 
     ``P = softmax(S)`` with ``rank(S) <= r`` iff ``rank(D) <= r``: ``S`` must equal ``log P`` plus
     a per-row constant, the column differences of ``S`` are those of ``log P`` (so
@@ -165,8 +172,8 @@ def softmax_log_ratio_rank(M_int) -> int:
 
 
 def certified_singular_value_count(A, tol: float) -> int | None:
-    """The exact number of singular values of the float64 matrix ``A`` (as stored) that exceed
-    ``tol``, or ``None`` if a zero pivot prevents the certificate.
+    """The exact number of singular values of the float64 matrix ``A (N, M)`` (as stored) that exceed
+    ``tol`` (a scalar in the units of ``A``), or ``None`` if a zero pivot prevents the certificate.
 
     ``sigma_i > tol`` iff ``lambda_i(A^T A - tol^2 I) > 0``; the count of positive eigenvalues is
     the count of positive pivots of a symmetric Gaussian elimination (Sylvester's law of inertia),
@@ -201,9 +208,15 @@ def certified_singular_value_count(A, tol: float) -> int | None:
 def certify_nonzero_det(build, *, start_bits: int = 128, max_bits: int = 4096) -> tuple[bool, arb, int]:
     """Try to certify ``det(build()) != 0`` by raising precision.
 
-    ``build`` is a callable returning an arb matrix at the current precision.
-    Returns ``(certified, det, bits)``: ``certified`` is ``True`` when the determinant's
-    enclosure excludes 0 at some precision up to ``max_bits``.
+    ``build`` is a callable returning a square arb matrix ``(k, k)`` at the current precision (it is
+    called once per precision, ``start_bits`` doubling up to ``max_bits``). Returns
+    ``(certified, det, bits)``: ``certified`` is ``True`` when the determinant's enclosure (a scalar
+    ``arb``) excludes 0 at ``bits`` bits, some precision up to ``max_bits``; otherwise ``False`` with the
+    last enclosure. The determinant's source: Arb's ``arb_mat_det`` (Johansson 2017, "Arb: efficient
+    arbitrary-precision midpoint-radius interval arithmetic", IEEE Trans. Comput. 66(8)).
+
+    Raises:
+        ValueError: ``build()`` returns a non-square matrix (from python-flint).
     """
     bits = start_bits
     det = arb(0)

@@ -257,8 +257,9 @@ def within_rounding(computed, reference, tolerance: Tolerance, log=None) -> bool
     """Whether every ``|computed - reference|`` is at most ``tolerance.value``; with ``log`` (a
     ``CheckLog``) the tolerance and the share of it used are stated in the evidence.
 
-    ``computed`` and ``reference`` are numbers or arrays of one shape (broadcast as NumPy does), in the
-    same units as the tolerance. A NaN anywhere is never within rounding.
+    ``computed`` and ``reference`` are scalars or arrays of one shape (e.g. both ``(N, M)``; broadcast
+    as NumPy does), in the same units as the tolerance. A NaN anywhere is never within rounding.
+    Returns a scalar ``bool``.
 
     Raises:
         TypeError: ``tolerance`` is not a :class:`Tolerance` (a bare literal has no derivation).

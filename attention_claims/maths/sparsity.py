@@ -23,8 +23,11 @@ def sparsity_measure(x) -> float:
     """The l1/l2 sparsity ``S(x) = E|x| / sqrt(E x^2) = ||x||_1 / (sqrt(n) ||x||_2)``.
 
     Source: kexue.fm/archives/9889 eq. (1) (004, "稀疏程度"), after kexue.fm/archives/9595.
-    ``S`` lies in ``[1/sqrt(n), 1]``; smaller means sparser. ``x`` is a 1-D vector (or the
-    last axis of a batch).
+    ``S`` lies in ``[1/sqrt(n), 1]``; smaller means sparser; dimensionless (a ratio of two norms in the
+    units of ``x``).
+
+    Shapes: ``x (n,)`` gives a float64 scalar; a batch ``x (..., n)`` gives a float64 array ``(...)``,
+    one ``S`` per vector along the last axis.
 
     Raises:
         AttentionInputError: empty, non-finite, or all-zero input (S undefined).
@@ -142,7 +145,10 @@ def s_general_linear(q_tilde, mu_tilde, sigma_tilde) -> float:
 
 
 def s_iid_linear(q_tilde, mu: float, sigma: float) -> float:
-    """``S = 1 / sqrt(1 + (sigma/mu * ||q||_2 / ||q||_1)^2)`` (004 "一般线性", iid components).
+    """``S = 1 / sqrt(1 + (sigma/mu * ||q||_2 / ||q||_1)^2)`` (004 "一般线性", iid components): the limit
+    of :func:`s_general_linear` when the key components are i.i.d. with mean ``mu`` and standard
+    deviation ``sigma`` (scalars, in the keys' units), for a query ``q_tilde (d,)``; a dimensionless
+    float64 scalar.
 
     Raises:
         AttentionInputError: ``mu == 0`` or ``q_tilde`` all zero.
@@ -188,7 +194,13 @@ def _check_decay(lam, n) -> tuple[mpmath.mpf, int]:
 
 @_at_dps
 def s_vector_mp(a) -> mpmath.mpf:
-    """``S(a) = mean|a| / sqrt(mean a^2)`` of a finite vector, in mpmath (exact inputs)."""
+    """``S(a) = mean|a| / sqrt(mean a^2)`` (004 eq. (1)) of a finite vector ``a (n,)`` in mpmath at
+    ``DPS`` digits (or the caller's higher precision); each entry read by ``mpmath.mpf`` (exact for
+    floats, ints and mpf). A dimensionless ``mpmath.mpf`` scalar.
+
+    Raises:
+        AttentionInputError: ``a`` empty or all zero (S undefined).
+    """
     vals = [mpmath.mpf(v) for v in a]
     if not vals:
         raise AttentionInputError("a: empty vector")
@@ -406,8 +418,9 @@ def s_identity_moments(c) -> mpmath.mpf:
 
 
 def s_squared_exact(a):
-    """``S(a)^2 = (mean|a|)^2 / mean(a^2) = ||a||_1^2 / (n ||a||_2^2)`` as a ``Fraction``, exactly
-    (004 eq. (1)); floats are converted exactly. ``a``: 1-D sequence of length ``n``.
+    """``S(a)^2 = (mean|a|)^2 / mean(a^2) = ||a||_1^2 / (n ||a||_2^2)`` as a ``Fraction`` scalar, exactly
+    (004 eq. (1)); floats are converted exactly. ``a``: 1-D sequence of shape ``(n,)`` (floats,
+    ``Fraction``s or ints); dimensionless.
 
     Raises:
         AttentionInputError: empty, non-finite or all-zero ``a``.
@@ -457,10 +470,11 @@ def population_moments(keys):
 
 
 def product_design(values, d: int) -> list:
-    """All ``m^d`` tuples over the multiset ``values`` (length ``m``): a finite key set whose ``d``
-    components are exactly independent and identically distributed under the uniform
-    distribution on the rows (mean ``mean(values) 1``, population covariance ``var(values) I``).
-    Used for 004 "一般线性"'s i.i.d. simplification.
+    """All ``m^d`` tuples over the multiset ``values`` (shape ``(m,)``): a finite key set, ``m^d`` rows of
+    ``d`` ``Fraction``s (shape ``(m^d, d)``, in the units of ``values``), whose ``d`` components are
+    exactly independent and identically distributed under the uniform distribution on the rows (mean
+    ``mean(values) 1``, population covariance ``var(values) I``). Used for 004 "一般线性"'s i.i.d.
+    simplification.
 
     Raises:
         AttentionInputError: empty ``values`` or ``d`` not in ``[1, 6]``.
@@ -471,10 +485,22 @@ def product_design(values, d: int) -> list:
 
 
 def robin_hood(x, i: int, j: int, alpha):
-    """D1: take ``alpha`` from the richer ``x_i`` and give it to ``x_j``, ``0 < alpha < (x_i - x_j)/2``.
+    """D1 Robin Hood: take ``alpha`` from the richer ``x_i`` and give it to ``x_j``, with
+    ``0 < alpha < (x_i - x_j)/2``.
+
+    One of the six operations of Hurley & Rickard's criteria for a sparsity measure (D1 Robin Hood, D2
+    Scaling, D3 Rising Tide, D4 Cloning, P1 Bill Gates, P2 Babies; in their convention a larger measure
+    is sparser): the operation only; whether a measure rises or falls under it is the check's question.
+    The criterion D1: a Robin Hood step makes a vector less sparse.
+
+    Shapes: ``x`` is a vector of ``n`` coefficients (shape ``(n,)``: ``Fraction``s, ints or floats, read
+    exactly); returns a new list of ``n`` ``Fraction``s (``x`` is not changed), in the units of ``x``.
+    Source: Hurley & Rickard 2009, "Comparing Measures of Sparsity", IEEE Trans. Inf. Theory 55(10),
+    4723-4741.
 
     Raises:
-        AttentionInputError: indices or ``alpha`` outside that range.
+        AttentionInputError: ``i == j``, an index outside ``[0, n)``, or ``alpha`` outside that range;
+        AttentionInputError: ``x`` empty or an entry not finite (:func:`.exact.as_fractions`).
     """
     x = as_fractions(x, "x")
     if not (0 <= i < len(x) and 0 <= j < len(x) and i != j and 0 < alpha < (x[i] - x[j]) / 2):
@@ -486,25 +512,85 @@ def robin_hood(x, i: int, j: int, alpha):
 
 
 def rising_tide(x, alpha):
-    """D3: add ``alpha > 0`` to every entry."""
+    """D3 Rising Tide: add ``alpha > 0`` to every entry.
+
+    One of the six operations of Hurley & Rickard's criteria for a sparsity measure (D1 Robin Hood, D2
+    Scaling, D3 Rising Tide, D4 Cloning, P1 Bill Gates, P2 Babies; in their convention a larger measure
+    is sparser): the operation only; whether a measure rises or falls under it is the check's question.
+    The criterion D3: a rising tide makes a (not constant) vector less sparse.
+
+    Shapes: ``x`` is a vector of ``n`` coefficients (shape ``(n,)``: ``Fraction``s, ints or floats, read
+    exactly); returns a new list of ``n`` ``Fraction``s (``x`` is not changed), in the units of ``x``.
+    Source: Hurley & Rickard 2009, "Comparing Measures of Sparsity", IEEE Trans. Inf. Theory 55(10),
+    4723-4741.
+
+    Raises:
+        AttentionInputError: ``alpha`` not positive, or
+        AttentionInputError: ``x`` empty or an entry not finite (:func:`.exact.as_fractions`).
+    """
     if not alpha > 0:
         raise AttentionInputError(f"rising_tide: alpha must be > 0, got {alpha!r}")
     return [v + alpha for v in as_fractions(x, "x")]
 
 
 def cloning(x):
-    """D4: the concatenation ``x || x``."""
+    """D4 Cloning: the concatenation ``x || x``.
+
+    One of the six operations of Hurley & Rickard's criteria for a sparsity measure (D1 Robin Hood, D2
+    Scaling, D3 Rising Tide, D4 Cloning, P1 Bill Gates, P2 Babies; in their convention a larger measure
+    is sparser): the operation only; whether a measure rises or falls under it is the check's question.
+    The criterion D4: a measure gives ``x``, ``x || x``, ``x || x || x``, ... the same value.
+
+    Shapes: ``x`` is a vector of ``n`` coefficients (shape ``(n,)``: ``Fraction``s, ints or floats, read
+    exactly); returns a new list of ``2n`` ``Fraction``s (``x`` is not changed), in the units of ``x``.
+    Source: Hurley & Rickard 2009, "Comparing Measures of Sparsity", IEEE Trans. Inf. Theory 55(10),
+    4723-4741.
+
+    Raises:
+        AttentionInputError: ``x`` empty or an entry not finite (:func:`.exact.as_fractions`).
+    """
     x = as_fractions(x, "x")
     return x + x
 
 
 def babies(x):
-    """P2: append one zero."""
+    """P2 Babies: append one zero, ``x || 0``.
+
+    One of the six operations of Hurley & Rickard's criteria for a sparsity measure (D1 Robin Hood, D2
+    Scaling, D3 Rising Tide, D4 Cloning, P1 Bill Gates, P2 Babies; in their convention a larger measure
+    is sparser): the operation only; whether a measure rises or falls under it is the check's question.
+    The criterion P2: adding a zero coefficient (a baby, who has no wealth) makes a vector sparser.
+    The appended entry is the int ``0`` (equal to ``Fraction(0)``).
+
+    Shapes: ``x`` is a vector of ``n`` coefficients (shape ``(n,)``: ``Fraction``s, ints or floats, read
+    exactly); returns a new list of ``n + 1`` ``Fraction``s (``x`` is not changed), in the units of ``x``.
+    Source: Hurley & Rickard 2009, "Comparing Measures of Sparsity", IEEE Trans. Inf. Theory 55(10),
+    4723-4741.
+
+    Raises:
+        AttentionInputError: ``x`` empty or an entry not finite (:func:`.exact.as_fractions`).
+    """
     return as_fractions(x, "x") + [0]
 
 
 def bill_gates(x, i: int, beta):
-    """P1: add ``beta >= 0`` to entry ``i``."""
+    """P1 Bill Gates: add ``beta >= 0`` to entry ``i``.
+
+    One of the six operations of Hurley & Rickard's criteria for a sparsity measure (D1 Robin Hood, D2
+    Scaling, D3 Rising Tide, D4 Cloning, P1 Bill Gates, P2 Babies; in their convention a larger measure
+    is sparser): the operation only; whether a measure rises or falls under it is the check's question.
+    The criterion P1: for every ``i`` there is a ``beta`` beyond which making ``x_i`` still larger
+    (one person growing ever richer) makes the vector sparser.
+
+    Shapes: ``x`` is a vector of ``n`` coefficients (shape ``(n,)``: ``Fraction``s, ints or floats, read
+    exactly); returns a new list of ``n`` ``Fraction``s (``x`` is not changed), in the units of ``x``.
+    Source: Hurley & Rickard 2009, "Comparing Measures of Sparsity", IEEE Trans. Inf. Theory 55(10),
+    4723-4741.
+
+    Raises:
+        AttentionInputError: ``i`` outside ``[0, n)`` or ``beta < 0``;
+        AttentionInputError: ``x`` empty or an entry not finite (:func:`.exact.as_fractions`).
+    """
     x = as_fractions(x, "x")
     if not (0 <= i < len(x)) or beta < 0:
         raise AttentionInputError("bill_gates: need 0 <= i < n and beta >= 0")
@@ -513,11 +599,12 @@ def bill_gates(x, i: int, beta):
 
 
 def entropy_arb(p):
-    """Shannon entropy ``-sum p_i ln p_i`` (nats) of a probability vector of ``Fraction``s, as a
-    certified python-flint ``arb`` enclosure (``0 ln 0 = 0``).
+    """Shannon entropy ``-sum p_i ln p_i`` (nats) of a probability vector ``p (n,)`` of ``Fraction``s
+    (floats read exactly), as a certified python-flint ``arb`` scalar enclosure (``0 ln 0 = 0``;
+    Shannon 1948, "A Mathematical Theory of Communication", sec. 6), at the current arb precision.
 
     Raises:
-        AttentionInputError: negative entries or a sum other than 1.
+        AttentionInputError: negative entries or a sum other than 1 (exactly).
     """
     x = as_fractions(p, "p")
     if any(v < 0 for v in x) or sum(x) != 1:
@@ -531,11 +618,13 @@ def entropy_arb(p):
 
 
 def gini_index(x):
-    """Hurley & Rickard's Gini index of a non-negative vector (their eq. for G(c)): larger is
-    sparser, 0 for a flat vector, ``1 - 1/n`` for a one-hot one. Exact (``Fraction``).
+    """Hurley & Rickard's Gini index of a non-negative vector ``x (n,)`` (Hurley & Rickard 2009,
+    "Comparing Measures of Sparsity", IEEE Trans. Inf. Theory 55(10), their eq. for ``G(c)``, after
+    Gini 1921): larger is sparser, 0 for a flat vector, ``1 - 1/n`` for a one-hot one. An exact
+    dimensionless ``Fraction`` scalar.
 
     Raises:
-        AttentionInputError: negative entries or all zeros.
+        AttentionInputError: negative entries or all zeros, or ``x`` empty or not finite.
     """
     c = sorted(as_fractions(x, "x"))
     n = len(c)
@@ -580,11 +669,13 @@ def _s_and_se(a: np.ndarray) -> tuple[float, float] | None:
 
 
 def participation_ratio(x) -> float:
-    """``1 / sum_j p_j^2`` for ``p = softmax(x)`` (float64): the effective number of positions a
-    weight vector spreads over (1 for one-hot, N for uniform).
+    """``1 / sum_j p_j^2`` for ``p = softmax(x)`` of logits ``x (N,)`` (float64): the effective number of
+    positions a weight vector spreads over (1 for one-hot, ``N`` for uniform); a float64 scalar, a count
+    of positions (the inverse participation ratio's reciprocal, Bell & Dean 1970, "Atomic vibrations in
+    vitreous silica", Discuss. Faraday Soc. 50).
 
     Raises:
-        AttentionInputError: empty or non-finite ``x``.
+        AttentionInputError: ``x`` empty, not 1-D or not finite.
     """
     a = as_array(x, "x", ndim=1)
     w = np.exp(a - a.max())
@@ -649,10 +740,11 @@ def sorted_standard_normals(rng: np.random.Generator, n: int) -> np.ndarray:
 def arb_softmax_stats(x, prec: int = 128):
     """Certified enclosures (python-flint ``arb`` balls at ``prec`` bits) of
     ``(participation ratio 1/sum_j p_j^2, max_j p_j)`` for ``p = softmax(x)``, from the exact
-    float64 logits.
+    float64 logits ``x (N,)``: two scalars, a count of positions and a probability (see
+    :func:`participation_ratio`).
 
     Raises:
-        AttentionInputError: empty or non-finite ``x``.
+        AttentionInputError: ``x`` empty, not 1-D or not finite.
     """
     a = as_array(x, "x", ndim=1)
     m = float(a.max())
@@ -664,11 +756,13 @@ def arb_softmax_stats(x, prec: int = 128):
 
 
 def arb_partition_ratio(x, s2: float, prec: int = 128):
-    """Certified enclosure of ``Z / (N e^(s2/2))`` with ``Z = sum_j e^(x_j)``: the
-    law-of-large-numbers ratio for logits ``x_j ~ N(0, s2)`` (``E e^x = e^(s2/2)``).
+    """Certified enclosure (an ``arb`` scalar at ``prec`` bits, dimensionless) of ``Z / (N e^(s2/2))``
+    with ``Z = sum_j e^(x_j)`` for logits ``x (N,)`` (float64, read exactly): the law-of-large-numbers
+    ratio for logits ``x_j ~ N(0, s2)`` (``E e^x = e^(s2/2)``, the log-normal mean), which tends to 1
+    as ``N`` grows.
 
     Raises:
-        AttentionInputError: empty or non-finite ``x``, or ``s2 < 0``.
+        AttentionInputError: ``x`` empty, not 1-D or not finite, or ``s2 < 0``.
     """
     a = as_array(x, "x", ndim=1)
     if not s2 >= 0:
@@ -733,13 +827,14 @@ SAMPLE_GAMMAS = (0.5, 1.0, 2.0, 4.0)
 def sampled_sparsity(kind: str, beta: float, gamma: float, *, n: int, d: int = 4,
                      rng: np.random.Generator) -> tuple[float, float, int]:
     """The l1/l2 sparsity ``S(a) = mean|a| / sqrt(mean a^2)`` of one sampled attention vector
-    ``a_j = f(q . k_j)``, ``j = 1..n``, with ``k_j ~ N(mu, sigma^2 I_d)`` and ``q``, ``mu``,
-    ``sigma`` chosen so that ``q . mu = beta`` and ``sigma ||q|| = gamma`` (004 "简化形式": then
-    ``S(a) -> `` the curve's value as ``n -> infinity``), in float64.
+    ``a (n,)``, ``a_j = f(q . k_j)``, ``j = 1..n``, with keys ``k_j (d,)`` drawn from
+    ``N(mu, sigma^2 I_d)`` and ``q``, ``mu``, ``sigma`` chosen so that ``q . mu = beta`` and
+    ``sigma ||q|| = gamma`` (004 "简化形式": then ``S(a) -> `` the curve's value as
+    ``n -> infinity``), in float64.
 
-    Returns ``(S_hat, se, nonzero)``: the estimate and its delta-method standard error (as
-    :func:`s_and_standard_error`; ``(nan, inf)`` for an all-zero sample), and how many ``a_j`` are
-    non-zero.
+    Returns ``(S_hat, se, nonzero)``, three scalars: the estimate (dimensionless) and its delta-method
+    standard error (as :func:`s_and_standard_error`; ``(nan, inf)`` for an all-zero sample), and how
+    many ``a_j`` are non-zero.
 
     Raises:
         AttentionInputError: unknown ``kind``, ``gamma <= 0``, ``n < 2`` or ``d < 1``.

@@ -41,10 +41,13 @@ def singular_values(A) -> np.ndarray:
 
 
 def energy_fraction(sigma, k: int) -> float:
-    """``sum_{i<=k} sigma_i^2 / sum_i sigma_i^2`` (003 定义 11.25, the cumulative energy ratio).
+    """``sum_{i<=k} sigma_i^2 / sum_i sigma_i^2`` (003 定义 11.25, the cumulative energy ratio) of
+    singular values ``sigma (n,)`` (sorted here, descending), in float64; a dimensionless scalar in
+    ``[0, 1]``.
 
     Raises:
-        AttentionInputError: if ``k`` is not in ``[0, len(sigma)]`` or all sigma are 0.
+        AttentionInputError: ``sigma`` not a non-empty finite 1-D array, ``k`` not in ``[0, n]``, or all
+            sigma 0.
     """
     s = np.sort(as_array(sigma, "sigma", ndim=1))[::-1]
     if not 0 <= k <= s.size:
@@ -94,7 +97,13 @@ def effective_rank(sigma, tau: float) -> int:
 
 
 def top_fraction_energy(sigma, fraction: float) -> float:
-    """Energy captured by the top ``ceil(fraction * n)`` singular values (003 引理 11.34, 表 11.3.1)."""
+    """Energy captured by the top ``ceil(fraction * n)`` of the singular values ``sigma (n,)``
+    (003 引理 11.34, 表 11.3.1): :func:`energy_fraction`, a dimensionless float64 scalar in ``(0, 1]``.
+
+    Raises:
+        AttentionInputError: ``sigma`` not a non-empty finite 1-D array, ``fraction`` outside
+            ``(0, 1]``, or all sigma 0.
+    """
     s = as_array(sigma, "sigma", ndim=1)
     if not (0 < fraction <= 1):
         raise AttentionInputError(f"fraction: must be in (0, 1], got {fraction}")
@@ -102,10 +111,11 @@ def top_fraction_energy(sigma, fraction: float) -> float:
 
 
 def power_law_fit(sigma, *, skip_zero: bool = True) -> tuple[float, float, float]:
-    """Least-squares fit of ``log sigma_i = log C - alpha log i`` (003 定理 11.21's form).
+    """Least-squares fit of ``log sigma_i = log C - alpha log i`` (003 定理 11.21's form) to the singular
+    values ``sigma (n,)`` (sorted here, descending), in float64.
 
-    Returns ``(alpha, C, r2)`` with ``r2`` the coefficient of determination of the fit in
-    log-log space.
+    Returns ``(alpha, C, r2)``, three scalars: the exponent (dimensionless), ``C`` in the units of
+    ``sigma``, and ``r2`` the coefficient of determination of the fit in log-log space.
 
     Raises:
         AttentionInputError: a negative value (singular values are >= 0), fewer than 3 positive
@@ -130,8 +140,10 @@ def power_law_fit(sigma, *, skip_zero: bool = True) -> tuple[float, float, float
 
 
 def mp_singular_values(A, dps: int = 40) -> list:
-    """Singular values (descending) of the float64 matrix ``A`` as stored, or of an
-    ``mpmath.matrix``, by ``mpmath.svd_r`` at ``dps`` digits.
+    """Singular values (descending) of the float64 matrix ``A (N, M)`` as stored, or of an
+    ``mpmath.matrix``, by ``mpmath.svd_r`` at ``dps`` digits: a list of ``min(N, M)`` ``mpmath.mpf``
+    (shape ``(min(N, M),)``) in the units of ``A``. Not certified (a high-precision reference; see
+    :mod:`.exact` for certified arithmetic).
 
     Raises:
         AttentionInputError: empty or non-finite input.
@@ -144,11 +156,11 @@ def mp_singular_values(A, dps: int = 40) -> list:
 
 def mp_effective_rank(sigma, tau, *, margin: float = 1e-25) -> tuple[int, bool]:
     """Effective rank ``r_tau`` (003 定义 11.25; see the module docstring) of mpmath singular values
-    ``sigma`` (descending, as :func:`mp_singular_values` returns them), at the current mpmath
+    ``sigma (n,)`` (descending, as :func:`mp_singular_values` returns them), at the current mpmath
     precision, with the criterion written as the ratio ``head / total >= tau``.
 
-    Returns ``(k, decided)``: ``decided`` is false when some cumulative ratio up to ``k`` lies within
-    ``margin`` of ``tau`` (the precision of ``sigma`` could then change ``k``).
+    Returns ``(k, decided)``, two scalars: ``decided`` is false when some cumulative ratio up to ``k``
+    lies within ``margin`` of ``tau`` (the precision of ``sigma`` could then change ``k``).
 
     Raises:
         AttentionInputError: ``tau`` outside (0, 1) or all singular values zero.
@@ -166,8 +178,9 @@ def mp_effective_rank(sigma, tau, *, margin: float = 1e-25) -> tuple[int, bool]:
 
 def exact_effective_rank(energies, tau: Fraction, criterion) -> int:
     """Effective rank ``r_tau`` (003 定义 11.25; see the module docstring) of exact rational energies
-    ``sigma_i^2`` (descending), with the inequality given by ``criterion(head, total, tau)`` (the
-    definition's is ``head >= tau * total``); ``len(energies)`` if no ``k`` satisfies it.
+    ``sigma_i^2``, a sequence of shape ``(n,)`` (descending), with the inequality given by
+    ``criterion(head, total, tau)`` (the definition's is ``head >= tau * total``); ``n`` if no ``k``
+    satisfies it. Returns a scalar ``int``.
 
     Raises:
         AttentionInputError: empty, negative or unsorted energies, or all zero.
@@ -214,6 +227,9 @@ def knee_spectrum_energy(alpha, j: int, k: int, N: int | None, dps: int = 40) ->
     ``sigma_i <= sigma_1 i^-alpha`` (the decay condition of 003 定理 11.21 with ``C = sigma_1``),
     with the largest tail the condition allows beyond the knee ``j``: the adversarial family for
     lower bounds on the energy ratio (003 推论 11.8).
+
+    Every argument is a scalar; returns two scalar ``mpmath.mpf`` ``(head, total)`` at ``dps`` digits
+    (dimensionless: ``sigma_1 = 1``); the infinite tail by :func:`hurwitz_zeta`.
 
     Raises:
         AttentionInputError: ``alpha <= 1/2`` (the energy diverges), ``j, k < 1``, or
@@ -265,10 +281,10 @@ def exact_frobenius_sq(W, B, A) -> Fraction:
 
 
 def mp_matrix_effective_rank(A, tau, dps: int = 30) -> int:
-    """003 定义 11.25's effective rank of the float64 matrix ``A`` as stored, at ``dps`` digits:
+    """003 定义 11.25's effective rank of the float64 matrix ``A (N, M)`` as stored, at ``dps`` digits:
     :func:`mp_effective_rank` of :func:`mp_singular_values`, the energies summed at ``dps``
     digits too, so that it decides what float64 arithmetic may round (used as the reference for
-    :func:`effective_rank`).
+    :func:`effective_rank`). Returns a scalar ``int``.
 
     Raises:
         AttentionInputError: empty or non-finite ``A``, ``tau`` outside (0, 1), or ``A = 0``.
