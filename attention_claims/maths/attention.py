@@ -103,7 +103,9 @@ def feature_map(name: str) -> Callable[[torch.Tensor], torch.Tensor]:
 
 def linear_attention(Q, K, *, phi: str = "elu+1", causal: bool = False, normalize: bool = True,
                      dtype="float64", device=None) -> torch.Tensor:
-    """Linear attention matrix ``phi(Q) phi(K)^T`` (masked, row-normalised), shape ``(N, M)``.
+    """Linear attention matrix ``phi(Q) phi(K)^T`` (masked, row-normalised), shape ``(N, M)``, for
+    ``Q (N, d)`` and ``K (M, d)``, computed in ``dtype`` on ``device`` (torch); dimensionless when
+    normalised (rows sum to 1), else in the units of ``phi(Q) phi(K)^T``.
 
     Source: Katharopoulos et al. 2020, §3.2 eq. (4)-(6); 002 "低秩问题" (rank at most d
     without a mask). With ``normalize`` each row is divided by its sum, as in eq. (6); a
@@ -454,7 +456,9 @@ def causal_logit_gap(z) -> float:
 
 def row_cosines(A) -> np.ndarray:
     """The cosines between the rows of ``A (N, M)``: ``U U^T`` with ``U`` the rows scaled to unit
-    l2 norm, shape ``(N, N)``. A zero row gives NaN."""
+    l2 norm, shape ``(N, N)``, float64 NumPy, dimensionless in ``[-1, 1]`` (up to rounding). A zero
+    row gives NaN; nothing is validated and nothing raised.
+    """
     A = np.asarray(A, dtype=np.float64)
     U = A / np.linalg.norm(A, axis=1, keepdims=True)
     return U @ U.T

@@ -156,7 +156,10 @@ def convergence_orders(residuals, *, below: float = 1e-3) -> list[float]:
 
 
 def random_stack(rng: np.random.Generator, L: int, D: int, dk: int, scale: float) -> list:
-    """``L`` layers of Gaussian weights with entries ``N(0, scale^2 / D)`` (``Wv``: ``D x D``).
+    """``L`` layers of Gaussian weights with entries ``N(0, scale^2 / D)`` (the ``1/sqrt(D)`` variance
+    scaling of LeCun et al. 1998, "Efficient BackProp"): a list of ``L`` float64 NumPy triples
+    ``(Wq, Wk, Wv)`` of shapes ``(D, dk)``, ``(D, dk)``, ``(D, D)``, dimensionless, drawn from ``rng``
+    (the stacks of :func:`attention_stack_residuals`, Dong et al. 2021 §2).
 
     Raises:
         AttentionInputError: non-positive sizes or scale.
@@ -170,9 +173,9 @@ def random_stack(rng: np.random.Generator, L: int, D: int, dk: int, scale: float
 
 def relu_mlp(rng: np.random.Generator, D: int, *, lipschitz: float, hidden: int | None = None) -> tuple:
     """Weights ``(W1, W2)`` of a bias-free token-wise MLP ``x -> relu(x W1) W2`` (``W1``: ``(D, h)``,
-    ``W2``: ``(h, D)``, ``h = hidden`` or ``4 D``, the usual transformer width ratio) whose Lipschitz
-    constant (Euclidean norm on tokens) is at most ``lipschitz``: Gaussian entries, each matrix then
-    scaled to spectral norm ``sqrt(lipschitz) (1 - 2^-40)``, since ``relu`` is 1-Lipschitz and
+    ``W2``: ``(h, D)``, float64 NumPy, ``h = hidden`` or ``4 D``, the usual transformer width ratio)
+    whose Lipschitz constant (Euclidean norm on tokens) is at most ``lipschitz``: Gaussian entries, each
+    matrix then scaled to spectral norm ``sqrt(lipschitz) (1 - 2^-40)``, since ``relu`` is 1-Lipschitz and
     ``Lip(x -> relu(x W1) W2) <= ||W1||_2 ||W2||_2``. Such an MLP is positively homogeneous, so it maps
     identical tokens to identical tokens (a rank-1 ``X`` stays rank 1). Dimensionless.
 

@@ -88,10 +88,10 @@ def factorisation_jacobian(A, B) -> np.ndarray:
 
 
 def gauge_directions(A, B) -> np.ndarray:
-    """The ``r^2`` tangent directions ``(dA, dB) = (A E_kl, -B E_lk)`` (``E_kl`` the matrix units),
-    shape ``(r^2, (n + m) r)`` in the column order of :func:`factorisation_jacobian`. Each is in
-    the Jacobian's kernel at every point: ``A X B^T - A (B X^T)^T = 0`` (the action of GL(r) on
-    factorisations, ``(A, B) -> (A G, B G^{-T})``).
+    """The ``r^2`` tangent directions ``(dA, dB) = (A E_kl, -B E_lk)`` (``E_kl`` the matrix units) for
+    integer ``A (n, r)`` and ``B (m, r)``, as an int64 NumPy array of shape ``(r^2, (n + m) r)`` in the
+    column order of :func:`factorisation_jacobian`. Each is in the Jacobian's kernel at every point:
+    ``A X B^T - A (B X^T)^T = 0`` (the action of GL(r) on factorisations, ``(A, B) -> (A G, B G^(-T))``).
 
     Raises:
         AttentionInputError: as :func:`factorisation_jacobian`.

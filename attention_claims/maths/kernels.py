@@ -52,7 +52,9 @@ def arb_feature(name: str, x):
 
 def arb_kernel_diagonal(name: str, Q, K) -> list:
     """Enclosures of ``phi(q_i) . phi(k_i)`` for ``i < N`` (the diagonal of the causal linear
-    attention matrix before normalisation). ``Q, K`` are ``(N, d)``.
+    attention matrix before normalisation; Katharopoulos et al. 2020 eq. (4)). ``Q, K`` are
+    ``(N, d)`` float arrays (read exactly); returns a list of ``N`` python-flint ``arb`` balls (shape
+    ``(N,)``) at the current arb precision, each by :func:`arb_feature`.
 
     Raises:
         AttentionInputError: shapes differ, non-finite input, unknown map.
@@ -72,8 +74,10 @@ def arb_kernel_diagonal(name: str, Q, K) -> list:
 
 
 def positive_random_features(X, omega) -> np.ndarray:
-    """Performer positive random features ``exp(omega_r . x - |x|^2/2) / sqrt(m)``, shape ``(N, m)``
-    (Choromanski et al. 2021, Lemma 1). ``phi(x) . phi(y)`` is an unbiased estimate of ``exp(x.y)``.
+    """Performer positive random features ``exp(omega_r . x - |x|^2/2) / sqrt(m)`` of the rows of
+    ``X (N, d)`` for the ``m`` random directions ``omega (m, d)``: a float64 NumPy array of shape
+    ``(N, m)`` (dimensionless; ``X`` in the units that make ``x . y`` a logit) (Choromanski et al.
+    2021, Lemma 1). ``phi(x) . phi(y)`` is an unbiased estimate of ``exp(x.y)``.
 
     Raises:
         AttentionInputError: bad shapes or non-finite input.
@@ -85,8 +89,9 @@ def positive_random_features(X, omega) -> np.ndarray:
 
 
 def trig_random_features(X, omega) -> np.ndarray:
-    """Trigonometric random features for ``exp(x.y)``: ``exp(|x|^2/2) [cos, sin](omega . x) / sqrt(m)``,
-    shape ``(N, 2m)`` (Choromanski et al. 2021 eq. (2) with the Gaussian-kernel identity).
+    """Trigonometric random features for ``exp(x.y)``: ``exp(|x|^2/2) [cos, sin](omega . x) / sqrt(m)`` of
+    the rows of ``X (N, d)`` for ``omega (m, d)``: a float64 NumPy array of shape ``(N, 2m)``
+    (Choromanski et al. 2021 eq. (2) with the Gaussian-kernel identity).
 
     Raises:
         AttentionInputError: bad shapes or non-finite input.
@@ -306,8 +311,9 @@ def monomial_feature_dots(q, k, degree: int) -> list[Fraction]:
 
 def lognormal_feature_moments(mu, sigma: float) -> tuple[np.ndarray, np.ndarray]:
     """Mean ``(d,)`` and covariance ``(d, d)`` of ``h(k) = exp(k)`` (elementwise) for
-    ``k ~ N(mu, sigma^2 I)``: ``E h_i = e^{mu_i + sigma^2/2}``,
-    ``Cov = diag(e^{2 mu_i + sigma^2} (e^{sigma^2} - 1))`` (the log-normal moments).
+    ``k ~ N(mu, sigma^2 I)`` with ``mu (d,)``: ``E h_i = e^(mu_i + sigma^2/2)``,
+    ``Cov = diag(e^(2 mu_i + sigma^2) (e^(sigma^2) - 1))`` (the log-normal moments; Johnson, Kotz &
+    Balakrishnan, *Continuous Univariate Distributions* vol. 1, 2nd ed., ch. 14), as float64 NumPy arrays.
 
     Raises:
         AttentionInputError: ``mu`` not a non-empty finite 1-D array, or ``sigma`` not finite and ``>= 0``.
@@ -323,7 +329,8 @@ def taylor_features(x: torch.Tensor, degree: int) -> torch.Tensor:
     """Explicit features of the exponential kernel truncated at ``degree``:
     ``phi(x) = concat_{k <= degree} vec(x^{(x) k}) / sqrt(k!)``, so that
     ``phi(q) . phi(k) = sum_{j <= degree} (q.k)^j / j!  ->  exp(q.k)``
-    (kexue.fm/archives/8601, cited in 004 "一般线性"). ``x (N, m)`` -> ``(N, sum_k m^k)``.
+    (kexue.fm/archives/8601, cited in 004 "一般线性"). ``x (N, m)`` -> ``(N, sum_k m^k)``, a torch tensor in
+    ``x``'s dtype and on its device.
 
     Raises:
         AttentionInputError: ``x`` not 2-D, or ``degree`` not in ``[0, 12]``, or too many features.

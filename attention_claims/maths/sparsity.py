@@ -128,7 +128,8 @@ def s_identity(beta, gamma) -> mpmath.mpf:
 def s_general_linear(q_tilde, mu_tilde, sigma_tilde) -> float:
     """``S = 1 / sqrt(1 + q^T Sigma q / (q^T mu)^2)`` for non-negative linear attention
     (004 "一般线性", last member of the display equation); ``q_tilde (d,)``,
-    ``mu_tilde (d,)``, ``sigma_tilde (d, d)`` the mean and covariance of ``k_tilde``.
+    ``mu_tilde (d,)``, ``sigma_tilde (d, d)`` the mean and covariance of ``k_tilde``. Computed in
+    float64; a dimensionless float scalar.
 
     Raises:
         AttentionInputError: shapes disagree, or ``q^T mu == 0``.

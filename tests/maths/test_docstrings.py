@@ -24,6 +24,10 @@ parameter has one of the field's array names (a capital such as ``Q``, ``K``, ``
 
 Intervals such as ``(0, 1)`` and value tuples such as ``(alpha, C, r2)`` are not shapes. The
 rule is checked on examples in :func:`test_the_rule_accepts_shapes_and_rejects_prose`.
+
+*States its errors.* A public function whose body has a ``raise`` statement or calls one of the
+layer's validators (``VALIDATORS``: ``as_array``, ``as_tensor``, ``as_fractions``, ``positive_int``,
+...) has a ``Raises:`` section.
 """
 
 from __future__ import annotations
@@ -52,6 +56,11 @@ ARRAY_NAME = re.compile(
     r"|weights|z_row|q_tilde|mu_tilde|sigma_tilde|computed|reference|betas|gammas)$"
 )
 """Names of the field that mean an array when a parameter carries no annotation."""
+
+
+VALIDATORS = re.compile(r"\b(?:as_array|as_tensor|as_fractions|as_int|positive_int|resolve_dtype|mp_matrix"
+                        r"|fmpq_matrix|fmpz_matrix|arb_matrix|to_arb|_check\w*)\(")
+"""Calls that raise ``AttentionInputError`` on bad input."""
 
 
 def public_functions() -> list[tuple[str, object]]:
@@ -97,6 +106,19 @@ def test_the_walk_finds_the_array_functions():
 def test_every_array_function_states_its_shapes():
     missing = [n for n, f in ARRAY_FUNCTIONS if not states_shape(inspect.getdoc(f))]
     assert missing == [], f"array functions whose docstring states no shape (rule: tests/maths/test_docstrings.py): {missing}"
+
+
+def raises_without_saying(fn) -> bool:
+    """Whether ``fn`` raises (a ``raise`` statement or a validator's call after its docstring) and its
+    docstring has no ``Raises:`` section."""
+    source = inspect.getsource(inspect.unwrap(fn))
+    body = source.split('"""', 2)[-1]
+    raises = re.search(r"^\s*raise \w", body, re.M) or VALIDATORS.search(body)
+    return bool(raises) and "Raises:" not in (inspect.getdoc(fn) or "")
+
+
+def test_every_public_function_that_raises_says_so():
+    assert [n for n, f in public_functions() if raises_without_saying(f)] == []
 
 
 def test_every_public_function_has_a_docstring():
