@@ -561,7 +561,6 @@ def babies(x):
     Scaling, D3 Rising Tide, D4 Cloning, P1 Bill Gates, P2 Babies; in their convention a larger measure
     is sparser): the operation only; whether a measure rises or falls under it is the check's question.
     The criterion P2: adding a zero coefficient (a baby, who has no wealth) makes a vector sparser.
-    The appended entry is the int ``0`` (equal to ``Fraction(0)``).
 
     Shapes: ``x`` is a vector of ``n`` coefficients (shape ``(n,)``: ``Fraction``s, ints or floats, read
     exactly); returns a new list of ``n + 1`` ``Fraction``s (``x`` is not changed), in the units of ``x``.
@@ -571,7 +570,7 @@ def babies(x):
     Raises:
         AttentionInputError: ``x`` empty or an entry not finite (:func:`.exact.as_fractions`).
     """
-    return as_fractions(x, "x") + [0]
+    return as_fractions(x, "x") + [Fraction(0)]
 
 
 def bill_gates(x, i: int, beta):

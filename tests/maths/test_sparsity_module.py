@@ -184,7 +184,7 @@ def test_hurley_rickard_transformations():
     assert robin_hood([4, 0], 0, 1, 1) == [3, 1]
     assert rising_tide([0, 1], 1) == [1, 2]
     assert cloning([1, 2]) == [1, 2, 1, 2]
-    assert babies([1]) == [1, 0]
+    assert babies([1]) == [1, 0] and all(isinstance(v, Fraction) for v in babies([1]))  # list[Fraction]
     assert bill_gates([1, 2], 0, 3) == [4, 2]
     with pytest.raises(AttentionInputError, match="robin_hood"):
         robin_hood([4, 0], 0, 1, 2)  # alpha must be < half the gap
