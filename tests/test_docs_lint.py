@@ -7,12 +7,15 @@ server's root, and no invented ``site_url``/``repo_url``.
 therefore contain none of: a TeX control word (``\\frac``, ``\\sqrt``, ``\\le``, ``\\alpha``), a
 superscript or subscript group (``^{``, ``_{``), dollar math (``$x$``), or ``\\( ... \\)`` /
 ``\\[ ... \\]`` delimiters, all of which the site would show as typed (``e^{−δ}``). Markdown's
-escapes of punctuation (``\\|``, ``\\*``, ``\\_``) are not TeX and pass. The other docs lint, a
-blank line before every list, is ``tests/test_docs_home.py::test_no_list_runs_into_its_paragraph``.
+escapes of punctuation (``\\|``, ``\\*``, ``\\_``) are not TeX and pass. The same rule holds for the
+built site's text outside ``<code>``/``<pre>`` (the reference generated from the docstrings, the
+command-line help). The other docs lint, a blank line before every list, is
+``tests/test_docs_home.py::test_no_list_runs_into_its_paragraph``.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import tomllib
 from pathlib import Path
@@ -82,6 +85,20 @@ def test_the_lint_passes_text_and_code(text):
 def test_a_fence_closes_only_on_its_own_marker_and_a_span_not_across_paragraphs():
     assert raw_tex("````\n```\n\\le\n````\n\\le") == [(5, "\\le")]
     assert raw_tex("a `b\n\nc^{2}` d") == [(3, "^{")]
+
+
+def site_raw_tex(page_html: str) -> list[str]:
+    """Raw TeX in a built page's text outside ``<code>``, ``<pre>``, ``<script>`` and ``<style>``."""
+    text = re.sub(r"<(code|pre|script|style)\b.*?</\1>", " ", page_html, flags=re.S)
+    return [hit.group(0) for hit in RAW_TEX.finditer(html.unescape(re.sub(r"<[^>]+>", " ", text)))]
+
+
+def test_the_built_site_shows_no_raw_tex(site):  # noqa: F811
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) >= 15
+    found = {p.relative_to(site).as_posix(): site_raw_tex(p.read_text(encoding="utf-8")) for p in pages}
+    assert {k: v for k, v in found.items() if v} == {}
+    assert site_raw_tex("<p>e^{x} and <code>e^{y}</code></p>") == ["^{"]
 
 
 class _Loader(yaml.SafeLoader):
