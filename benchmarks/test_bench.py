@@ -402,9 +402,13 @@ if N > measurement.GESDD_MAX_N:  # the floor of the Gram route (issue 37), at ra
     read_off = int(np.nansum(meas.heads.get("float64", {}).get("read_off_float32", np.zeros(1))))
     decomposed = heads - read_off
     floor_s = forward / rates["torch_float32"] / 1e9 + forward / rates["torch_float64"] / 1e9 + gram / rates["numpy_float64"] / 1e9
+    f64 = meas.heads.get("float64", {})
     floor = {"floor": {"seconds": round(floor_s, 1), "forward_gflop_per_pass": round(forward / 1e9, 1),
                        "gram_gflop": round(gram / 1e9, 1), "heads": heads, "heads_decomposed": decomposed,
                        "float64_heads_read_off_float32": read_off,
+                       # issue 45: the float64 heads near a threshold, and those proved (measurement.prove_head)
+                       "float64_heads_near_threshold": int(np.nansum(f64.get("near_threshold", np.zeros(1)))),
+                       "float64_heads_proved": int(np.nansum(f64.get("proved", np.zeros(1)))),
                        "matmul_gflops": {k: round(v, 1) for k, v in rates.items()},
                        "matmul_gflops_before_after": {k: [round(before[k], 1), round(after[k], 1)] for k in rates},
                        "formula": "forward/rate(torch float32) + forward/rate(torch float64) + heads (7/3) N^3 / "

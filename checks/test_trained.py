@@ -111,15 +111,16 @@ def _float64_route(meas: models.Measurement) -> str:
     return (f"float64 forward pass of the same weights and tokens ({n} of {read.size} heads' effective ranks "
             f"certified, and energies enclosed within {widest:.1e}, "
             f"from the float32 spectrum and ||A64 - A32||_F by the Ky Fan bound; {p} heads near a threshold proved "
-            f"from their own SVD by a residual bound; the other heads by their own SVD)")
+            f"by a residual bound on their own Gram matrix's eigendecomposition, every constant derived; the other heads "
+            f"by their own SVD)")
 
 
 def _strength(*metas: models.Measurement) -> str:
     """The certificate strength (docs/verdicts.md, "Certified") of a float64 recomputation of ``metas``: ``proved``
     where every one was measured above ``models.GESDD_MAX_N`` on the CPU (the passes in lockstep) and every float64
     head whose decision lies near its threshold (``near_threshold``: not certified from the float32 spectrum, or not
-    with the assumed eigensolver constant ``PROOF_FACTOR`` = 100 times larger) was proved from its own SVD by a
-    residual bound with every constant derived (``proved``, ``attention_claims.models.measurement.prove_head``); the other heads are more
+    with the assumed eigensolver constant ``PROOF_FACTOR`` = 100 times larger) was proved by a residual bound on its
+    own Gram matrix's eigendecomposition with every constant derived (``proved``, ``attention_claims.models.measurement.prove_head``); the other heads are more
     than 100 half-widths of their enclosure from their threshold, beyond a textbook O(N^2 u) backward error
     (about 10 times the enclosure's assumed ``delta``). ``recomputed`` otherwise: at N <= 512 a float64 gesdd
     recomputation agrees, with no error bound (issue 45)."""

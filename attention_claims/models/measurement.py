@@ -52,8 +52,10 @@ from .registry import ModelSpec, file_lock, get_spec, install_hint, model_files,
 #: spectral measures are certified from the float32 pass's spectrum where they can be
 #: (:func:`certify_from_float32`, the ``*_err`` and ``read_off_float32`` measures); no float64 layer spectra there.
 #: 7: a float64 head whose decision would change with the assumed eigensolver constant :data:`PROOF_FACTOR` times larger
-#: is proved (:func:`prove_head`; the ``proved`` and ``near_threshold`` measures; issue 45).
-MEASURE_VERSION = 7
+#: is proved (:func:`prove_head`; the ``proved`` and ``near_threshold`` measures; issue 45). 8: :func:`prove_head`
+#: from the Gram matrix's eigendecomposition (:func:`gram_eigen_bound`) instead of an SVD with vectors: narrower
+#: enclosures, under half the cost.
+MEASURE_VERSION = 8
 
 
 #: machine epsilon of the dtypes a forward pass runs in (from :data:`attention_claims.maths.EPS_LOG2`)
@@ -88,8 +90,8 @@ MEASURES = {
     "energy_top8_err": "half-width of energy_top8's enclosure where read off the float32 pass's spectrum, else 0",
     "read_off_float32": "1 where this float64 head's spectral measures are certified from the float32 pass's "
                         "spectrum and ||A64 - A32||_F (certify_from_float32) instead of computed, else 0",
-    "proved": "1 where this float64 head's spectral measures are proved from its own SVD by a residual bound with "
-              "every constant derived (prove_head, where near_threshold), else 0",
+    "proved": "1 where this float64 head's spectral measures are proved from its own Gram matrix's eigendecomposition "
+              "by a residual bound with every constant derived (prove_head, where near_threshold), else 0",
     "near_threshold": "1 where this float64 head's decision lies near its threshold (not certified from the float32 "
                       "spectrum, or not with the assumed eigensolver constant PROOF_FACTOR times larger: needs_proof), "
                       "so that it needs prove_head; a reading is proved only where every such head is proved",
@@ -621,93 +623,170 @@ def _fro_up(x: np.ndarray) -> float:
 _WIDEN = 64 * 2.0 ** -53
 
 
-def residual_bound(a: np.ndarray, svd=None) -> tuple[np.ndarray, float]:
-    """The singular values ``s`` (descending, float64) of one ``(N, M)`` float64 matrix ``a`` and a rigorous upper
-    bound ``e`` of ``||a - A'||_F`` for a matrix ``A'`` whose singular values are exactly ``s``, every constant
-    derived (no assumed backward error of the solver).
+def orthogonality_defect_bound(W: np.ndarray) -> float:
+    """A rigorous upper bound of ``||WᵀW - I||_F`` for a float64 ``(N, M)`` matrix ``W`` whose entries are at most 1
+    in absolute value (computed eigenvectors, unit columns; up to 2 is accepted), far tighter than the plain product's rounding bound
+    ``gamma_N ||W||_F^2`` (about ``M^2 u``, 4.7e-10 at M = 2048, which would swamp a defect of 1e-13).
 
-    Mathematics (issue 45). From a computed SVD ``U, s, Vᵀ`` (``svd(a)``, default LAPACK gesdd with vectors):
+    Mathematics: ``W = W1 + W2`` exactly, ``W1`` the entries rounded to multiples of ``2^-b`` with
+    ``b = floor((51 - ceil(log2 N)) / 2)`` (20 at N = 2048) and ``W2 = W - W1`` (exact; ``|W2| <= 2^-(b+1)``). Every
+    product of two entries of ``W1`` is an integer multiple of ``2^-2b`` below 4 and a sum of ``N`` of them stays
+    below ``2^(53 - 2b)``, so every partial sum is a float64 and ``W1ᵀW1`` is computed exactly by any BLAS
+    (the error-free splitting of Ozaki, Ogita, Oishi and Rump, "Error-free transformations of matrix
+    multiplication", Numer. Algorithms 59, 2012), and ``W1ᵀW1 - I`` is exact too. The rest,
+    ``W1ᵀW2 + W2ᵀW1 + W2ᵀW2``, is small and computed with Higham's bound (``gamma_N |X|ᵀ|Y|``, §3.5) plus the
+    three additions' ``gamma_3`` relative.
 
-    - the residual ``E0 = a - U diag(s) Vᵀ`` is bounded by its computed value ``R = fl(a - fl(fl(U diag s) Vᵀ))``:
-      ``||E0||_F <= (1 + gamma_1) ||R||_F + gamma_p ||P||_F ||Vᵀ||_F + gamma_1 ||P||_F ||Vᵀ||_F``,
-      ``P = fl(U diag s)``, ``p = min(N, M)`` (Higham §3.5: ``|fl(PVᵀ) - PVᵀ| <= gamma_p |P||Vᵀ|``, and
-      ``|| |X||Y| ||_F <= ||X||_F ||Y||_F``);
-    - the orthogonality defects ``omega_U >= ||UᵀU - I||_2`` and ``omega_V >= ||VᵀV - I||_2`` are the computed
-      ``||fl(UᵀU) - I||_F`` plus ``gamma_N ||U||_F^2`` (the product's rounding, ``|| |U|ᵀ|U| ||_F <= ||U||_F^2``);
-    - the polar factor ``Q_U`` of ``U`` (orthonormal columns) has ``||U - Q_U||_2 = max_i |sigma_i(U) - 1| <=
-      max_i |sigma_i(U)^2 - 1| <= omega_U`` (Higham §8.1, the polar decomposition), and so for ``V``;
-    - ``A' = Q_U diag(s) Q_Vᵀ`` has singular values exactly ``s`` and ``a - A' = E0 + (U - Q_U) diag(s) Vᵀ +
-      Q_U diag(s) (V - Q_V)ᵀ``, so ``||a - A'||_F <= ||E0||_F + ||s||_2 (omega_U sqrt(1 + omega_V) + omega_V)``.
+    Args:
+        W: ``(N, M)`` float64, finite, ``max |W_ij| <= 2``.
 
-    Then (Weyl; Ky Fan, as in :func:`certify_from_float32`) ``|sigma_i(a) - s_i| <= e`` and every
-    ``sqrt(sum_{i<=k} sigma_i(a)^2)`` is within ``e`` of ``sqrt(sum_{i<=k} s_i^2)``. Cost: one SVD with vectors and
-    three ``N^3`` products (about 13 s a head at N = 2048 on one busy core; docs/performance.md).
+    Returns:
+        the bound (a float, dimensionless).
+
+    Raises:
+        ValueError: ``W`` is not a finite 2-D array, has an entry above 2 in absolute value (not near orthonormal),
+            or ``N > 2^49``.
+    """
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim != 2 or not np.all(np.isfinite(W)):
+        raise ValueError(f"orthogonality_defect_bound: W must be a finite 2-D array, got shape {W.shape}")
+    if W.size and float(np.max(np.abs(W))) > 2.0:
+        raise ValueError("orthogonality_defect_bound: W is not near orthonormal (an entry above 2 in absolute value)")
+    N, M = W.shape
+    b = (51 - max(N - 1, 1).bit_length()) // 2
+    if b < 1:
+        raise ValueError(f"orthogonality_defect_bound: N = {N} too large for an exact split")
+    scale = 2.0 ** b
+    W1 = np.round(W * scale) / scale  # exact: a power-of-two scaling, a rounding to integers, and back
+    W2 = W - W1  # exact (|W2| <= 2^-(b+1), a multiple of W's last place)
+    D = W1.T @ W1  # exact: every partial sum is a multiple of 2^-2b below 2^(53 - 2b)
+    D[np.diag_indices(M)] -= 1.0  # exact: a multiple of 2^-2b of magnitude at most N + 1
+    C = W1.T @ W2
+    S = W2.T @ W2
+    f1, f2 = _fro_up(W1), _fro_up(W2)
+    err_products = 2 * _gamma(N) * f1 * f2 + _gamma(N) * f2 * f2
+    fX1 = _fro_up(D)
+    D += C
+    D += C.T
+    fC = _fro_up(C)
+    del C
+    D += S
+    err_sums = _gamma(3) * (fX1 + 2 * fC + _fro_up(S))
+    return (_fro_up(D) * (1 + _gamma(1)) + err_products + err_sums) * (1 + _WIDEN)
+
+
+def gram_eigen_bound(a: np.ndarray, eigh=None) -> tuple[np.ndarray, float, float]:
+    """The eigenvalues ``lam`` (descending, float64, units of ``a``'s entries squared) of the computed Gram matrix
+    ``fl(aᵀ a)`` of one ``(N, M)`` float64 matrix ``a``, and a rigorous upper bound ``eta`` of
+    ``||sigma(a)^2 - lam||_2``, the Euclidean distance between the exact squared singular values of ``a`` (sorted
+    descending, ``M`` of them with zeros past ``min(N, M)``) and ``lam``, every constant derived (no assumed backward
+    error of the eigensolver); also an enclosure of the total energy ``||a||_F^2 = trace(aᵀa)``.
+
+    Mathematics (issue 45):
+
+    - the Gram product: ``G = aᵀ a`` exactly, ``Ĝ = fl(aᵀ a)`` (LAPACK's ``dlauum`` for a lower-triangular ``a``,
+      :func:`triangular_gram`, else NumPy's product), made exactly symmetric by copying its lower triangle; each
+      entry is an inner product of length ``N``, so ``|Ĝ - G| <= gamma_N |a|ᵀ|a|`` (Higham, *Accuracy and Stability
+      of Numerical Algorithms*, 2nd ed., §3.5, any order of summation) and ``||Ĝ - G||_F <= gamma_N ||a||_F^2``;
+    - the computed eigendecomposition ``W, lam`` of ``Ĝ`` (``eigh``, default LAPACK ``dsyevd`` through NumPy): the
+      residual ``ĜW - W diag(lam)`` is bounded by its computed value ``R``,
+      ``||ĜW - W diag(lam)||_F <= (1 + gamma_1) ||R||_F + gamma_M ||Ĝ||_F ||W||_F + gamma_1 ||W||_F max|lam|``
+      (§3.5 again), and ``omega >= ||WᵀW - I||_F`` (:func:`orthogonality_defect_bound`, an error-free split of
+      the product);
+    - the polar factor ``Q`` of ``W`` (orthogonal) has ``||W - Q||_F <= ||WᵀW - I||_F <= omega``
+      (``|sigma - 1| <= |sigma^2 - 1|`` for each singular value ``sigma >= 0`` of ``W``; Higham §8.1), so
+      ``||Ĝ - Q diag(lam) Qᵀ||_F = ||ĜQ - Q diag(lam)||_F <= ||ĜW - W diag(lam)||_F + (||Ĝ||_F + max|lam|) omega``;
+    - ``Q diag(lam) Qᵀ`` is symmetric with eigenvalues exactly ``lam``, so by the Hoffman–Wielandt inequality
+      (Horn and Johnson, *Matrix Analysis*, 2nd ed., Cor. 6.3.8) the sorted eigenvalues of ``G`` (the squared
+      singular values of ``a``) are within ``eta = gamma_N ||a||_F^2 + ||Ĝ - Q diag(lam) Qᵀ||_F`` of ``lam`` in the
+      Euclidean norm, hence every partial sum of the top ``k`` within ``sqrt(k) eta`` (Cauchy–Schwarz) and each
+      one within ``eta`` (Weyl).
+
+    Cost: a Gram product, one symmetric eigendecomposition with vectors and two ``M^3`` products (about 1.9 s a
+    head at N = 2048 on one idle core of this suite's machine, against 3.9 s for an SVD with vectors and its
+    residual; docs/performance.md).
 
     Args:
         a: ``(N, M)`` float64, finite.
-        svd: ``a -> (U (N, p), s (p,), Vᵀ (p, M))``; default ``numpy.linalg.svd(a, full_matrices=False)``. A test
-            passes a planted solver.
+        eigh: ``g -> (lam (M,) ascending, W (M, M))``; default ``numpy.linalg.eigh``. A test passes a planted solver.
+
+    Returns:
+        ``(lam, eta, (t_lo, t_hi))``: ``lam`` shape ``(M,)`` descending; ``eta`` a float and ``[t_lo, t_hi]`` an
+        enclosure of ``||a||_F^2`` (the fsum of Ĝ's diagonal, within ``gamma_(N+1)`` relative), in the units of
+        ``lam``.
 
     Raises:
-        ValueError: ``a`` is not a finite 2-D array, or the computed factors are too far from orthonormal
-            (``omega >= 1``: nothing can be proved).
-        numpy.linalg.LinAlgError: the SVD did not converge.
+        ValueError: ``a`` is not a finite 2-D array, the solver's eigenvalues are not finite, or its vectors are too
+            far from orthonormal (``omega >= 1``: nothing can be proved).
+        numpy.linalg.LinAlgError: the eigensolver did not converge.
     """
     a = np.asarray(a, dtype=np.float64)
     if a.ndim != 2 or not np.all(np.isfinite(a)):
-        raise ValueError(f"residual_bound: a must be a finite 2-D array, got shape {a.shape}")
-    U, s, Vt = (svd or (lambda x: np.linalg.svd(x, full_matrices=False)))(a)
-    U, s, Vt = (np.asarray(x, dtype=np.float64) for x in (U, s, Vt))
-    if np.any(s < 0) or np.any(np.diff(s) > 0):
-        raise ValueError("residual_bound: the solver's singular values are not non-negative and descending")
-    N, p = U.shape
-    P = U * s
-    R = a - P @ Vt
-    fP, fVt = _fro_up(P), _fro_up(Vt)
-    e0 = (1 + _gamma(1)) * _fro_up(R) + (_gamma(p) + _gamma(1)) * fP * fVt
-    fU = _fro_up(U)
-    eye = np.eye(p)
-    omega_u = _fro_up(U.T @ U - eye) * (1 + _gamma(1)) + _gamma(N) * fU * fU
-    omega_v = _fro_up(Vt @ Vt.T - eye) * (1 + _gamma(1)) + _gamma(Vt.shape[1]) * fVt * fVt
-    if not (omega_u < 1 and omega_v < 1):
-        raise ValueError(f"residual_bound: computed factors not orthonormal enough (omega {omega_u:.3g}, {omega_v:.3g})")
-    e = (e0 + _fro_up(s) * (omega_u * math.sqrt(1 + omega_v) + omega_v)) * (1 + _WIDEN)
-    return s, e
+        raise ValueError(f"gram_eigen_bound: a must be a finite 2-D array, got shape {a.shape}")
+    N, M = a.shape
+    lower = N == M and _upper_max(a) == 0.0
+    g = triangular_gram(np.ascontiguousarray(a)) if lower else np.tril(a.T @ a)
+    g = np.tril(g)
+    g += np.tril(g, -1).T  # exactly symmetric: the upper triangle is the lower one's copy
+    lam, W = (eigh or np.linalg.eigh)(g)
+    lam, W = np.asarray(lam, dtype=np.float64), np.asarray(W, dtype=np.float64)
+    if lam.shape != (M,) or W.shape != (M, M) or not (np.all(np.isfinite(lam)) and np.all(np.isfinite(W))):
+        raise ValueError("gram_eigen_bound: the eigensolver returned no finite (M,) values and (M, M) vectors")
+    fG, fW = _fro_up(g), _fro_up(W)
+    lam_max = float(np.max(np.abs(lam)))
+    R = g @ W
+    R -= W * lam
+    res = (1 + _gamma(1)) * _fro_up(R) + _gamma(M) * fG * fW + _gamma(1) * fW * lam_max * (1 + _gamma(1))
+    del R
+    omega = orthogonality_defect_bound(W)
+    if not omega < 1:
+        raise ValueError(f"gram_eigen_bound: computed eigenvectors not orthonormal enough (omega {omega:.3g})")
+    # the total ||a||_F^2 = trace(aᵀa): each diagonal entry of Ĝ within gamma_N relative (a sum of N squares),
+    # their correctly rounded sum (math.fsum) one rounding more: within gamma_(N+1) relative, not the gamma_(N^2)
+    # of a sum of all N^2 squares (4.7e-10 at N = 2048, which swamped the energies' enclosures)
+    t = math.fsum(np.diagonal(g).tolist())
+    gt = _gamma(N + 1)
+    t_lo, t_hi = t * (1 - gt) * (1 - _WIDEN), t / (1 - gt) * (1 + _WIDEN)
+    eta = (_gamma(N) * t_hi + res + (fG + lam_max) * omega) * (1 + _WIDEN)
+    return lam[::-1].copy(), eta, (t_lo, t_hi)
 
 
-def prove_head(a: np.ndarray, svd=None) -> dict[str, float] | None:
-    """:func:`certify_from_float32`'s measures of one ``(N, N)`` float64 head ``a``, proved from its own SVD by
-    :func:`residual_bound` (every constant derived), or ``None`` when an effective rank's crossing lies inside the
-    enclosure (the rank is then not proved).
+def prove_head(a: np.ndarray, eigh=None) -> dict[str, float] | None:
+    """:func:`certify_from_float32`'s measures of one ``(N, N)`` float64 head ``a``, proved from its own Gram
+    matrix's eigendecomposition by :func:`gram_eigen_bound` (every constant derived), or ``None`` when an effective
+    rank's crossing lies inside the enclosure (the rank is then not proved).
 
-    Every cumulative energy ``C(k)`` of ``a`` lies in ``[max(sqrt(c_k (1 - g)) - e, 0)^2, (sqrt(c_k (1 + g)) + e)^2]``,
-    ``c_k`` the computed ``sum_{i<=k} s_i^2`` (``g = gamma_(N+1)``, its rounding), and the total ``||a||_F^2`` within
-    ``gamma_(N^2+1)`` relative of its computed value; the effective ranks, the top-10 % and top-8 % energies and
-    ``sigma_1`` follow as in :func:`certify_from_float32` (``sigma_1`` within ``e`` of ``s_1``, Weyl). Enclosures
-    are widened by 64 u relative for their own last roundings.
+    Every cumulative energy ``C(k) = sum_{i<=k} sigma_i(a)^2`` lies within ``sqrt(k) eta + gamma_k sum_{i<=k}
+    |lam_i|`` of the computed ``c_k = fl(sum_{i<=k} lam_i)`` (:func:`gram_eigen_bound`'s Hoffman–Wielandt bound,
+    the partial sum's rounding), clipped at 0; the total ``||a||_F^2`` as :func:`gram_eigen_bound` encloses it; the
+    effective ranks (定义 11.25), the top-10 % and top-8 % energies (引理 11.34, 表 11.3.1) follow
+    as in :func:`certify_from_float32` (:func:`_enclosed_measures`), and ``sigma_1^2`` within ``eta`` of
+    ``lam_1`` (Weyl). Enclosures are widened by 64 u relative for their own last roundings.
+
+    Args:
+        a: ``(N, N)`` float64, finite (one head's attention matrix).
+        eigh: as :func:`gram_eigen_bound` (a test plants a solver's error).
 
     Returns:
         the keys of :func:`certify_from_float32`'s result plus ``"proved": 1.0``, or ``None``.
 
     Raises:
-        ValueError, numpy.linalg.LinAlgError: as :func:`residual_bound`.
+        ValueError, numpy.linalg.LinAlgError: as :func:`gram_eigen_bound`.
     """
-    s, e = residual_bound(a, svd)
-    N = s.size
-    if N == 0 or s[0] <= 0:
+    lam, eta, (t_lo, t_hi) = gram_eigen_bound(a, eigh)
+    N = lam.size
+    if N == 0 or t_lo <= 0 or lam[0] <= 0:
         return None
-    g = _gamma(N + 1)
-    cum = np.cumsum(s * s)
-    c_lo = np.maximum(np.sqrt(cum * (1 - g)) - e, 0.0) ** 2 * (1 - _WIDEN)
-    c_hi = (np.sqrt(cum * (1 + g)) + e) ** 2 * (1 + _WIDEN)
-    flat = a.reshape(-1)
-    total = float(flat @ flat)
-    gt = _gamma(flat.size + 1) + _WIDEN
-    t_lo, t_hi = total * (1 - gt), total * (1 + gt)
+    k = np.arange(1, N + 1, dtype=np.float64)
+    cum = np.cumsum(lam)
+    slack = np.sqrt(k) * eta + _gamma(N) * np.cumsum(np.abs(lam)) * (1 + _gamma(N))
+    c_lo = np.maximum(cum - slack, 0.0) * (1 - _WIDEN)
+    c_hi = (cum + slack) * (1 + _WIDEN)
     out = _enclosed_measures(cum, c_lo, c_hi, t_lo, t_hi, N, widen=_WIDEN)
     if out is None:
         return None
-    lo, hi = max(float(s[0]) - e, 0.0) * (1 - _WIDEN), (float(s[0]) + e) * (1 + _WIDEN)
+    lo = math.sqrt(max(float(lam[0]) - eta, 0.0)) * (1 - _WIDEN)
+    hi = math.sqrt(float(lam[0]) + eta) * (1 + _WIDEN)
     out["sigma_max"], out["sigma_max_err"] = _midpoint_and_half_width(lo, hi)
     out["proved"] = 1.0
     return out
@@ -908,7 +987,7 @@ def _head_pair(q32: _QueuedLayer, q64: _QueuedLayer, h: int, method: str):
     """Head ``h`` of one layer of both forward passes (the passes in lockstep, :func:`_measure_passes_lockstep`):
     the float32 pass's head as :func:`_head` (its singular values and scalars), and the float64 pass's scalars
     with either its spectral measures certified from the float32 head's spectrum (:func:`certify_from_float32`,
-    from ``||A64 - A32||_F`` and ``||A64||_F^2``; proved from its own SVD by :func:`prove_head` instead where a
+    from ``||A64 - A32||_F`` and ``||A64||_F^2``; proved by :func:`prove_head` (its own Gram matrix's eigendecomposition) instead where a
     decision would change with the assumed constant :data:`PROOF_FACTOR` times larger, :func:`needs_proof`) or,
     where they cannot be,
     its own singular values.
@@ -935,7 +1014,7 @@ def _head_pair(q32: _QueuedLayer, q64: _QueuedLayer, h: int, method: str):
         own = own_energy_bound(s32)
         certified = certify_from_float32(s32, own, e_f, total)
     # a head whose decision is close to its threshold (not certified from the float32 spectrum, or not with the
-    # assumed constant PROOF_FACTOR times larger) is proved from its own SVD where it can be (issue 45)
+    # assumed constant PROOF_FACTOR times larger) is proved by prove_head where it can be (issue 45)
     near = certified is None or needs_proof(s32, own, e_f, total, certified)
     scalars64["near_threshold"] = float(near)
     if near and np.all(np.isfinite(b)):

@@ -386,7 +386,7 @@ def test_the_passes_in_lockstep_keep_every_float32_value_and_certify_or_compute_
     assert read.any() or factor > 100  # these heads' passes differ by ~1e-7: the float32 spectrum certifies them
     for name in ("row_sum_err", "upper_max", "diag_min", "logdet", "eff_rank_90", "eff_rank_95"):
         np.testing.assert_array_equal(new[name], old[name], err_msg=name)
-    proved = new["proved"] == 1  # issue 45: a head near its threshold, proved from its own SVD (prove_head)
+    proved = new["proved"] == 1  # issue 45: a head near its threshold, proved by prove_head
     assert not (proved & read).any() and (~(proved | read) <= (new["near_threshold"] == 1)).all()
     assert (proved <= (new["near_threshold"] == 1)).all()
     if factor > 100:  # every head counts as near its threshold: each is proved (the tiny heads all can be)
