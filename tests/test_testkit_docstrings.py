@@ -26,6 +26,7 @@ from pathlib import Path
 
 import griffe
 import pytest
+from hypothesis import settings
 
 import attention_claims.testkit as testkit
 from attention_claims.tools.reference import defining_modules
@@ -38,6 +39,8 @@ DEFERRED_TO_MATHS = "attention_claims.maths."
 EXTRA = {
     "attention_claims.testkit.references": ["decay_vector_sparsity"],
     "attention_claims.testkit.batched": ["skip_replaced_under_deep"],
+    "attention_claims.testkit.failure_profiles": ["gaussian_qk_draws", "gaussian_softmax_ranks", "record_profile",
+                                                  "softmax_rank_above_profile"],
     "attention_claims.framework.profiles": ["scaled"],
 }
 """Public names outside ``__all__`` that a check writer calls by their module (``profiles.scaled``, the
@@ -158,10 +161,12 @@ def run_doctests(name: str, docstring: str, filename: str) -> tuple[doctest.Test
     test = doctest.DocTestParser().get_doctest(docstring, {}, name, filename, 0)
     out = io.StringIO()
     runner = doctest.DocTestRunner(verbose=False)
+    profile = settings.get_current_profile_name()  # an example that loads a profile and fails half-way
     try:
         results = runner.run(test, out=out.write, clear_globs=True)
     finally:
         test.globs.clear()
+        settings.load_profile(profile)
     return results, out.getvalue()
 
 

@@ -45,7 +45,8 @@ def plot_sparsity_figure(kind: str, path: Path | str, betas=None, gammas=GAMMAS,
     Examples:
         >>> import pathlib, tempfile
         >>> from attention_claims.testkit import plot_sparsity_figure
-        >>> png = pathlib.Path(tempfile.mkdtemp()) / "figures" / "relu2.png"
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> png = pathlib.Path(tmp.name) / "figures" / "relu2.png"
         >>> drawn = plot_sparsity_figure("relu2", png, betas=[0.5, 1.0], gammas=[0.5, 1.0, 2.0])
         >>> [(beta, gamma.shape, S.shape) for beta, gamma, S in drawn], png.stat().st_size > 0
         ([(0.5, (3,), (3,)), (1.0, (3,), (3,))], True)
@@ -53,6 +54,7 @@ def plot_sparsity_figure(kind: str, path: Path | str, betas=None, gammas=GAMMAS,
         Traceback (most recent call last):
             ...
         attention_claims.maths.arrays.AttentionInputError: kind: unknown 'cubic' (one of relu2, identity)
+        >>> tmp.cleanup()
     """
     import matplotlib
 
