@@ -41,6 +41,7 @@ EXTRA = {
     "attention_claims.testkit.batched": ["skip_replaced_under_deep"],
     "attention_claims.testkit.failure_profiles": ["gaussian_qk_draws", "gaussian_softmax_ranks", "record_profile",
                                                   "softmax_rank_above_profile"],
+    "attention_claims.testkit.model_params": ["USER_READING", "model_params", "model_key_params", "measure_or_skip"],
     "attention_claims.framework.profiles": ["scaled"],
 }
 """Public names outside ``__all__`` that a check writer calls by their module (``profiles.scaled``, the
