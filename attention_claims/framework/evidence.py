@@ -482,7 +482,8 @@ class CheckLog:
             ``None``.
 
         Raises:
-            TypeError: a value that ``float()`` cannot take (an array of more than one element).
+            TypeError: a value that ``float()`` cannot take (``None``, an array of more than one element).
+            ValueError: a string that is not a number.
 
         Examples:
             >>> from attention_claims.testkit import CheckLog
@@ -541,7 +542,8 @@ class CheckLog:
             ``None``.
 
         Raises:
-            TypeError: ``value`` is not a number ``float()`` takes (ValueError for a non-numeric string).
+            TypeError: ``value`` is not a number ``float()`` takes (``None``, an array of several entries).
+            ValueError: ``value`` is a string that is not a number.
 
         Examples:
             >>> from attention_claims.testkit import CheckLog

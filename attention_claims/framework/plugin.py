@@ -405,7 +405,7 @@ class Claimed:
             ClaimRecordError: missing field, or a formula the check cannot evaluate.
             Counterexample: with ``exact``, the formula divides by exactly 0 at ``names`` (certified: the
                 claimed formula is undefined at a point of its domain).
-            ZeroDivisionError: a division by zero in the other arithmetics.
+            ZeroDivisionError: a division by exactly zero in mpmath or float64 (``floating``).
 
         Examples:
             >>> from fractions import Fraction

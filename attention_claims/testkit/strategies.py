@@ -185,8 +185,8 @@ def integer_arrays(shape: int | tuple[int, ...], lo: int = -3, hi: int = 3) -> s
         A strategy of ``int64`` NumPy arrays of exactly ``shape``.
 
     Raises:
-        hypothesis.errors.InvalidArgument: ``lo > hi``, or a shape with a negative size (when first drawn
-            from).
+        hypothesis.errors.InvalidArgument: ``lo > hi`` (when the strategy is first drawn from).
+        ValueError: a shape with a negative size (NumPy's error, when drawn from).
 
     Examples:
         >>> from hypothesis import find
@@ -319,7 +319,8 @@ def probability_vector(n: int | None = None) -> st.SearchStrategy[list[Fraction]
 
     Raises:
         hypothesis.errors.InvalidArgument: ``n`` is negative (when the strategy is first drawn from); with
-            ``n = 0`` nothing can be drawn (``hypothesis.errors.Unsatisfiable``).
+            ``n = 0`` no vector exists, and Hypothesis reports that it could not satisfy the strategy's
+            filter (``hypothesis.errors.Unsatisfiable`` or a failed health check).
 
     Examples:
         >>> from hypothesis import find
