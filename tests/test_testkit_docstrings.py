@@ -233,3 +233,19 @@ def test_a_failing_example_is_caught():
     assert results.failed == 1 and "Fraction(5, 4)" in report
     results, report = run_doctests("globals", ">>> CheckLog()\nCheckLog()\n", "x.py")  # no module globals
     assert results.failed == 1 and "NameError" in report
+
+
+def test_strategies_read_as_strategies_on_the_page():
+    """The page shows what griffe reads: no strategy of the kit shows Hypothesis's ``draw`` (an
+    ``@st.composite`` function does, ``gaussian_batch_spec`` did), each is typed as returning a
+    ``SearchStrategy``, and calling it with its own parameters gives one."""
+    from hypothesis import strategies as st
+
+    strategies = [e for e in ENTRIES if e.obj.kind is griffe.Kind.FUNCTION and "SearchStrategy" in str(e.obj.returns)]
+    assert {"gaussian_batch_spec", "qk_pairs", "rationals"} <= {e.name.rsplit(".", 1)[1] for e in strategies}
+    for e in strategies:
+        params = [p.name for p in e.obj.parameters]
+        assert "draw" not in params, f"{e.name}: the page shows Hypothesis's draw: {params}"
+        assert all(p.annotation is not None for p in e.obj.parameters), f"{e.name}: an untyped parameter"
+        assert e.obj.docstring.value.startswith("A strategy for"), e.name
+    assert isinstance(testkit.gaussian_batch_spec(), st.SearchStrategy)
