@@ -186,6 +186,19 @@ def certificate_strength_of(certificate: str) -> str:
 class Counterexample(AssertionError):
     """A reading failed on a concrete example.
 
+    A check raises it through :func:`refute` (or :func:`refute_deferred`) rather than constructing it; the
+    plugin catches it and records the reading's outcome. An ``AssertionError``, so Hypothesis shrinks it.
+
+    Args:
+        message: one sentence saying what failed, with numbers (a ``str``).
+        example: the inputs by name (see :func:`refute`), or ``None``.
+        certified: whether an exact / high-precision recomputation confirmed it (a ``bool``).
+        certificate: how it was confirmed (a ``str``).
+        boundary: where a dtype or scale reading starts to fail (a ``str``), or ``None``.
+        certify: for :func:`refute_deferred`, the function of no arguments that recomputes the example and
+            calls :func:`refute`; ``None`` otherwise.
+        certificate_strength: ``"proved"``, ``"recomputed"`` or ``None`` (see :func:`refute`).
+
     Attributes:
         message: one sentence saying what failed, with numbers.
         example: the inputs (plain JSON values: lists for arrays).
@@ -200,6 +213,14 @@ class Counterexample(AssertionError):
         RefuteArgumentError: an argument of the wrong type (see :func:`refute`).
         ValueError: ``certificate_strength`` is not one of :data:`CERTIFICATE_STRENGTHS`, or is given
             for a counterexample that is not certified.
+
+    Examples:
+        >>> import numpy as np
+        >>> from attention_claims.testkit import Counterexample
+        >>> cx = Counterexample("rank 2 > d = 1", example={"Q": np.eye(2)}, certified=True,
+        ...                     certificate="exact rationals: det = 1")
+        >>> isinstance(cx, AssertionError), cx.example, cx.certificate_strength
+        (True, {'Q': [[1.0, 0.0], [0.0, 1.0]]}, 'proved')
     """
 
     def __init__(
@@ -244,8 +265,18 @@ class Counterexample(AssertionError):
     def to_dict(self) -> dict:
         """The counterexample as the report stores it.
 
+        Returns:
+            A dict of plain JSON values with the keys ``message``, ``example``, ``certified``,
+            ``certificate``, ``certificate_strength`` and ``boundary``.
+
         Raises:
             RefuteArgumentError: a field was replaced after construction by a value of the wrong type.
+
+        Examples:
+            >>> from attention_claims.testkit import Counterexample
+            >>> Counterexample("row 0 sums to 0.999", example={"N": 3}).to_dict()  # doctest: +NORMALIZE_WHITESPACE
+            {'message': 'row 0 sums to 0.999', 'example': {'N': 3}, 'certified': False, 'certificate': '',
+             'certificate_strength': None, 'boundary': None}
         """
         if not isinstance(self.certified, bool) or not isinstance(self.message, str):
             raise RefuteArgumentError(f"counterexample: certified must be a bool and message a str, got "
@@ -303,7 +334,9 @@ def refute(
         ValueError: ``certificate_strength`` is not one of :data:`CERTIFICATE_STRENGTHS`, or is given with
             ``certified=False``.
 
-    Example:
+    Examples:
+        >>> from attention_claims.testkit import Counterexample, refute
+        >>> from attention_claims.framework.evidence import RefuteArgumentError
         >>> try:
         ...     refute("row 0 sums to 0.999", example={"N": 3, "row": [0.5, 0.25, 0.249]}, certified=True,
         ...            certificate="exact rationals: sum = 999/1000")
@@ -332,6 +365,39 @@ def refute_deferred(message: str, *, certify: Callable[[], None], example: dict 
     Hypothesis finally reports, so the expensive work is done for the shrunk example only. If
     ``certify()`` returns instead of refuting, the cheap test disagreed with its own
     recomputation, and the plugin reports an error of the suite, not a counterexample.
+
+    Args:
+        message: one sentence saying what failed in floating point, with numbers (a ``str``).
+        certify: a function of no arguments that recomputes the example exactly (or at high precision)
+            and calls :func:`refute`; it is called at most once, by the plugin, after shrinking.
+        example: the inputs by name, as for :func:`refute`, or ``None``.
+
+    Returns:
+        Never returns.
+
+    Raises:
+        Counterexample: always, uncertified, carrying ``certify``.
+        RefuteArgumentError: ``message`` is not a ``str``, ``certify`` is not callable, or ``example`` is
+            not a dict of JSON values (see :func:`refute`).
+
+    Examples:
+        >>> from fractions import Fraction
+        >>> from attention_claims.testkit import Counterexample, refute, refute_deferred
+        >>> row = [0.1, 0.2, 0.7]
+        >>> def certify():
+        ...     total = sum(Fraction(x) for x in row)  # the stored floats, read back exactly
+        ...     refute(f"row sums to {total} != 1", example={"row": row}, certified=total != 1,
+        ...            certificate="exact rationals of the float64 entries")
+        >>> try:
+        ...     refute_deferred("row sums to 1 - 1e-16 in float64", certify=certify, example={"row": row})
+        ... except Counterexample as cheap:
+        ...     cheap.certified, cheap.certify is certify
+        (False, True)
+        >>> try:
+        ...     certify()  # what the plugin runs, once, on the shrunk example
+        ... except Counterexample as final:
+        ...     final.certified, final.certificate_strength
+        (True, 'proved')
     """
     raise Counterexample(message, example=example, certified=False, certify=certify)
 
@@ -375,6 +441,27 @@ class CheckLog:
     ``plot(kind, data)`` attaches data the HTML report draws (one of :data:`PLOT_KINDS`);
     ``failure_profile(cls, ...)`` says how often the reading fails at the document's own parameters
     (shown next to a shrunk counterexample, which alone reads as a corner case).
+
+    A check receives its log from the plugin's ``claim_log`` fixture (one per claim-marked test, kept
+    across the test's Hypothesis examples) and never constructs one; the plugin writes
+    :meth:`summary`, the figures, plots and profile into the report.
+
+    Attributes:
+        examples: the number of examples counted (an ``int``).
+        ranges: ``{name: [min, max]}`` of each tracked quantity (``float``, in the quantity's own units).
+        notes: the fixed evidence lines, in order, each once.
+        figures: ``[{"path": absolute path, "caption": str}]`` of the attached images.
+        plots: ``[{"kind": str, "data": dict}]`` of the attached plot data (plain JSON).
+        profile: the failure profile (``{"class", "setting", "trials", "failures", "summary"}``) or ``None``.
+
+    Examples:
+        >>> from attention_claims.testkit import CheckLog
+        >>> log = CheckLog()  # in a check: the claim_log fixture
+        >>> for gap in (2.5, 0.125):
+        ...     log.example(gap=gap)
+        >>> log.note("the rank drops below a logit gap of 0.1")
+        >>> log.summary()
+        '2 examples; gap in [0.125, 2.5]. the rank drops below a logit gap of 0.1'
     """
 
     examples: int = 0
@@ -385,7 +472,26 @@ class CheckLog:
     profile: dict[str, Any] | None = None  # failure_profile(): {"class", "setting", "trials", "failures", "summary"}
 
     def example(self, **tracked: float) -> None:
-        """Count one example and track the given quantities."""
+        """Count one example and track the given quantities.
+
+        Args:
+            **tracked: ``name=value`` pairs, each a real number (Python, NumPy or torch scalar) kept as by
+                :meth:`track`.
+
+        Returns:
+            ``None``.
+
+        Raises:
+            TypeError: a value that ``float()`` cannot take (``None``, an array of more than one element).
+            ValueError: a string that is not a number.
+
+        Examples:
+            >>> from attention_claims.testkit import CheckLog
+            >>> log = CheckLog()
+            >>> log.example(N=4, gap=0.5)
+            >>> log.examples, log.ranges
+            (1, {'N': [4.0, 4.0], 'gap': [0.5, 0.5]})
+        """
         self.examples += 1
         for k, v in tracked.items():
             self.track(k, v)
@@ -395,8 +501,24 @@ class CheckLog:
         :mod:`attention_claims.engine`) and track the range of each given array (NumPy or torch,
         any shape; NaN ignored) or number.
 
+        Args:
+            count: the number of instances evaluated (an ``int >= 0``; positional only).
+            **tracked: ``name=values``: an array (NumPy or torch, any shape and dtype, read as float64)
+                or a number; its smallest and largest non-NaN entries are tracked.
+
+        Returns:
+            ``None``.
+
         Raises:
             ValueError: ``count`` is negative.
+
+        Examples:
+            >>> import numpy as np
+            >>> from attention_claims.testkit import CheckLog
+            >>> log = CheckLog()
+            >>> log.batch(128, det=np.array([[1.0, np.nan], [3.0, 4.0]]))
+            >>> log.summary()
+            '128 examples; det in [1, 4]'
         """
         if count < 0:
             raise ValueError(f"count: must be >= 0, got {count}")
@@ -410,7 +532,27 @@ class CheckLog:
                 self.track(k, float(a.max()))
 
     def track(self, name: str, value: float) -> None:
-        """Keep the min and max of ``value`` under ``name`` (NaN is ignored)."""
+        """Keep the min and max of ``value`` under ``name`` (NaN is ignored).
+
+        Args:
+            name: the quantity's name as the report shows it (say its unit in it where it has one).
+            value: a real number (anything ``float()`` takes).
+
+        Returns:
+            ``None``.
+
+        Raises:
+            TypeError: ``value`` is not a number ``float()`` takes (``None``, an array of several entries).
+            ValueError: ``value`` is a string that is not a number.
+
+        Examples:
+            >>> from attention_claims.testkit import CheckLog
+            >>> log = CheckLog()
+            >>> for v in (3.0, float("nan"), -1.0):
+            ...     log.track("smallest singular value", v)
+            >>> log.ranges
+            {'smallest singular value': [-1.0, 3.0]}
+        """
         v = float(value)
         if math.isnan(v):
             return
@@ -419,7 +561,22 @@ class CheckLog:
         lo_hi[1] = max(lo_hi[1], v)
 
     def note(self, text: str) -> None:
-        """Add one line of evidence (kept once, in order)."""
+        """Add one line of evidence (kept once, in order).
+
+        Args:
+            text: the line (a sentence, e.g. the boundary a bisection found).
+
+        Returns:
+            ``None``.
+
+        Examples:
+            >>> from attention_claims.testkit import CheckLog
+            >>> log = CheckLog()
+            >>> for _ in range(3):
+            ...     log.note("float32 breaks at scale 1e3")
+            >>> log.notes
+            ['float32 breaks at scale 1e3']
+        """
         if text not in self.notes:
             self.notes.append(text)
 
@@ -429,7 +586,23 @@ class CheckLog:
         the report folder's ``figures/`` (``reports/figures/`` by default; in a check,
         ``attention_claims.framework.config.current().report_dir / "figures"`` follows the
         ``claims_report_dir`` ini option and ``--claims-report-dir``); an image anywhere else (a
-        ``tmp_path``) is listed as not shown, since the report may not read files outside its folder."""
+        ``tmp_path``) is listed as not shown, since the report may not read files outside its folder.
+
+        Args:
+            path: the image file (a ``str`` or ``pathlib.Path``; PNG or SVG), resolved to an absolute path.
+            caption: one line saying what the image shows.
+
+        Returns:
+            ``None`` (the same path and caption twice is kept once).
+
+        Examples:
+            >>> import pathlib
+            >>> from attention_claims.testkit import CheckLog
+            >>> log = CheckLog()
+            >>> log.figure("reports/figures/spectrum.png", "singular values of A, N = 64")  # not read here
+            >>> log.figures[0]["caption"], pathlib.Path(log.figures[0]["path"]).is_absolute()
+            ('singular values of A, N = 64', True)
+        """
         from pathlib import Path
 
         entry = {"path": str(Path(path).resolve()), "caption": caption}
@@ -454,17 +627,32 @@ class CheckLog:
           ``quadrature``, ``quad_x``, ``mc_x``, ``mc_y``, ``mc_err``, ``xlabel``, ``title``, ``logx``.
         - ``"decay_sparsity"``: ``n`` (length m), ``S`` ``{label: S at each n}``; ``closed_form``, ``bound``, ``title``.
 
+        The kinds are listed in ``attention_claims.framework.evidence.PLOT_KINDS`` and drawn by
+        ``attention_claims.framework.render.plots.render_plot`` when the HTML report is written.
+
         Args:
             kind: one of the kinds above.
             data: the plot's fields (plain JSON after the conversions).
 
-        Example::
-
-            log.plot("curve", {"x": [1, 2, 4], "series": {"rank": [1, 2, 4]}, "xlabel": "N", "ylabel": "rank"})
+        Returns:
+            ``None`` (the same kind and data twice is kept once).
 
         Raises:
             ValueError: ``kind`` is not a plot kind the renderer knows, or ``data`` lacks a field.
             TypeError: ``data`` is not a dict, or holds a value that is not JSON (after the conversions).
+
+        Examples:
+            >>> import numpy as np
+            >>> from attention_claims.testkit import CheckLog
+            >>> log = CheckLog()
+            >>> log.plot("curve", {"x": np.array([1, 2, 4]), "series": {"rank": [1.0, 2.0, np.inf]},
+            ...                    "xlabel": "N", "ylabel": "rank"})
+            >>> log.plots[0]["data"]["x"], log.plots[0]["data"]["series"]
+            ([1, 2, 4], {'rank': [1.0, 2.0, None]})
+            >>> log.plot("curve", {"x": [1, 2, 4]})
+            Traceback (most recent call last):
+                ...
+            ValueError: curve plot data lacks series (needs x, series)
         """
         if kind not in PLOT_KINDS:
             raise ValueError(f"unknown plot kind {kind!r}; the renderer draws {', '.join(sorted(PLOT_KINDS))}")
@@ -489,6 +677,29 @@ class CheckLog:
             ValueError: ``cls`` is not a profile class or not the class :func:`failure_class` gives these
                 counts (``generic`` needs every draw to fail), ``trials < 1``, ``failures`` outside
                 ``[0, trials]``, or ``setting`` is empty.
+
+        Args:
+            cls: the profile's class, ``"generic"``, ``"at-document-parameters"`` or ``"special-inputs"``.
+            setting: the parameters the draws were taken at (a non-empty ``str``).
+            trials: the number of independent draws (an ``int >= 1``).
+            failures: how many of them broke the reading (an ``int`` in ``[0, trials]``).
+            summary: one sentence on how it was measured.
+
+        Returns:
+            ``None``.
+
+        Examples:
+            >>> from attention_claims.testkit import CheckLog
+            >>> from attention_claims.framework.evidence import failure_class
+            >>> log = CheckLog()
+            >>> log.failure_profile(failure_class(30, 4), setting="N=512, d=64, Gaussian Q, K", trials=30,
+            ...                     failures=4, summary="numerical rank at 1e-6 sigma_1, default_rng(0)")
+            >>> log.profile["class"], log.profile["failures"]
+            ('at-document-parameters', 4)
+            >>> log.failure_profile("generic", setting="N=512", trials=30, failures=4, summary="")
+            Traceback (most recent call last):
+                ...
+            ValueError: failure profile class 'generic' does not fit 4 failures in 30 draws: those counts are 'at-document-parameters' (failure_class)
         """
         if cls not in FAILURE_PROFILE_CLASSES:
             raise ValueError(f"unknown failure profile class {cls!r}; one of {', '.join(FAILURE_PROFILE_CLASSES)}")
@@ -505,7 +716,23 @@ class CheckLog:
                         "summary": str(summary)}
 
     def summary(self) -> str:
-        """One paragraph: the examples, the tracked ranges, then the notes."""
+        """One paragraph: the examples, the tracked ranges, then the notes.
+
+        Numbers are shown to 4 significant digits (scientific notation outside ``[1e-3, 1e5)``); a range
+        whose two ends are equal is shown as one value.
+
+        Returns:
+            The evidence line of the report (a ``str``; empty when nothing was counted or noted).
+
+        Examples:
+            >>> from attention_claims.testkit import CheckLog
+            >>> log = CheckLog()
+            >>> log.example(gap=2.5)
+            >>> log.example(gap=1e-6, N=4)
+            >>> log.note("certified in exact rationals.")
+            >>> log.summary()
+            '2 examples; gap in [1.000e-06, 2.5]; N = 4. certified in exact rationals.'
+        """
         parts = []
         if self.examples:
             parts.append(f"{self.examples} examples")
@@ -517,4 +744,16 @@ class CheckLog:
         return text
 
     def to_json(self) -> str:
+        """The count of examples and :meth:`summary` as JSON text.
+
+        Returns:
+            A JSON object ``{"examples": int, "summary": str}`` as a ``str``.
+
+        Examples:
+            >>> from attention_claims.testkit import CheckLog
+            >>> log = CheckLog()
+            >>> log.example(gap=0.5)
+            >>> log.to_json()
+            '{"examples": 1, "summary": "1 examples; gap = 0.5"}'
+        """
         return json.dumps({"examples": self.examples, "summary": self.summary()})

@@ -315,7 +315,20 @@ class Claimed:
     """The ``[claimed]`` table of the record a check is tied to (see :mod:`attention_claims.framework.expr`).
 
     ``claimed.eval("expression", gamma=...)`` evaluates a formula the record states;
-    errors name the record file, the claim and the field.
+    errors name the record file, the claim and the field. ``key in claimed`` says whether the table has
+    the field.
+
+    A check receives it from the plugin's ``claimed`` fixture (the record of the check's one ``claim``
+    marker); a test of the kit may build one from a record.
+
+    Args:
+        claim: the parsed record (:class:`attention_claims.framework.records.Claim`).
+
+    Examples:
+        >>> from attention_claims.testkit import Claimed, record
+        >>> claimed = Claimed(record("decay-sparsity-closed-form"))  # in a check: the claimed fixture
+        >>> "s_squared" in claimed, "no_such_field" in claimed
+        (True, False)
     """
 
     def __init__(self, claim: Claim):
@@ -325,13 +338,46 @@ class Claimed:
         return key in self.claim.claimed
 
     def get(self, key: str, default=None):
+        """The raw value of ``claimed.<key>``, or ``default`` when the record has no such field (for an
+        optional field; :meth:`text` for a required one).
+
+        Args:
+            key: the field's name in the record's ``[claimed]`` table.
+            default: what to return when the field is missing.
+
+        Returns:
+            The TOML value as read (a formula ``str``, a number, a list ...) or ``default``.
+
+        Examples:
+            >>> from attention_claims.testkit import Claimed, record
+            >>> claimed = Claimed(record("decay-sparsity-closed-form"))
+            >>> claimed.get("domain"), claimed.get("no_such_field", "absent")
+            ('0 < lam <= 1', 'absent')
+        """
         return self.claim.claimed.get(key, default)
 
     def text(self, key: str) -> str:
         """The raw value of ``claimed.<key>``.
 
+        Args:
+            key: the field's name in the record's ``[claimed]`` table.
+
+        Returns:
+            The TOML value as read: the formula as written (a ``str``), or a number.
+
         Raises:
-            ClaimRecordError: the record has no such field.
+            ClaimRecordError: the record has no such field (the message names the record's file, the claim
+                and ``claimed.<key>``).
+
+        Examples:
+            >>> from attention_claims.testkit import Claimed, record
+            >>> claimed = Claimed(record("rank-qk-at-most-d"))
+            >>> claimed.text("bound")
+            'd'
+            >>> claimed.text("no_such_field")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+                ...
+            attention_claims.framework.records.ClaimRecordError: ...rank-qk-at-most-d.toml: claim 'rank-qk-at-most-d': field 'claimed.no_such_field': missing: the check needs this formula
         """
         if key not in self.claim.claimed:
             raise ClaimRecordError(self.claim.path, self.claim.id, f"claimed.{key}",
@@ -343,8 +389,34 @@ class Claimed:
         rationals (``exact``), float64 (``floating``) or arb balls (``interval``: an enclosure over the
         variables' balls, for certificates; :func:`attention_claims.framework.expr.evaluate`).
 
+        Args:
+            key: the field's name in the record's ``[claimed]`` table.
+            exact: evaluate in rationals (``fractions.Fraction``; pass rational or integer values).
+            floating: evaluate in float64.
+            interval: evaluate in arb balls (python-flint), an enclosure of the true value.
+            **names: the formula's variables and their values (in the same arithmetic).
+
+        Returns:
+            The formula's value: an ``mpmath.mpf`` (default), a ``Fraction`` (``exact``), a ``float``
+            (``floating``) or a ``flint.arb`` (``interval``); a number field is returned as it is (an
+            ``arb`` of it with ``interval``).
+
         Raises:
             ClaimRecordError: missing field, or a formula the check cannot evaluate.
+            Counterexample: with ``exact``, the formula divides by exactly 0 at ``names`` (certified: the
+                claimed formula is undefined at a point of its domain).
+            ZeroDivisionError: a division by exactly zero in mpmath or float64 (``floating``).
+
+        Examples:
+            >>> from fractions import Fraction
+            >>> from attention_claims.testkit import Claimed, record
+            >>> claimed = Claimed(record("decay-sparsity-closed-form"))
+            >>> claimed.text("s_squared")
+            '(1 - lam**n) / (n*(1 - lam)) * (1 + lam) / (1 + lam**n)'
+            >>> claimed.eval("s_squared", exact=True, lam=Fraction(1, 2), n=2)  # S(a)^2 of a = (1/2, 1)
+            Fraction(9, 10)
+            >>> claimed.eval("s_squared", floating=True, lam=0.5, n=2)
+            0.9
         """
         from .expr import ExpressionError, evaluate
 

@@ -17,6 +17,12 @@ could be anything ("# or any other generated value") in the failure text, which 
 ``claims.json`` alone (the HTML and Markdown reports show the shrunk example, its certificate and the
 failure profile). On two cores it was 36 of the 76 CPU seconds of ``pytest checks`` under ``ci``;
 the shrunk example and every verdict are the same without it. ``deep`` keeps it.
+
+Examples:
+    >>> from hypothesis import settings
+    >>> from attention_claims.testkit import profiles
+    >>> sorted(profiles.PROFILES), settings.get_profile("ci").max_examples
+    (['ci', 'deep', 'dev', 'planted'], 40)
 """
 
 from __future__ import annotations
@@ -170,6 +176,28 @@ def scaled(fraction: float, *, minimum: int = 5, explain: bool = True) -> settin
     its certificate.
 
     Use as a decorator below ``@given``: ``@profiles.scaled(0.25)``.
+
+    Args:
+        fraction: the share of the current profile's ``max_examples`` (a ``float``, e.g. 0.25).
+        minimum: the fewest examples, whatever the profile.
+        explain: keep Hypothesis's explain phase where the profile has it.
+
+    Returns:
+        A ``hypothesis.settings`` derived from the current default settings, usable as a decorator.
+
+    Examples:
+        >>> from hypothesis import given, settings, strategies as st
+        >>> from attention_claims.testkit import profiles
+        >>> before = settings.get_current_profile_name()
+        >>> settings.load_profile("ci")  # max_examples = 40
+        >>> profiles.scaled(0.25).max_examples, profiles.scaled(0.01).max_examples
+        (10, 5)
+        >>> @given(st.integers())
+        ... @profiles.scaled(0.25)
+        ... def check(n):
+        ...     assert n == n
+        >>> check()
+        >>> settings.load_profile(before)
     """
     current = settings.default
     kw = {} if explain else {"phases": [p for p in current.phases if p is not Phase.explain]}

@@ -28,8 +28,24 @@ def gaussian_qk_draws(N: int, d: int, trials: int, seed: int):
     entries from ``numpy.random.default_rng(seed)``, Q before K, yielded one at a time as ``(Q, K, rng)``
     (``rng`` for whatever else a draw needs, drawn after its Q and K).
 
+    Args:
+        N: the sequence length (rows of Q and K).
+        d: the head dimension (columns).
+        trials: the number of draws.
+        seed: the seed of ``numpy.random.default_rng``.
+
+    Yields:
+        ``(Q (N, d) float64, K (N, d) float64, rng numpy.random.Generator)``, ``trials`` times.
+
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1 (on the first ``next``).
+
+    Examples:
+        >>> from attention_claims.testkit.failure_profiles import gaussian_qk_draws
+        >>> draws = gaussian_qk_draws(4, 2, trials=3, seed=0)
+        >>> Q, K, rng = next(draws)
+        >>> Q.shape, K.shape, Q.dtype, sum(1 for _ in draws)  # the two draws left
+        ((4, 2), (4, 2), dtype('float64'), 2)
     """
     if min(N, d, trials) < 1:
         raise ValueError(f"N, d and trials must be >= 1, got N={N}, d={d}, trials={trials}")
@@ -48,8 +64,23 @@ def gaussian_softmax_ranks(N: int, d: int, trials: int, seed: int, rel_tol: floa
     process and on disk (:func:`attention_claims._cache.disk_memo_ints`), so a Hypothesis check that asks
     on every example computes it once (about 40 ms a draw at N = 512 on one core), and a warm run not at all.
 
+    Args:
+        N: the sequence length (A is ``(N, N)``).
+        d: the head dimension.
+        trials: the number of independent draws (:func:`gaussian_qk_draws`).
+        seed: the seed of ``numpy.random.default_rng``.
+        rel_tol: the relative threshold on the singular values (default :data:`RANK_REL_TOL`).
+
+    Returns:
+        The ``trials`` numerical ranks, a ``tuple`` of ``int`` in ``[1, N]``, in draw order.
+
     Raises:
         ValueError: ``N``, ``d`` or ``trials`` below 1, or ``rel_tol`` not in (0, 1).
+
+    Examples:
+        >>> from attention_claims.testkit.failure_profiles import gaussian_softmax_ranks
+        >>> gaussian_softmax_ranks(8, 2, trials=5, seed=0)  # full rank 8 although d = 2
+        (8, 8, 8, 8, 8)
     """
     if not 0.0 < rel_tol < 1.0:
         raise ValueError(f"rel_tol must lie in (0, 1), got {rel_tol}")
@@ -69,8 +100,26 @@ def record_profile(log: CheckLog, failed: Sequence[bool], *, setting: str, summa
     failed on it) to ``log``, its class computed from the counts (:func:`failure_class`); returns the
     class.
 
+    Args:
+        log: the check's log (the ``claim_log`` fixture).
+        failed: one ``bool`` a draw: whether the proposition failed on it.
+        setting: the parameters of the draws (e.g. ``"N=512, d=64"``).
+        summary: one sentence on how the draws were made and judged.
+
+    Returns:
+        The class: ``"generic"``, ``"at-document-parameters"`` or ``"special-inputs"``.
+
     Raises:
         ValueError: no draw, or an empty ``setting`` (:meth:`CheckLog.failure_profile`).
+
+    Examples:
+        >>> from attention_claims.testkit import CheckLog
+        >>> from attention_claims.testkit.failure_profiles import record_profile
+        >>> log = CheckLog()
+        >>> record_profile(log, [True, False, False], setting="N=8, d=2", summary="3 Gaussian draws")
+        'at-document-parameters'
+        >>> log.profile["trials"], log.profile["failures"]
+        (3, 1)
     """
     trials, failures = len(failed), sum(bool(f) for f in failed)
     cls = failure_class(trials, failures)
@@ -84,8 +133,30 @@ def softmax_rank_above_profile(log: CheckLog, *, N: int, d: int, bound: int, tri
     :func:`gaussian_softmax_ranks` fails when its numerical rank exceeds ``bound``. Attaches the profile
     (with the seed, the tolerance and the range of ranks in its summary) and returns its class.
 
+    Args:
+        log: the check's log (the ``claim_log`` fixture).
+        N: the sequence length of the draws.
+        d: the head dimension of the draws.
+        bound: the claimed bound on the rank.
+        trials: the number of draws.
+        seed: the seed of ``numpy.random.default_rng``.
+        setting: the profile's setting text (default ``"N=<N>, d=<d>"``).
+        what: the quantity's name in the summary.
+
+    Returns:
+        The profile's class (see :func:`record_profile`).
+
     Raises:
         ValueError: as :func:`gaussian_softmax_ranks`.
+
+    Examples:
+        >>> from attention_claims.testkit import CheckLog
+        >>> from attention_claims.testkit.failure_profiles import softmax_rank_above_profile
+        >>> log = CheckLog()
+        >>> softmax_rank_above_profile(log, N=8, d=2, bound=2, trials=5)  # "rank A <= d" fails on every draw
+        'generic'
+        >>> log.profile["setting"]
+        'N=8, d=2'
     """
     ranks = gaussian_softmax_ranks(N, d, trials, seed)
     summary = (f"{what} = numerical rank of softmax(QK^T/sqrt d), float64, Gaussian Q, K "

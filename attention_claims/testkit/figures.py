@@ -16,14 +16,45 @@ def plot_sparsity_figure(kind: str, path: Path | str, betas=None, gammas=GAMMAS,
                          z: float = 5.0) -> list[tuple[float, np.ndarray, np.ndarray]]:
     """Draw the figure for ``kind`` and save it as PNG at ``path`` (parent folders created).
 
-    ``samples`` is an iterable of ``(beta, gamma, S_hat, se)`` (see :func:`sampled_sparsity`),
+    The curves are the closed forms of kexue.fm/archives/9889 (the sparsity figure: S against
+    ``gamma = sigma ||q||`` for several ``beta = q . mu``), evaluated by
+    :func:`attention_claims.maths.sparsity.sparsity_curves`. ``samples`` is an iterable of
+    ``(beta, gamma, S_hat, se)`` (see :func:`attention_claims.maths.sparsity.sampled_sparsity`),
     drawn as points with error bars of ``z`` standard errors in the colour of their curve.
+    Attach the file to the reading with :meth:`attention_claims.framework.evidence.CheckLog.figure`.
 
-    Returns what was actually plotted, read back from the figure's ``Line2D`` objects:
-    ``[(beta, gamma (m,), S (m,)), ...]``, so a check compares the drawn curves, not the inputs.
+    Args:
+        kind: ``"relu2"`` (relu² attention, GAU) or ``"identity"`` (plain linear attention).
+        path: the image file to write (its suffix picks the format; ``.png`` in the checks).
+        betas: the curves' beta values (unitless); ``None`` for the post's own
+            (:data:`attention_claims.maths.sparsity.RELU2_BETAS` or ``IDENTITY_BETAS``).
+        gammas: the grid of gamma (``> 0``, unitless) along each curve, length m (default: the post's
+            100 points from 0.02 to 5).
+        samples: sampled points ``(beta, gamma, S_hat, se)`` to draw over the curves.
+        z: the error bars' half-width, in standard errors.
+
+    Returns:
+        What was actually plotted, read back from the figure's ``Line2D`` objects:
+        ``[(beta, gamma (m,) float64, S (m,) float64), ...]``, one per curve in the order of ``betas``, so a
+        check compares the drawn curves, not the inputs.
 
     Raises:
-        AttentionInputError: unknown ``kind`` or bad ``gammas``.
+        AttentionInputError: unknown ``kind`` or bad ``gammas`` (a ``ValueError``).
+        OSError: ``path`` cannot be written.
+
+    Examples:
+        >>> import pathlib, tempfile
+        >>> from attention_claims.testkit import plot_sparsity_figure
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> png = pathlib.Path(tmp.name) / "figures" / "relu2.png"
+        >>> drawn = plot_sparsity_figure("relu2", png, betas=[0.5, 1.0], gammas=[0.5, 1.0, 2.0])
+        >>> [(beta, gamma.shape, S.shape) for beta, gamma, S in drawn], png.stat().st_size > 0
+        ([(0.5, (3,), (3,)), (1.0, (3,), (3,))], True)
+        >>> plot_sparsity_figure("cubic", png)
+        Traceback (most recent call last):
+            ...
+        attention_claims.maths.arrays.AttentionInputError: kind: unknown 'cubic' (one of relu2, identity)
+        >>> tmp.cleanup()
     """
     import matplotlib
 

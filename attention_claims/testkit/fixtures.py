@@ -20,7 +20,24 @@ def one_torch_thread():
     would cost about a second to a check that may never touch a tensor; ``OMP_NUM_THREADS=1`` is set for
     the test instead, so a torch the test imports starts with one intra-op thread (it reads the variable
     once, at import, and keeps that one thread for the rest of the process; the variable itself is
-    restored)."""
+    restored).
+
+    A pytest fixture: pytest calls it, a check names it (it takes no arguments and is never called
+    directly).
+
+    Yields:
+        ``None``, once, with ``torch.get_num_threads() == 1`` (or ``OMP_NUM_THREADS=1``) for the test's
+        duration.
+
+    Examples:
+        In a check module (``checks/test_*.py``):
+
+        >>> import pytest
+        >>> from attention_claims.testkit import one_torch_thread  # the fixture must be in the module
+        >>> pytestmark = pytest.mark.usefixtures("one_torch_thread")
+        >>> pytestmark.args
+        ('one_torch_thread',)
+    """
     torch = loaded("torch")
     if torch is None:
         before = os.environ.get("OMP_NUM_THREADS")

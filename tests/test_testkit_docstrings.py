@@ -1,0 +1,251 @@
+"""The names a check writer meets first teach by example (issue 46): every public name of
+``attention_claims.testkit`` (``__all__``, the public methods of its classes, and the few module-level
+helpers a check calls by their module path) has an ``Examples:`` section whose doctest runs here, and the
+Google-style sections its code calls for: ``Args:`` when it takes parameters, ``Returns:`` (``Yields:``
+for a generator or fixture) when it returns a value, ``Raises:`` when its body raises or skips.
+
+The docstrings are read as the documentation site reads them (griffe, the library under mkdocstrings,
+with the Google parser of ``mkdocs.yml``), so a section the page would not show as one (``Example:``,
+singular, is an admonition there, its ``>>>`` lines a block quote) is not counted. Each doctest runs with
+empty globals (stdlib :mod:`doctest`, ``DocTestParser`` and ``DocTestRunner``): an example imports what
+it uses, as a reader copying it would. One case per name, so a failure names the name.
+
+The rounding bounds re-exported from :mod:`attention_claims.maths.rounding` belong to the maths
+reference and its own docstring checks; they are left out here (``DEFERRED_TO_MATHS``).
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import functools
+import io
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import griffe
+import pytest
+from hypothesis import settings
+
+import attention_claims.testkit as testkit
+from attention_claims.tools.reference import defining_modules
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DEFERRED_TO_MATHS = "attention_claims.maths."
+"""Names defined under this prefix are documented and checked with the maths reference."""
+
+EXTRA = {
+    "attention_claims.testkit.references": ["decay_vector_sparsity"],
+    "attention_claims.testkit.batched": ["skip_replaced_under_deep"],
+    "attention_claims.testkit.failure_profiles": ["gaussian_qk_draws", "gaussian_softmax_ranks", "record_profile",
+                                                  "softmax_rank_above_profile"],
+    "attention_claims.testkit.model_params": ["USER_READING", "model_params", "model_key_params", "measure_or_skip"],
+    "attention_claims.framework.profiles": ["scaled"],
+}
+"""Public names outside ``__all__`` that a check writer calls by their module (``profiles.scaled``, the
+reference values, the deep-profile hook of ``checks/conftest.py``)."""
+
+
+@functools.cache
+def _module(path: str) -> griffe.Object:
+    return griffe.load(path, search_paths=[str(ROOT)], resolve_aliases=False)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One documented name: its dotted name and griffe object."""
+
+    name: str
+    obj: griffe.Object
+
+
+def public_entries() -> list[Entry]:
+    """Every name this test holds to the contract: ``testkit.__all__`` (less the maths names), the public
+    methods of its classes, and :data:`EXTRA`."""
+    groups = {m: list(n) for m, n in defining_modules(testkit.__name__).items() if not m.startswith(DEFERRED_TO_MATHS)}
+    for module, names in EXTRA.items():
+        groups.setdefault(module, []).extend(names)
+    out = []
+    for module, names in groups.items():
+        for name in names:
+            obj = _module(module)[name]
+            out.append(Entry(f"{module}.{name}", obj))
+            if obj.kind is griffe.Kind.CLASS:
+                out.extend(Entry(f"{module}.{name}.{m}", member) for m, member in obj.members.items()
+                           if member.kind is griffe.Kind.FUNCTION and not m.startswith("_"))
+    return out
+
+
+ENTRIES = public_entries()
+IDS = [e.name.removeprefix("attention_claims.") for e in ENTRIES]
+
+
+def _body(obj: griffe.Object) -> ast.AST | None:
+    """The AST of a function's (or a class's ``__init__``'s) own code, or None for data and modules."""
+    if obj.kind is griffe.Kind.CLASS:
+        init = obj.members.get("__init__")
+        return _body(init) if init is not None and init.kind is griffe.Kind.FUNCTION else None
+    if obj.kind is not griffe.Kind.FUNCTION or not obj.lineno:  # data, a module, a generated __init__
+        return None
+    lines = Path(obj.filepath).read_text(encoding="utf-8").splitlines()[obj.lineno - 1:obj.endlineno]
+    tree = ast.parse(textwrap.dedent("\n".join(lines)))
+    return next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of ``fn``'s body, not of the functions, lambdas and classes nested in it."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        yield node
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def required_sections(obj: griffe.Object) -> set[str]:
+    """The griffe section kinds ``obj``'s docstring needs: ``examples`` always; ``parameters`` when it takes
+    any (``attributes`` does for a class); ``returns`` / ``yields`` / ``raises`` when its code returns a
+    value, yields, or raises (a ``raise`` statement or a ``pytest.skip`` / ``pytest.fail`` call)."""
+    need = {"examples"}
+    if obj.kind in (griffe.Kind.FUNCTION, griffe.Kind.CLASS):
+        if [p for p in obj.parameters if p.name not in ("self", "cls")]:
+            need.add("parameters")
+    fn = _body(obj)
+    if fn is None:
+        return need
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Return) and node.value is not None and obj.kind is griffe.Kind.FUNCTION:
+            if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                need.add("returns")
+        elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+            need.add("yields")
+        elif isinstance(node, ast.Raise):
+            need.add("raises")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and isinstance(node.func.value, ast.Name) and node.func.value.id == "pytest"
+              and node.func.attr in ("skip", "fail")):
+            need.add("raises")
+    if "yields" in need:
+        need.discard("returns")  # a generator's bare-value return ends it
+    return need
+
+
+def present_sections(docstring: str) -> set[str]:
+    """The section kinds the Google parser finds in ``docstring`` (an ``examples`` section only when it
+    holds a ``>>>`` example)."""
+    sections = griffe.Docstring(docstring).parse("google", warnings=False)
+    kinds = set()
+    for s in sections:
+        kind = s.kind.value
+        if kind == "examples" and not any(k.value == "examples" for k, _ in s.value):
+            continue
+        kinds.add(kind)
+    return kinds
+
+
+def missing_sections(obj: griffe.Object, docstring: str | None = None) -> list[str]:
+    """The sections ``obj``'s docstring (or ``docstring`` in its place) lacks, by their Google titles."""
+    titles = {"examples": "Examples", "parameters": "Args", "returns": "Returns", "yields": "Yields",
+              "raises": "Raises"}
+    text = obj.docstring.value if docstring is None and obj.docstring else (docstring or "")
+    have = present_sections(text)
+    if obj.kind is griffe.Kind.CLASS and "attributes" in have:
+        have.add("parameters")
+    return [titles[k] for k in sorted(required_sections(obj)) if k not in have]
+
+
+def run_doctests(name: str, docstring: str, filename: str) -> tuple[doctest.TestResults, str]:
+    """Run the ``>>>`` examples of ``docstring`` with empty globals; the results and the runner's report."""
+    test = doctest.DocTestParser().get_doctest(docstring, {}, name, filename, 0)
+    out = io.StringIO()
+    runner = doctest.DocTestRunner(verbose=False)
+    profile = settings.get_current_profile_name()  # an example that loads a profile and fails half-way
+    try:
+        results = runner.run(test, out=out.write, clear_globs=True)
+    finally:
+        test.globs.clear()
+        settings.load_profile(profile)
+    return results, out.getvalue()
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+def test_public_name_has_its_sections(entry):
+    assert entry.obj.docstring is not None, f"{entry.name}: no docstring"
+    missing = missing_sections(entry.obj)
+    assert not missing, f"{entry.name} ({entry.obj.filepath}:{entry.obj.lineno}): docstring lacks {', '.join(missing)}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+def test_public_name_example_runs(entry):
+    results, report = run_doctests(entry.name, entry.obj.docstring.value, str(entry.obj.filepath))
+    assert results.attempted, f"{entry.name}: no >>> example"
+    assert not results.failed, f"{entry.name}: its example fails:\n{report}"
+
+
+def test_the_list_covers_the_kit():
+    names = {e.name.rsplit(".", 1)[1] for e in ENTRIES}
+    kept = {n for m, ns in defining_modules(testkit.__name__).items() if not m.startswith(DEFERRED_TO_MATHS) for n in ns}
+    assert kept <= names
+    assert {"CheckLog", "refute", "qk_pairs", "plot", "failure_profile", "decay_vector_sparsity"} <= names
+
+
+# the checks above can fail: a docstring without its Examples, a name that raises without Raises, and a
+# wrong example are each caught
+
+
+def _entry(name: str) -> Entry:
+    return next(e for e in ENTRIES if e.name.endswith(name))
+
+
+def test_a_missing_examples_section_is_caught():
+    e = _entry("testkit.strategies.qk_pairs")
+    text = e.obj.docstring.value
+    stripped = text[:text.index("Examples:")]
+    assert missing_sections(e.obj) == []
+    assert missing_sections(e.obj, stripped) == ["Examples"]
+    singular = stripped + text[text.index("Examples:"):].replace("Examples:", "Example:", 1)
+    assert missing_sections(e.obj, singular) == ["Examples"]  # an admonition on the page, not a section
+
+
+def test_missing_args_returns_raises_yields_are_caught():
+    e = _entry("framework.evidence.CheckLog.failure_profile")
+    text = e.obj.docstring.value
+    without_raises = text[:text.index("Raises:")] + text[text.index("Args:"):]
+    assert missing_sections(e.obj, without_raises) == ["Raises"]
+    without_args = text[:text.index("Args:")] + text[text.index("Returns:"):]
+    assert missing_sections(e.obj, without_args) == ["Args"]
+    e = _entry("testkit.strategies.rationals")
+    text = e.obj.docstring.value
+    assert missing_sections(e.obj, text[:text.index("Returns:")] + text[text.index("Raises:"):]) == ["Returns"]
+    e = _entry("testkit.fixtures.one_torch_thread")
+    assert required_sections(e.obj) == {"examples", "yields"}
+    text = e.obj.docstring.value
+    assert missing_sections(e.obj, text[:text.index("Yields:")] + text[text.index("Examples:"):]) == ["Yields"]
+
+
+def test_a_failing_example_is_caught():
+    e = _entry("testkit.strategies.rationals")
+    wrong = e.obj.docstring.value.replace("Fraction(5, 4)", "Fraction(3, 2)")
+    results, report = run_doctests(e.name, wrong, str(e.obj.filepath))
+    assert results.failed == 1 and "Fraction(5, 4)" in report
+    results, report = run_doctests("globals", ">>> CheckLog()\nCheckLog()\n", "x.py")  # no module globals
+    assert results.failed == 1 and "NameError" in report
+
+
+def test_strategies_read_as_strategies_on_the_page():
+    """The page shows what griffe reads: no strategy of the kit shows Hypothesis's ``draw`` (an
+    ``@st.composite`` function does, ``gaussian_batch_spec`` did), each is typed as returning a
+    ``SearchStrategy``, and calling it with its own parameters gives one."""
+    from hypothesis import strategies as st
+
+    strategies = [e for e in ENTRIES if e.obj.kind is griffe.Kind.FUNCTION and "SearchStrategy" in str(e.obj.returns)]
+    assert {"gaussian_batch_spec", "qk_pairs", "rationals"} <= {e.name.rsplit(".", 1)[1] for e in strategies}
+    for e in strategies:
+        params = [p.name for p in e.obj.parameters]
+        assert "draw" not in params, f"{e.name}: the page shows Hypothesis's draw: {params}"
+        assert all(p.annotation is not None for p in e.obj.parameters), f"{e.name}: an untyped parameter"
+        assert e.obj.docstring.value.startswith("A strategy for"), e.name
+    assert isinstance(testkit.gaussian_batch_spec(), st.SearchStrategy)
