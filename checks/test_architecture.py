@@ -1010,6 +1010,7 @@ def test_multi_head_effective_rank_every_draw(claim_log, claimed):
             if bad and first is None:
                 first = (s, t, ranks[0])
     record_profile(claim_log, failed, setting=f"N={N}, d={d}, h={h}, logit scales {EVERY_DRAW_SCALES}",
+                   by=("logit scale", [s for s in EVERY_DRAW_SCALES for _ in range(EVERY_DRAW_TRIALS)]),
                    summary=f"{len(failed)} draws of X ~ N(0, 1), W ~ N(0, 1/d) (numpy default_rng(0), "
                            f"{EVERY_DRAW_TRIALS} per scale): a draw fails when the {h}-head output's effective rank "
                            f"(tau = 0.9, stable at tau +- 1e-9) is not above one head of size {d}'s")
