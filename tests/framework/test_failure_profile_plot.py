@@ -171,3 +171,16 @@ def test_figure_file_written_and_linked_from_claims_md(tmp_path):
     assert line.startswith("[![Failure profile against logit scale: 5 of 120 draws fail")
     assert md.count(model.failure_profile_text(PROFILE)) == 1  # one text line; the summary line is compact
     assert md.count(f"]({caveat_rel})") == 2 and "(reading `cuda-float16`)" in md
+
+
+def test_a_report_with_a_bad_sweep_is_refused_naming_where():
+    """A merged input's sweep is checked with its plots (report_schema.check_plots), not at drawing time."""
+    from attention_claims.framework.report_schema import ReportInputError, check_plots
+
+    report = _report()
+    report["claims"][1]["readings"][1]["failure_profile"]["sweep"]["failures"] = [0, 3, 8]  # adds up to 11, not 12
+    with pytest.raises(ReportInputError, match=r"^in\.json: the failure profile at \$\.claims\[1\]\.readings\[1\]"
+                                               r"\.failure_profile cannot be drawn \(sweep\.failures: add up to 11"):
+        check_plots(report, "in.json")
+    report["claims"][1]["readings"][1]["failure_profile"]["sweep"]["failures"] = [0, 3, 9]
+    assert check_plots(report, "in.json") is report
