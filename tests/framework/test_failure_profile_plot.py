@@ -184,3 +184,49 @@ def test_a_report_with_a_bad_sweep_is_refused_naming_where():
         check_plots(report, "in.json")
     report["claims"][1]["readings"][1]["failure_profile"]["sweep"]["failures"] = [0, 3, 9]
     assert check_plots(report, "in.json") is report
+
+
+SWEEP_CHECKS = {"test_sweep.py": '''
+import pytest
+from attention_claims.testkit import refute
+from attention_claims.testkit.failure_profiles import record_profile
+
+@pytest.mark.claim("f", reading="exact")
+def test_false(claim_log):
+    claim_log.example(N=2)
+    failed = [False] * 9 + [True] * 1 + [True] * 10
+    record_profile(claim_log, failed, setting="N=8..16", summary="planted", by=("N", [8] * 10 + [16] * 10),
+                   boundary=12, boundary_label="N = 12")
+    refute("planted failure", example={"N": 2}, certified=True, certificate="planted")
+'''}
+
+
+def test_profile_plot_through_the_plugin(planted, monkeypatch, tmp_path):
+    """A check's sweep reaches the report; the plot is drawn in the check's own process while the check is
+    reported (like its plots: writing the report only reads it), written as a figure file that claims.html
+    inlines and claims.md links."""
+    import os
+
+    from conftest import record_toml
+
+    monkeypatch.setenv("ATTENTION_CLAIMS_CACHE", str(tmp_path / "cache"))  # nothing drawn before
+    monkeypatch.setattr(plots, "_RENDERED", {})
+    drawn_during = []
+    original = plots._DRAWERS["failure_profile"]
+
+    def spy(data):
+        drawn_during.append(os.environ.get("PYTEST_CURRENT_TEST", ""))
+        return original(data)
+
+    monkeypatch.setitem(plots._DRAWERS, "failure_profile", spy)
+    run = planted({"f.toml": record_toml("f", expected="false")}, SWEEP_CHECKS)
+    assert run.result.ret == 0, run.result.stdout.str()
+    f = run.claim("f")
+    assert f["failure_profile"]["sweep"] == {"parameter": "N", "values": [8.0, 16.0], "trials": [10, 10],
+                                             "failures": [1, 10], "boundary": 12.0, "boundary_label": "N = 12"}
+    assert len(drawn_during) == 1 and "test_sweep.py::test_false" in drawn_during[0], drawn_during
+    rel = model.profile_plot_file(f, f["failure_profile"])
+    assert (run.report_dir / rel).is_file() and "N = 12" in (run.report_dir / rel).read_text("utf-8")
+    page = (run.report_dir / "claims.html").read_text("utf-8")
+    assert page.count('data-kind="failure_profile"') == 1
+    assert f"]({rel})" in (run.report_dir / "claims.md").read_text("utf-8")
