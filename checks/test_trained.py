@@ -162,14 +162,17 @@ def _head_profile(claim_log, fails: np.ndarray, fails64: np.ndarray | None, *, t
     Raises:
         ValueError: no head (:func:`record_profile`).
     """
-    fails = np.asarray(fails, dtype=bool).ravel()
+    fails = np.asarray(fails, dtype=bool)
+    layers = np.indices(fails.shape)[0].ravel() if fails.ndim == 2 else None  # (L, H): the draws by layer
+    fails = fails.ravel()
     v = np.asarray(values, dtype=np.float64).ravel()
     v = v[np.isfinite(v)]
     spread = (f"{v.min():.3g}..{v.max():.3g} (median {np.median(v):.3g})" if v.size else "undefined in every head")
     also = "" if fails64 is None else f"; float64 forward pass: {int(np.sum(fails64))} heads fail"
     summary = (f"one draw per head (float32 forward pass on the first N tokens of {text}, float64 SVD): {quantity} {spread}; a head fails unless {bound}; "
                f"{int(fails.sum())} of {fails.size} fail{also} (the reading allows {allowed})")
-    return record_profile(claim_log, fails.tolist(), setting=setting, summary=summary)
+    return record_profile(claim_log, fails.tolist(), setting=setting, summary=summary,
+                          by=("layer", layers) if layers is not None else None)
 
 
 # -- 定理 11.21 ---------------------------------------------------------------------------------

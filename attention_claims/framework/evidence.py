@@ -16,6 +16,7 @@ of the report. The plugin gives every claim-marked test one log (fixture ``claim
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import numbers
@@ -80,6 +81,71 @@ def failure_class(trials: int, failures: int) -> str:
     if failures == trials:
         return "generic"
     return "at-document-parameters" if failures else "special-inputs"
+
+
+def check_sweep(sweep: Any, *, trials: int | None = None, failures: int | None = None) -> dict[str, Any]:
+    """A failure profile's ``sweep`` (:meth:`CheckLog.failure_profile`) checked and as plain JSON:
+    ``{"parameter": str, "values": [float], "trials": [int], "failures": [int]}`` plus ``"boundary"``
+    (a float) and ``"boundary_label"`` (a str) when given; keys in that order, others refused.
+
+    Args:
+        sweep: the sweep as a check passes it (sequences may be NumPy arrays).
+        trials, failures: the profile's totals the per-value counts must add up to (not checked when None).
+
+    Raises:
+        ValueError: a field is missing or unknown, the parameter is empty, the values are not finite and
+            strictly increasing, the three lists differ in length or are empty, a count is not an integer
+            with ``0 <= failures_k <= trials_k`` and ``trials_k >= 1``, the counts do not add up to the
+            totals, or the boundary is not a finite number.
+    """
+    if not isinstance(sweep, dict):
+        raise ValueError(f"sweep: must be a dict, not {type(sweep).__name__}")
+    known = ("parameter", "values", "trials", "failures", "boundary", "boundary_label")
+    unknown = [k for k in sweep if k not in known]
+    missing = [k for k in known[:4] if k not in sweep]
+    if unknown or missing:
+        raise ValueError(f"sweep: needs {', '.join(known[:4])} (optional boundary, boundary_label); "
+                         + (f"unknown {', '.join(map(str, unknown))}" if unknown else f"missing {', '.join(missing)}"))
+    parameter = str(sweep["parameter"]).strip()
+    if not parameter:
+        raise ValueError("sweep.parameter: must name the parameter the draws vary")
+
+    def ints(name: str) -> list[int]:
+        out = []
+        for v in np.asarray(sweep[name]).ravel().tolist():
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise ValueError(f"sweep.{name}: must be integers, got {v!r}")
+            out.append(int(v))
+        return out
+
+    try:
+        values = [float(v) for v in np.asarray(sweep["values"], dtype=float).ravel()]
+    except (TypeError, ValueError):
+        raise ValueError(f"sweep.values: must be numbers, got {sweep['values']!r}") from None
+    n_trials, n_failures = ints("trials"), ints("failures")
+    if not values or not len(values) == len(n_trials) == len(n_failures):
+        raise ValueError(f"sweep: values, trials and failures must be non-empty and of one length, got "
+                         f"{len(values)}, {len(n_trials)}, {len(n_failures)}")
+    if not all(math.isfinite(v) for v in values) or any(b <= a for a, b in itertools.pairwise(values)):
+        raise ValueError(f"sweep.values: must be finite and strictly increasing, got {values}")
+    for t, f in zip(n_trials, n_failures, strict=True):
+        if t < 1 or not 0 <= f <= t:
+            raise ValueError(f"sweep: each value needs trials >= 1 and 0 <= failures <= trials, got {f} of {t}")
+    if trials is not None and sum(n_trials) != trials:
+        raise ValueError(f"sweep.trials: add up to {sum(n_trials)}, not the profile's {trials} draws")
+    if failures is not None and sum(n_failures) != failures:
+        raise ValueError(f"sweep.failures: add up to {sum(n_failures)}, not the profile's {failures} failures")
+    out: dict[str, Any] = {"parameter": parameter, "values": values, "trials": n_trials, "failures": n_failures}
+    if sweep.get("boundary") is not None:
+        try:
+            boundary = float(sweep["boundary"])
+        except (TypeError, ValueError):
+            boundary = math.nan
+        if not math.isfinite(boundary):
+            raise ValueError(f"sweep.boundary: must be a finite number, got {sweep['boundary']!r}")
+        out["boundary"] = boundary
+        out["boundary_label"] = str(sweep.get("boundary_label") or "")
+    return out
 
 
 def _plot_json(value: Any, where: str) -> Any:
@@ -665,7 +731,8 @@ class CheckLog:
         if entry not in self.plots:
             self.plots.append(entry)
 
-    def failure_profile(self, cls: str, *, setting: str, trials: int, failures: int, summary: str) -> None:
+    def failure_profile(self, cls: str, *, setting: str, trials: int, failures: int, summary: str,
+                        sweep: dict | None = None) -> None:
         """Attach the check's failure profile: of ``trials`` independent draws at ``setting`` (the
         document's own parameters, e.g. ``"N=512, d=64, Gaussian Q, K"``), ``failures`` broke the
         reading; ``cls`` (one of :data:`FAILURE_PROFILE_CLASSES`, best computed by
@@ -673,10 +740,18 @@ class CheckLog:
         sentence on how it was measured (tolerance, seed). A second call replaces the first. The
         report shows it on the reading when the reading failed, and on a false claim.
 
+        ``sweep`` (optional) splits the draws by the one parameter they were taken at several values of
+        (a logit scale, a layer, N): ``{"parameter": name, "values": [x_1 < x_2 < ...], "trials":
+        [draws at x_k], "failures": [failures at x_k]}`` (equal lengths; the counts add up to ``trials``
+        and ``failures``), and optionally ``"boundary"``, the value of the parameter where the reading
+        is known to start (or stop) failing, with ``"boundary_label"``. The HTML report draws it as the
+        failing fraction against the parameter (:func:`attention_claims.framework.render.plots.failure_profile_svg`);
+        :func:`attention_claims.testkit.failure_profiles.record_profile` builds it from per-draw values.
+
         Raises:
             ValueError: ``cls`` is not a profile class or not the class :func:`failure_class` gives these
                 counts (``generic`` needs every draw to fail), ``trials < 1``, ``failures`` outside
-                ``[0, trials]``, or ``setting`` is empty.
+                ``[0, trials]``, ``setting`` is empty, or ``sweep`` is malformed (:func:`check_sweep`).
 
         Args:
             cls: the profile's class, ``"generic"``, ``"at-document-parameters"`` or ``"special-inputs"``.
@@ -684,6 +759,7 @@ class CheckLog:
             trials: the number of independent draws (an ``int >= 1``).
             failures: how many of them broke the reading (an ``int`` in ``[0, trials]``).
             summary: one sentence on how it was measured.
+            sweep: the draws split by one parameter (above), or ``None``.
 
         Returns:
             ``None``.
@@ -714,6 +790,8 @@ class CheckLog:
             raise ValueError("setting: must name the parameters the draws were taken at")
         self.profile = {"class": cls, "setting": str(setting), "trials": int(trials), "failures": int(failures),
                         "summary": str(summary)}
+        if sweep is not None:
+            self.profile["sweep"] = check_sweep(sweep, trials=int(trials), failures=int(failures))
 
     def summary(self) -> str:
         """One paragraph: the examples, the tracked ranges, then the notes.

@@ -852,6 +852,11 @@ class _ClaimsHooks:
                 props.append((PREFIX + "figures", json.dumps(log.figures)))
             if log.profile is not None:
                 props.append((PREFIX + "failure_profile", json.dumps(log.profile, allow_nan=False)))
+                if log.profile.get("sweep") and not item.config.getoption("claims_no_report", False):
+                    from .render.model import profile_plot_spec
+                    from .render.plots import warm
+
+                    warm([profile_plot_spec(log.profile)])  # its plot (issue 46), drawn here like the plots below
             if log.plots:
                 props.append((PREFIX + "plots", json.dumps(log.plots, allow_nan=False)))
                 if not item.config.getoption("claims_no_report", False):

@@ -160,22 +160,29 @@ class Plot:
 
 
 PROFILE_KEYS = ("class", "setting", "trials", "failures", "summary")
-"""The keys of a failure profile (``ReadingEntry.failure_profile``, ``ClaimEntry.failure_profile``), in order."""
+"""The keys of a failure profile (``ReadingEntry.failure_profile``, ``ClaimEntry.failure_profile``), in order;
+an optional ``sweep`` follows them (:meth:`attention_claims.framework.evidence.CheckLog.failure_profile`)."""
 
 
 def failure_profile_from_json(data: dict | None) -> dict | None:
     """A failure profile read back from ``claims.json`` (None stays None): ``{"class", "setting", "trials",
     "failures", "summary"}`` (:meth:`attention_claims.framework.evidence.CheckLog.failure_profile`), keys in
-    order, unknown keys dropped.
+    order, unknown keys dropped; its optional ``sweep`` (the draws by parameter value) kept after them, checked
+    (:func:`attention_claims.framework.evidence.check_sweep`).
 
     Raises:
         KeyError: a key other than ``summary`` is missing.
-        ValueError, TypeError: ``trials`` or ``failures`` is not an integer.
+        ValueError, TypeError: ``trials`` or ``failures`` is not an integer, or the sweep is malformed.
     """
     if data is None:
         return None
-    return {"class": str(data["class"]), "setting": str(data["setting"]), "trials": int(data["trials"]),
-            "failures": int(data["failures"]), "summary": str(data.get("summary", ""))}
+    out = {"class": str(data["class"]), "setting": str(data["setting"]), "trials": int(data["trials"]),
+           "failures": int(data["failures"]), "summary": str(data.get("summary", ""))}
+    if data.get("sweep") is not None:
+        from .evidence import check_sweep
+
+        out["sweep"] = check_sweep(data["sweep"], trials=out["trials"], failures=out["failures"])
+    return out
 
 
 @dataclass

@@ -160,4 +160,13 @@ def check_plots(data: dict, name: str) -> dict:
                     why = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
                     raise ReportInputError(f"{name}: the plot at {where}.plots[{k}] cannot be drawn "
                                            f"({type(exc).__name__}: {_short(why)})") from None
+            profile = entry.get("failure_profile")
+            if isinstance(profile, dict) and profile.get("sweep") is not None:  # drawn too (issue 46)
+                from .report_model import failure_profile_from_json
+
+                try:
+                    failure_profile_from_json(profile)
+                except ValueError as exc:
+                    raise ReportInputError(f"{name}: the failure profile at {where}.failure_profile cannot be "
+                                           f"drawn ({_short(str(exc))})") from None
     return data

@@ -95,22 +95,73 @@ def gaussian_softmax_ranks(N: int, d: int, trials: int, seed: int, rel_tol: floa
     return tuple(ranks)
 
 
-def record_profile(log: CheckLog, failed: Sequence[bool], *, setting: str, summary: str) -> str:
+def sweep_counts(failed: Sequence[bool], values: Sequence[float], parameter: str, *,
+                 boundary: float | None = None, boundary_label: str = "") -> dict:
+    """The ``sweep`` of a failure profile (:meth:`CheckLog.failure_profile`) from per-draw results: the
+    draws grouped by the value of ``parameter`` each was taken at (``values[i]`` for draw ``i``), in
+    increasing order, with the draws and failures at each value; ``boundary`` (optional) the value where
+    the reading is known to start or stop failing.
+
+    Args:
+        failed: one ``bool`` a draw: whether the proposition failed on it.
+        values: one finite number a draw (any shape, flattened to ``len(failed)``): the parameter's value.
+        parameter: the parameter's name as the plot labels it (e.g. ``"logit scale"``, ``"layer"``).
+        boundary: a value of the parameter to mark on the plot, or ``None``.
+        boundary_label: the boundary's label.
+
+    Returns:
+        ``{"parameter", "values", "trials", "failures"}`` (plus ``"boundary"``, ``"boundary_label"`` when
+        given), checked by :func:`attention_claims.framework.evidence.check_sweep`.
+
+    Raises:
+        ValueError: ``failed`` and ``values`` differ in length, a value is not a finite number, or
+            ``parameter`` is empty (:func:`attention_claims.framework.evidence.check_sweep`).
+
+    Examples:
+        >>> from attention_claims.testkit.failure_profiles import sweep_counts
+        >>> sweep_counts([False, True, True, True], [1, 1, 2, 2], "logit scale")
+        {'parameter': 'logit scale', 'values': [1.0, 2.0], 'trials': [2, 2], 'failures': [1, 2]}
+    """
+    from ..framework.evidence import check_sweep
+
+    flat = [float(v) for v in np.asarray(values, dtype=float).ravel()]
+    if len(flat) != len(failed):
+        raise ValueError(f"sweep of {parameter!r}: {len(flat)} values for {len(failed)} draws")
+    if not all(math.isfinite(v) for v in flat):
+        raise ValueError(f"sweep of {parameter!r}: the values must be finite numbers")
+    xs = sorted(set(flat))
+    trials = [sum(1 for v in flat if v == x) for x in xs]
+    failures = [sum(1 for v, f in zip(flat, failed, strict=True) if v == x and f) for x in xs]
+    sweep = {"parameter": parameter, "values": xs, "trials": trials, "failures": failures}
+    if boundary is not None:
+        sweep.update(boundary=boundary, boundary_label=boundary_label)
+    return check_sweep(sweep)
+
+
+def record_profile(log: CheckLog, failed: Sequence[bool], *, setting: str, summary: str,
+                   by: tuple[str, Sequence[float]] | None = None, boundary: float | None = None,
+                   boundary_label: str = "") -> str:
     """Attach the failure profile of the draws ``failed`` (one bool a draw: whether the proposition
     failed on it) to ``log``, its class computed from the counts (:func:`failure_class`); returns the
-    class.
+    class. ``by = (parameter, values)`` (one value a draw, e.g. the logit scale or the layer of each
+    draw) adds the profile's sweep (:func:`sweep_counts`), which the report draws as the failing
+    fraction against that parameter, with ``boundary`` (a value of the parameter) marked.
 
     Args:
         log: the check's log (the ``claim_log`` fixture).
         failed: one ``bool`` a draw: whether the proposition failed on it.
         setting: the parameters of the draws (e.g. ``"N=512, d=64"``).
         summary: one sentence on how the draws were made and judged.
+        by: ``(parameter, values)``, one value a draw, for the sweep; or ``None``.
+        boundary: the sweep's boundary (:func:`sweep_counts`), or ``None``.
+        boundary_label: its label.
 
     Returns:
         The class: ``"generic"``, ``"at-document-parameters"`` or ``"special-inputs"``.
 
     Raises:
-        ValueError: no draw, or an empty ``setting`` (:meth:`CheckLog.failure_profile`).
+        ValueError: no draw, or an empty ``setting`` (:meth:`CheckLog.failure_profile`); a malformed
+            ``by`` (:func:`sweep_counts`).
 
     Examples:
         >>> from attention_claims.testkit import CheckLog
@@ -121,9 +172,14 @@ def record_profile(log: CheckLog, failed: Sequence[bool], *, setting: str, summa
         >>> log.profile["trials"], log.profile["failures"]
         (3, 1)
     """
-    trials, failures = len(failed), sum(bool(f) for f in failed)
+    failed = [bool(f) for f in np.asarray(failed, dtype=bool).ravel()] if len(failed) else []
+    trials, failures = len(failed), sum(failed)
     cls = failure_class(trials, failures)
-    log.failure_profile(cls, setting=setting, trials=trials, failures=failures, summary=summary)
+    sweep = None
+    if by is not None:
+        parameter, values = by
+        sweep = sweep_counts(failed, values, parameter, boundary=boundary, boundary_label=boundary_label)
+    log.failure_profile(cls, setting=setting, trials=trials, failures=failures, summary=summary, sweep=sweep)
     return cls
 
 

@@ -107,3 +107,27 @@ def test_many_layers_are_a_colour_map_with_a_colour_bar(drawn):
     drawn.clear()
     plots.spectra_svg({"layer 0": [1, 0.5, 0.25], "layer 1": [1, 0.3, 0.1]})  # a few: a legend
     assert drawn[0]["colorbars"] == 0 and drawn[0]["legend"][:2] == ["layer 0", "layer 1"]
+
+
+def _profile(parameter, values, trials, failures, **boundary):
+    sweep = {"parameter": parameter, "values": values, "trials": trials, "failures": failures, **boundary}
+    return {"kind": "failure_profile", "data": {
+        "class": "at-document-parameters", "setting": "s", "trials": sum(trials), "failures": sum(failures),
+        "summary": "", "sweep": sweep}}
+
+
+FAILURE_PROFILES = [  # the failure profile's plot (issue 46): the forms the checks attach, and hard cases
+    _profile("logit scale", [1, 2, 4, 8], [30] * 4, [0, 1, 2, 2], boundary=3, boundary_label="boundary: scale 3"),
+    _profile("layer", list(range(30)), [9] * 30, [i % 10 for i in range(30)]),
+    _profile("N", [128, 256, 512, 1024, 2048], [270] * 5, [52, 53, 53, 55, 55], boundary=512,
+             boundary_label="the document's N = 512"),
+    # close values, labels at 100% and 0% side by side: the tick and count labels must give way
+    _profile("beta", [1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06], [3] * 7, [0, 3, 0, 3, 0, 3, 0], boundary=1.025),
+    _profile("temperature", [round(1 + k / 1000, 3) for k in range(12)], [300] * 12, [150] * 12, boundary=1.0055),
+]
+
+
+@pytest.mark.parametrize("spec", FAILURE_PROFILES, ids=["scales", "layers", "sizes", "close", "crowded"])
+def test_failure_profile_labels_do_not_overlap(drawn, spec):
+    _draw(spec)
+    assert drawn[0]["overlaps"] == [], drawn[0]["overlaps"]

@@ -127,9 +127,9 @@ def test_failure_profile_is_shown_once_and_counts_are_grammatical(tmp_path):
     false["readings"][1]["examples"] = 1
     text = model.failure_profile_text(profile)
     html = render_html(report, report_dir=tmp_path)
-    # the summary line's badge (its title), the failure-profile paragraph (its badge's title and its text); not
-    # again in the as-stated reading's row
-    assert html.count(text) == 3
+    # the summary line's badge (its title) and the failure-profile paragraph's text (issue 46: no second badge
+    # there); not again in the as-stated reading's row
+    assert html.count(text) == 2
     assert ">1 example<" in html and ">1 examples<" not in html
     md = render_markdown(report)
     assert md.count(text) == 1 and "(1 example)" in md and "(1 examples)" not in md

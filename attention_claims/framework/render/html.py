@@ -121,6 +121,7 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         p["url"] = model.document_url(p["document"])
         p["anchor"] = sentence_of.get((p["document"], claim["id"]))
         p["latex"] = latex.is_tex(p["document"]) or None  # a LaTeX source's quote reads as its view shows it
+    profile = model.claim_failure_profile(claim)
     readings = []
     for r in claim.get("readings", []):
         figs = [dict(f, src=_figure_src(f, report_dir)) if _figure_file(f, report_dir) is not None else
@@ -129,7 +130,10 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         readings.append(dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
                              figures_shown=figs, plots_svg=[(p["kind"], Markup(plots.render_plot(p))) for p in r.get("plots", [])],
                              is_primary=reading is not None and r["name"] == reading["name"],
-                             profile_text=model.failure_profile_text(r.get("failure_profile"))))
+                             profile_text=model.failure_profile_text(r.get("failure_profile")),
+                             # the claim's profile is this reading's: shown once, above the readings
+                             profile_above=bool(profile) and bool(r.get("as_stated")) and r.get("failure_profile") == profile,
+                             **_profile_plot(r.get("failure_profile"))))
     search = " ".join([claim["id"], claim.get("title") or "", claim.get("statement") or "", claim["source"]["quote"],
                        claim.get("reason") or "", claim["source"].get("section") or ""]).lower()
     return {
@@ -138,12 +142,22 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         "topics": model.claim_topics(claim), "kinds": model.claim_reading_kinds(claim),
         "places": places, "readings": readings, "cx": cx, "cx_reading": reading,
         "one_line": model.one_line_counterexample(claim), "reason": model.reason_text(claim),
-        "decided": model.decided_text(claim), "profile": model.claim_failure_profile(claim),
-        "profile_text": model.failure_profile_text(model.claim_failure_profile(claim)),
+        "decided": model.decided_text(claim), "profile": profile,
+        "profile_text": model.failure_profile_text(profile), **_profile_plot(profile),
         "search": plain_text(search), "severity": model.SEVERITY.get(model.status(claim), 9),
         "status": model.status(claim),
         "plots_svg": [(p["kind"], Markup(plots.render_plot(p))) for p in claim.get("plots", [])],
     }
+
+
+def _profile_plot(profile: dict | None) -> dict:
+    """``{"profile_svg", "profile_alt"}`` of a failure profile for the card: its plot (inline SVG,
+    :func:`.plots.failure_profile_svg`) and the plot's alt text when it has a sweep; ``None`` and ``""``
+    otherwise (a profile at one setting is text only)."""
+    spec = model.profile_plot_spec(profile)
+    if spec is None:
+        return {"profile_svg": None, "profile_alt": ""}
+    return {"profile_svg": Markup(plots.render_plot(spec)), "profile_alt": plots.failure_profile_alt(profile)}
 
 
 _CARDS: dict[str, str] = {}

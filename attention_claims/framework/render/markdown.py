@@ -294,15 +294,19 @@ def _section(claim: dict, verdict: str, macro) -> str:
 def _view(c: dict) -> dict:
     reading, cx = model.primary_counterexample(c)
     profile = model.claim_failure_profile(c)
+    profile_file = model.profile_plot_file(c, profile)  # linked on the profile's line, not again in the list
     return {"c": c, "cx": cx, "cx_reading": reading, "one_line": model.one_line_counterexample(c),
             "profile": profile, "profile_text": model.failure_profile_text(profile),
+            "profile_link": (_plot_caption(model.profile_plot_spec(profile)), profile_file) if profile_file else None,
             "reason": model.reason_text(c), "decided": model.decided_text(c), "docs": [model.document_short(d) for d in model.documents_of(c)],
             "topic": model.claim_topics(c)[0],
             "plot_links": [(name, _plot_caption(spec), path, model.figure_path(path))
-                           for name, spec, path in model.plot_files(c)],
+                           for name, spec, path in model.plot_files(c) if path != profile_file],
             "readings": [dict(r, kind_label=model.reading_kind(r), evidence_shown=model.evidence_text(r),
                               is_primary=reading is not None and r["name"] == reading["name"],
                               profile_text=model.failure_profile_text(r.get("failure_profile")),
+                              profile_above=bool(profile) and bool(r.get("as_stated"))
+                              and r.get("failure_profile") == profile,
                               figures_linked=[dict(f, rel=model.figure_path(f.get("path")))
                                               for f in r.get("figures") or []])
                          for r in c.get("readings", [])]}
@@ -316,7 +320,11 @@ def _plot_caption(spec: dict) -> str:
     """The alt text of a plot link: its title, else what the renderer titles it (brackets dropped, one line)."""
     data = spec.get("data") or {}
     kind = spec.get("kind", "plot")
-    if data.get("title"):
+    if kind == "failure_profile":
+        from .plots import failure_profile_alt
+
+        text = failure_profile_alt(data)
+    elif data.get("title"):
         text = str(data["title"])
     elif kind == "layer_head_heatmap":
         text = f"{data.get('model', '?')}, N = {data.get('N', '?')}: per layer and head"

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 __all__ = [
-    "plot_files", "figure_path", "FIGURES_DIR",
+    "plot_files", "figure_path", "FIGURES_DIR", "profile_plot_spec", "profile_plot_file",
     "VERDICT_ORDER", "SECTION_ORDER", "DOCUMENTS", "use_documents", "TOPICS", "READING_KINDS",
     "document_key", "document_label", "document_slug", "document_short", "document_url", "claim_topics", "reading_kind", "claim_reading_kinds",
     "one_line_counterexample", "reason_text", "evidence_text", "documents_of", "primary_counterexample",
@@ -403,7 +403,30 @@ def plot_files(claim: dict) -> list[tuple[str | None, dict, str]]:
     """
     specs = [(None, p) for p in claim.get("plots") or []]
     specs += [(r["name"], p) for r in claim.get("readings", []) for p in r.get("plots") or []]
+    # then the failure profiles that have a sweep (profile_plot_spec): each reading's, and a false claim's
+    # own only when no reading carries the same profile (a report written before readings carried one)
+    profiles = [(r["name"], profile_plot_spec(r.get("failure_profile"))) for r in claim.get("readings", [])]
+    own = profile_plot_spec(claim_failure_profile(claim))
+    if own is not None and all(spec != own for _n, spec in profiles):
+        profiles.insert(0, (None, own))
+    specs += [(name, spec) for name, spec in profiles if spec is not None]
     return [(name, p, f"{FIGURES_DIR}/{claim['id']}-{k}.svg") for k, (name, p) in enumerate(specs, start=1)]
+
+
+def profile_plot_spec(profile: dict | None) -> dict | None:
+    """The plot spec of a failure profile (``{"kind": "failure_profile", "data": profile}``, drawn by
+    :func:`.plots.failure_profile_svg`) when it has a ``sweep`` (its draws taken at several values of one
+    parameter); ``None`` otherwise: a profile at one setting is text only."""
+    if not profile or not profile.get("sweep"):
+        return None
+    return {"kind": "failure_profile", "data": profile}
+
+
+def profile_plot_file(claim: dict, profile: dict | None) -> str | None:
+    """The path (relative to the report folder, :func:`plot_files`) of the figure file that draws ``profile``
+    for ``claim``; ``None`` when the profile has no sweep."""
+    spec = profile_plot_spec(profile)
+    return next((rel for _n, s, rel in plot_files(claim) if spec is not None and s == spec), None)
 
 
 def figure_path(path: Any) -> str | None:

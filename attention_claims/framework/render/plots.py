@@ -40,6 +40,7 @@ from ..._lazy import installed_version
 __all__ = [
     "VERDICT_COLOURS", "verdict_counts_svg", "layer_head_heatmap_svg", "spectra_svg", "rank_breaks_svg",
     "sparsity_curve_svg", "decay_sparsity_svg", "curve_svg", "render_plot", "standalone_svg", "plot_key", "plot_cache_dir", "safe_svg", "code_digest", "warm", "png_data_uri", "PLOT_KINDS",
+    "failure_profile_svg", "failure_profile_alt",
 ]
 
 VERDICT_COLOURS = {"false": "#c62828", "caveat": "#d48806", "true": "#2e7d32", "unchecked": "#78909c",
@@ -487,6 +488,119 @@ def curve_svg(x: Sequence[float], series: Mapping[str, Sequence[float]], *, xlab
         return _svg(fig)
 
 
+def _ticks_overlap(ax, axis: str = "x") -> bool:
+    """Whether two drawn tick labels of ``ax``'s ``axis`` overlap (after a draw; measured with the renderer)."""
+    renderer = ax.figure.canvas.get_renderer()
+    labels = [t for t in (ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()) if t.get_text()]
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def failure_profile_alt(profile: Mapping) -> str:
+    """One sentence that says what :func:`failure_profile_svg` draws, for the plot's alt text (``aria-label``
+    in ``claims.html``, the image text of the link in ``claims.md``): the failures at each value of the
+    swept parameter and the boundary; ``""`` for a profile without a sweep."""
+    sweep = profile.get("sweep")
+    if not sweep:
+        return ""
+    counts = ", ".join(f"{f} of {t} at {v:g}" for v, t, f in zip(sweep["values"], sweep["trials"], sweep["failures"],
+                                                                 strict=True))
+    text = (f"Failure profile against {sweep['parameter']}: {profile.get('failures')} of {profile.get('trials')} "
+            f"draws fail ({profile.get('class')}); failures by {sweep['parameter']}: {counts}")
+    if sweep.get("boundary") is not None:
+        text += f"; boundary at {sweep['parameter']} = {sweep['boundary']:g}"
+        text += f" ({sweep['boundary_label']})" if sweep.get("boundary_label") else ""
+    return text + "."
+
+
+@_closing
+def failure_profile_svg(profile: Mapping) -> str:
+    """A failure profile's failing fraction against the parameter its draws were taken at several values of:
+    one point a value, ``100 * failures_k / trials_k`` percent (the draws the reading broke), joined by a line,
+    each labelled ``failures_k/trials_k`` where the labels fit apart (else none: the counts are in
+    :func:`failure_profile_alt`); the boundary (a value of the parameter, when the profile names one) a dotted
+    line labelled above the axes. A positive parameter spanning a factor of 8 or more is drawn on a log axis
+    (powers of two, sizes and scales), ticked at the values when their labels fit.
+
+    Args:
+        profile: ``{"class", "setting", "trials", "failures", "summary", "sweep"}`` as
+            :meth:`attention_claims.framework.evidence.CheckLog.failure_profile` keeps it; ``sweep`` is
+            ``{"parameter", "values", "trials", "failures"}`` (equal lengths), optionally ``"boundary"`` and
+            ``"boundary_label"``.
+
+    Raises:
+        ValueError: the profile has no sweep, or a malformed one
+            (:func:`attention_claims.framework.evidence.check_sweep`).
+    """
+    from ..evidence import check_sweep
+
+    if not profile.get("sweep"):
+        raise ValueError("failure profile has no sweep to draw (the draws at one setting are text only)")
+    sweep = check_sweep(profile["sweep"])
+    x = np.array(sweep["values"], dtype=float)
+    t = np.array(sweep["trials"], dtype=float)
+    f = np.array(sweep["failures"], dtype=float)
+    pct = 100.0 * f / t
+    plt = _pyplot()
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(4.6, 2.9))
+        ax.plot(x, pct, color=VERDICT_COLOURS["false"], marker="o", ms=4, lw=1.2, zorder=3)
+        logx = x.size >= 2 and x.min() > 0 and x.max() / x.min() >= 8
+        if logx:
+            ax.set_xscale("log")
+        pad = (np.log10(x.max() / x.min()) if logx else (x.max() - x.min())) * 0.06 or 0.5
+        lo, hi = ((x.min() / 10 ** pad, x.max() * 10 ** pad) if logx else (x.min() - pad, x.max() + pad))
+        b = sweep.get("boundary")
+        if b is not None and (not logx or b > 0):
+            lo, hi = min(lo, b / 10 ** pad if logx else b - pad), max(hi, b * 10 ** pad if logx else b + pad)
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(-6, 118)
+        ax.set_yticks([0, 25, 50, 75, 100])
+        ax.set_ylabel("draws that fail (%)")
+        ax.set_xlabel(sweep["parameter"], parse_math=False)  # a parameter's name is data
+        if x.size <= 12:  # ticked at the values when their labels fit apart
+            from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+            ax.xaxis.set_major_locator(FixedLocator(x))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            fig.canvas.draw()
+            if _ticks_overlap(ax):
+                if logx:
+                    _log_ticks(ax, lo, hi)
+                else:
+                    from matplotlib.ticker import AutoLocator, ScalarFormatter
+
+                    ax.xaxis.set_major_locator(AutoLocator())
+                    ax.xaxis.set_major_formatter(ScalarFormatter())
+        elif logx:
+            _log_ticks(ax, lo, hi)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        if x.size <= 12:  # the counts beside their points, all or none
+            marks = []
+            for xi, yi, fi, ti in zip(x, pct, f, t, strict=True):
+                above = yi < 80
+                marks.append(ax.annotate(f"{int(fi)}/{int(ti)}", xy=(xi, yi), xytext=(0, 6 if above else -6),
+                                         textcoords="offset points", ha="center", va="bottom" if above else "top",
+                                         fontsize=7, color="#333"))
+            boxes = [m.get_window_extent(renderer).padded(2) for m in marks]
+            line_boxes = [lab.get_window_extent(renderer) for lab in ax.get_xticklabels() + ax.get_yticklabels()
+                          if lab.get_text()]
+            if any(a.overlaps(c) for i, a in enumerate(boxes) for c in boxes[i + 1:] + line_boxes):
+                for m in marks:
+                    m.remove()
+        rows = 0
+        if b is not None and (not logx or b > 0):
+            ax.axvline(float(b), color="#555", ls=":", lw=1.2, zorder=2)
+            label = sweep.get("boundary_label") or f"boundary {float(b):g}"
+            rows = _place_apart(ax, [(float(b), label)])
+        title = f"{profile.get('failures')} of {profile.get('trials')} draws fail ({profile.get('class')})"
+        ax.set_title(title, fontsize=10, parse_math=False, pad=6 + 10 * rows)
+        return _svg(fig)
+
+
 def _heatmap(d):
     return layer_head_heatmap_svg(d["measures"], d["model"], d["N"], d.get("names"))
 
@@ -522,8 +636,10 @@ PLOT_KINDS = {"layer_head_heatmap": _heatmap, "spectra": _spectra, "rank_breaks"
               "sparsity_curve": _sparsity, "decay_sparsity": _decay, "curve": _curve}
 """The plot kinds a check can attach (``CheckLog.plot``), each with its drawing function."""
 
-_DRAWERS = {**PLOT_KINDS, "verdict_counts": lambda d: verdict_counts_svg(dict(d["rows"]))}
-"""What :func:`render_plot` draws: the checks' kinds, and the report's own verdict chart."""
+_DRAWERS = {**PLOT_KINDS, "verdict_counts": lambda d: verdict_counts_svg(dict(d["rows"])),
+            "failure_profile": failure_profile_svg}
+"""What :func:`render_plot` draws: the checks' kinds, the report's own verdict chart, and a failure profile
+with a sweep (data: the profile, :func:`failure_profile_svg`)."""
 
 
 _RENDERED: dict[str, str] = {}
@@ -588,9 +704,10 @@ def plot_key(spec: Mapping) -> str:
 
 
 def render_plot(spec: Mapping) -> str:
-    """The SVG for a plot spec ``{"kind": one of PLOT_KINDS or "verdict_counts", "data": {...}}`` (see each
-    function; ``verdict_counts`` takes ``{"rows": [[row name, {verdict: count}], ...]}``, top row first, for
-    :func:`verdict_counts_svg`: a list, because the cache key sorts dict keys).
+    """The SVG for a plot spec ``{"kind": one of PLOT_KINDS, "verdict_counts" or "failure_profile", "data": {...}}``
+    (see each function; ``verdict_counts`` takes ``{"rows": [[row name, {verdict: count}], ...]}``, top row
+    first, for :func:`verdict_counts_svg`: a list, because the cache key sorts dict keys; ``failure_profile``
+    a failure profile with a sweep, :func:`failure_profile_svg`).
 
     Drawing a log-axis plot takes matplotlib about 0.3-0.9 s, so a drawn plot is kept: in memory for
     the process and as ``<plot_cache_dir()>/<plot_key(spec)>.svg`` across processes (a checked entry,
