@@ -238,7 +238,7 @@ def md_latex(text: str | None, tex_layout=None) -> str:
         out.append(f"\n\n$$\n{tex}\n$$\n\n" if s.display else f"${tex}$")
         pos = s.end
     out.append(_md_run(latex.prose(text[pos:], layout)))
-    lines = [" ".join(line.split()) for line in "".join(out).splitlines()]
+    lines = [re.sub(r"[ \t]+", " ", line).strip() for line in "".join(out).splitlines()]  # a no-break space stays
     return Md(re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip())
 
 
