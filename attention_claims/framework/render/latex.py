@@ -253,11 +253,11 @@ def expand_macros(tex: str, macros: dict[str, TexMacro], limit: int = 200) -> st
         if call is None:
             return tex
         m = macros["\\" + call.macroname]
-        args = [(_group(a) or "") for a in (call.nodeargd.argnlist if call.nodeargd is not None else [])]
+        given = list(call.nodeargd.argnlist if call.nodeargd is not None else [])
+        given += [None] * (m.nargs - len(given))  # a call cut short (at the formula's end): empty arguments
+        args = [_group(a) or "" for a in given[:m.nargs]]
         if m.default is not None:
-            first = call.nodeargd.argnlist[0] if call.nodeargd and call.nodeargd.argnlist else None
-            args[0] = m.default if first is None else first.latex_verbatim()[1:-1]
-        args += [""] * (m.nargs - len(args))
+            args[0] = m.default if given[0] is None else given[0].latex_verbatim()[1:-1]
         body = _PARAM.sub(functools.partial(_substitute, args), m.body)
         verbatim = call.latex_verbatim()
         after = tex[call.pos + len(verbatim):call.pos + len(verbatim) + 1]
