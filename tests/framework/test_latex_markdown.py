@@ -55,6 +55,8 @@ def test_optional_argument_macros_are_expanded_as_tex_does():
     assert expand_macros("\\norm[\\infty] + \\norm x", opt) == "\\lVert\\cdot\\rVert_{\\infty} + \\lVert\\cdot\\rVert_{2} x"
     assert expand_macros("\\KL p^2", opt) == "D_{\\mathrm{KL}}(q \\,\\|\\, p)^2"  # a single-token argument
     assert expand_macros("x + \\KL", opt) == "x + D_{\\mathrm{KL}}(q \\,\\|\\, )"  # cut short: never raises
+    wrong = layout("\\newcommand{\\two}[1]{#1 #2}").optional  # #2 past its one argument: left as written
+    assert expand_macros("\\two{a}", wrong) == "a #2"
     # a macro that calls itself stops after the limit, the rest as written (never a hang)
     loop = layout("\\newcommand{\\loop}[1][a]{\\loop[#1]}").optional
     assert expand_macros("\\loop", loop, limit=5) == "\\loop[a]"

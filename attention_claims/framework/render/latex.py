@@ -224,8 +224,12 @@ def _shift(default: str, m: re.Match) -> str:
 
 
 def _substitute(args: list[str], m: re.Match) -> str:
-    """``#n`` -> the call's n-th argument, ``##`` -> ``#``."""
-    return "#" if m.group(1) is None else args[int(m.group(1)) - 1]
+    """``#n`` -> the call's n-th argument, ``##`` -> ``#``; a ``#n`` past the declared arguments (an error in
+    LaTeX) is left as written, for KaTeX to show in its error colour."""
+    if m.group(1) is None:
+        return "#"
+    n = int(m.group(1))
+    return args[n - 1] if n <= len(args) else m.group(0)
 
 
 def expand_macros(tex: str, macros: dict[str, TexMacro], limit: int = 200) -> str:
