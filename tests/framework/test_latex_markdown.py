@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from render_fixture import SEEDS, fixture_report
 
 from attention_claims.framework.render import annotate, render_html, render_markdown
@@ -156,3 +158,24 @@ def test_the_suites_004_shows_no_link_source_and_keeps_its_sentences():
     assert 'href="https://kexue.fm/archives/9529"' in html and 'href="https://kexue.fm/archives/9595"' in html
     ids = re.findall(r'id="d-s(\d+)"', html)
     assert [int(i) for i in ids] == [s.index for s in doc.sentences]  # every sentence, in order, once
+
+
+# --- never raises -------------------------------------------------------------------------------------------
+
+_ALPHABET = "ab []()!$\\#{}_*`~%\n？。" + "x"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=_ALPHABET, max_size=40))
+def test_links_and_macros_never_raise(text):
+    links = find_links(text)
+    for span in links:
+        assert 0 <= span.start < span.label_start <= span.label_end < span.end <= len(text)
+    assert [s.end for s in links] == sorted(s.end for s in links)
+    render_inline(text)
+    render_inline(text, latex=layout(OPT))
+    md_latex(text, layout(OPT))
+    expand_macros(text, layout(OPT).optional)
+    doc = annotate("fuzz.md", text, [])
+    html = "".join(str(block_html(doc, b, "f", {})) for b in doc.blocks)
+    assert [int(i) for i in re.findall(r'id="f-s(\d+)"', html)] == [s.index for s in doc.sentences]
