@@ -596,7 +596,7 @@ def write_report_data(data: dict, report_dir: Path, *, sources_dir: Path = SOURC
     if "json" in formats:
         files["claims.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if "md" in formats:
-        files["claims.md"] = render_markdown(data, unplaced=unplaced)
+        files["claims.md"] = render_markdown(data, unplaced=unplaced, sources=sources)
     if "html" in formats:
         kinds, claim_excerpts = {}, {}
         for doc, entries in load_all(Path(sources_dir) / "sentences").items():

@@ -76,6 +76,8 @@ class AnnotatedDocument:
     unlocated: list[str]
     macros: dict[str, str] = field(default_factory=dict)
     """A LaTeX document's own macros for KaTeX's ``macros`` option (:func:`.latex.layout`)."""
+    notes: list[str] = field(default_factory=list)
+    """Lines shown with the document: a LaTeX document's definitions that are not used (:func:`.latex.layout`)."""
 
     @property
     def lang(self) -> str:
@@ -482,4 +484,5 @@ def annotate(name: str, text: str, claims: list[dict],
                     b.label = f"{FURNITURE} (holds {len(held)} claim{'s' if len(held) > 1 else ''})"
     else:
         blocks = [block for _a, _b, block in placed]
-    return AnnotatedDocument(name, text, blocks, sentences, sorted(set(unlocated)), dict(tex.macros) if tex else {})
+    return AnnotatedDocument(name, text, blocks, sentences, sorted(set(unlocated)), dict(tex.macros) if tex else {},
+                             list(tex.notes) if tex else [])

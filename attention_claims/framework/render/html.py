@@ -18,7 +18,7 @@ from markupsafe import Markup, escape
 from ..trust import trust_lines
 from . import assets, diskcache, latex, model, plots
 from .documents import AnnotatedDocument, annotate, html_text, is_html
-from .texmd import plain_text, render_inline, render_tex
+from .texmd import find_links, plain_text, render_inline, render_sentence, render_tex
 
 __all__ = ["render_html", "environment", "load_sources", "claim_view"]
 
@@ -107,11 +107,13 @@ def _figure_src(fig: Mapping, report_dir: Path | None) -> str | None:
 
 
 def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], str],
-               report_dir: Path | None) -> dict:
+               report_dir: Path | None, layouts: Mapping[str, latex.TexLayout] | None = None) -> dict:
     """The template's view of one claim: the claim dict plus derived fields.
 
     ``sentence_of`` maps ``(document, claim id)`` to the anchor of the first annotated sentence
-    that carries the claim in that document.
+    that carries the claim in that document. ``layouts``: ``{LaTeX document: its
+    :func:`.latex.layout`}``: a quote from one reads as its document view shows it (its ``\\ref`` numbered,
+    its macros with an optional argument expanded).
     """
     reading, cx = model.primary_counterexample(claim)
     docs = model.documents_of(claim)
@@ -120,7 +122,8 @@ def claim_view(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], st
         p["label"] = model.document_label(p["document"])
         p["url"] = model.document_url(p["document"])
         p["anchor"] = sentence_of.get((p["document"], claim["id"]))
-        p["latex"] = latex.is_tex(p["document"]) or None  # a LaTeX source's quote reads as its view shows it
+        # a LaTeX source's quote reads as its view shows it
+        p["latex"] = (layouts or {}).get(p["document"]) or latex.is_tex(p["document"]) or None
     profile = model.claim_failure_profile(claim)
     readings = []
     for r in claim.get("readings", []):
@@ -164,7 +167,7 @@ _CARDS: dict[str, str] = {}
 
 
 def _card(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], str], report_dir: Path | None,
-          macro) -> Markup:
+          macro, layouts: Mapping[str, latex.TexLayout] | None = None) -> Markup:
     """``macro(claim_view(claim, order, sentence_of, report_dir))`` (the claim card of the report
     template), kept in memory and on disk (:func:`.diskcache.memo`, kind ``card``) keyed by what the view
     is made of: the claim's entry, its order, its anchors into the documents, its figures as data URIs,
@@ -177,23 +180,27 @@ def _card(claim: dict, order: int, sentence_of: Mapping[tuple[str, str], str], r
     key_parts = [claim, order, [sentence_of.get((p["document"], claim["id"])) for p in places],
                  [model.DOCUMENTS.get(p["document"]) for p in places],
                  [_figure_src(f, report_dir) for r in claim.get("readings", []) for f in r.get("figures") or []],
-                 plots.code_digest()]
+                 plots.code_digest(), [latex.layout_key((layouts or {}).get(p["document"])) for p in places]]
     return Markup(diskcache.memo(_CARDS, 4096, key_parts,
-                                 lambda: str(macro(claim_view(claim, order, sentence_of, report_dir))),
+                                 lambda: str(macro(claim_view(claim, order, sentence_of, report_dir, layouts))),
                                  disk=lambda key, compute: diskcache.cached("card", key, compute))[1])
 
 
 _MARKS = {"false": "✗", "caveat": "!", "true": "✓", "unchecked": "?", "undecided": "…", "error": "‼"}
 
 
-def _sentence_html(doc: AnnotatedDocument, s, slug: str, state: dict, titles: Mapping[str, tuple[str, str]]) -> str:
+def _sentence_html(doc: AnnotatedDocument, s, slug: str, state: dict, titles: Mapping[str, tuple[str, str]],
+                   links=()) -> str:
     """One sentence as a ``<span>`` whose id is ``<slug>-s<index>`` (``slug``: :func:`.model.document_slug`);
-    every name in it (claim ids, verdicts, titles, the not-a-claim kind) escaped for an attribute."""
+    every name in it (claim ids, verdicts, titles, the not-a-claim kind) escaped for an attribute.
+    ``links``: the links of its paragraph in a Markdown document (:func:`.texmd.find_links`)."""
     raw = doc.text[s.start:s.end]
     if latex.is_tex(doc.name):  # a LaTeX source: its prose as a reader sees it, its formulas typeset
         body = render_inline(raw, state, latex=latex.layout(doc.text))
-    else:
-        body = render_inline(html_text(raw) if is_html(doc.name) else raw, state)  # an HTML page: its text
+    elif is_html(doc.name):
+        body = render_inline(html_text(raw), state)  # an HTML page: its text
+    else:  # Markdown: a link the sentence cuts is a link in each of its sentences
+        body = render_sentence(doc.text, s.start, s.end, links, state)
     sid = f"{slug}-s{s.index}"
     if s.index < 0:
         return f'<span class="s">{body}</span>'
@@ -211,9 +218,12 @@ def _sentence_html(doc: AnnotatedDocument, s, slug: str, state: dict, titles: Ma
 def block_html(doc: AnnotatedDocument, block, slug: str, titles: Mapping[str, tuple[str, str]]) -> Markup:
     """HTML of one block of an annotated document, its sentences wrapped in ``<span class="s ...">`` with
     ids ``<slug>-s<n>`` (``slug``: the document's :func:`.model.document_slug`)."""
+    markdown = not latex.is_tex(doc.name) and not is_html(doc.name)
+
     def part(sentences) -> str:
         state = {"strong": False, "mark": False}
-        return " ".join(_sentence_html(doc, s, slug, state, titles) for s in sentences)
+        links = find_links(doc.text, sentences[0].start, sentences[-1].end) if markdown and sentences else []
+        return " ".join(_sentence_html(doc, s, slug, state, titles, links) for s in sentences)
 
     k = block.kind
     if k == "hr":
@@ -331,6 +341,7 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
     report_dir = Path(report_dir) if report_dir is not None else None
     model.use_documents(report)
     docs = _documents(report, sources, classification, claim_excerpts, articles)
+    layouts = {name: latex.layout(text) for name, text in (sources or {}).items() if latex.is_tex(name)}
     katex_macros: dict[str, str] = {}
     for d in docs:  # every LaTeX document's own macros, for KaTeX's macros option (the first definition wins)
         for name, body in d.macros.items():
@@ -376,7 +387,7 @@ def render_html(report: dict, *, sources: Mapping[str, str] | None = None,
         "block_html": lambda d, b, short: block_html(d, b, short, titles),
         # e: (order, claim); a claim with small-scale evidence carries its rows onto its card (issue 47)
         "card": lambda e, macro: _card(dict(e[1], small_scale=by_claim[e[1]["id"]]) if e[1]["id"] in by_claim
-                                       else e[1], e[0], sentence_of, report_dir, macro),
+                                       else e[1], e[0], sentence_of, report_dir, macro, layouts),
         "document_html": lambda d, macro: _document_html(d, macro, titles),
         "evidence": evidence,
     }

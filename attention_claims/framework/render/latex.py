@@ -23,7 +23,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["TEX_SUFFIXES", "is_tex", "TexLayout", "layout", "prose", "strip_labels", "blank"]
+__all__ = ["TEX_SUFFIXES", "is_tex", "TexLayout", "TexMacro", "layout", "layout_key", "all_macros", "expand_macros", "prose", "strip_labels", "blank"]
 
 TEX_SUFFIXES = (".tex", ".latex", ".ltx")
 """The file name endings of a LaTeX source document."""
@@ -60,6 +60,10 @@ class TexLayout:
     labels: dict[str, str] = field(default_factory=dict)
     headings: dict[int, str] = field(default_factory=dict)
     equations: dict[str, str] = field(default_factory=dict)
+    optional: dict[str, TexMacro] = field(default_factory=dict)
+    """The macros :func:`expand_macros` expands in the formulas before KaTeX (an optional argument)."""
+    notes: tuple[str, ...] = ()
+    """One line per definition that is not used (unreadable), shown with the document."""
 
 
 _COMMENT = re.compile(r"(?<!\\)(?:\\\\)*%[^\n]*")
@@ -109,32 +113,163 @@ def _walk(nodes):
                     yield from _walk(a.nodelist)
 
 
-def _macros(nodes) -> dict[str, str]:
+@dataclass(frozen=True)
+class TexMacro:
+    """A macro the document defines whose calls KaTeX's ``macros`` option cannot express, expanded in the
+    formulas' source before KaTeX sees them (:func:`expand_macros`): ``\\newcommand{\\name}[nargs][default]{body}``,
+    whose first argument is optional (``default`` when the call omits it). ``body`` uses ``#1``..``#9``."""
+
+    name: str
+    nargs: int
+    default: str | None
+    body: str
+
+
+def _group(node) -> str | None:
+    """The source of an argument node without its outer braces (``{x}`` -> ``x``), or None."""
+    if node is None:
+        return None
+    v = node.latex_verbatim()
+    return v[1:-1] if v[:1] == "{" and v[-1:] == "}" else v
+
+
+def _nargs(text: str | None, where: str, notes: list[str]) -> int | None:
+    if text is None:
+        return 0
+    try:
+        n = int(text.strip())
+    except ValueError:
+        notes.append(f"{where}: the number of arguments [{text}] is not a number; its definition is not used")
+        return None
+    if not 0 <= n <= 9:
+        notes.append(f"{where}: {n} arguments (LaTeX allows 0 to 9); its definition is not used")
+        return None
+    return n
+
+
+def _macros(nodes) -> tuple[dict[str, str], dict[str, TexMacro], list[str]]:
     """The definitions of ``\\newcommand`` and kin, ``\\def\\name{...}`` and ``\\DeclareMathOperator``
-    among ``nodes`` (all levels), as KaTeX's ``macros`` option takes them (``#1`` for arguments)."""
+    among ``nodes`` (all levels): ``(katex, optional, notes)``.
+
+    ``katex``: ``{name: body}`` as KaTeX's ``macros`` option takes them (``#1`` for arguments).
+    ``optional``: the macros KaTeX cannot express, expanded in the source by :func:`expand_macros`: those
+    with an optional first argument (``\\newcommand{\\foo}[2][x]{..}``: KaTeX's ``\\newcommand`` has no
+    default, KaTeX 0.19 ``macros.js``) and those whose body uses another number of arguments than they
+    declare (KaTeX counts a macro's arguments by the highest ``#n`` of its body). Each is also in ``katex``,
+    with the default filled in (``#1`` the default, ``#2`` read as ``#1``, ...), for a formula shown without
+    its document. ``notes``: one line per definition that could not be read (named, never dropped
+    silently).
+    """
     from pylatexenc.latexwalker import LatexGroupNode, LatexMacroNode
 
     out: dict[str, str] = {}
+    optional: dict[str, TexMacro] = {}
+    notes: list[str] = []
     flat = list(_walk(nodes))
     for i, n in enumerate(flat):
         if not isinstance(n, LatexMacroNode):
             continue
         if n.macroname in _DEFINERS:
-            name, body = _arg(n, 1), _arg(n, 4)
-            if name and body is not None:
-                out.setdefault(name.strip(), body) if n.macroname == "providecommand" else out.update(
-                    {name.strip(): body})
+            args = n.nodeargd.argnlist if n.nodeargd is not None else []
+            name = _group(args[1] if len(args) > 1 else None)
+            body = _group(args[4] if len(args) > 4 else None)
+            where = f"\\{n.macroname}{{{(name or '?').strip()}}} at character {n.pos}"
+            if not name or not name.strip().startswith("\\") or body is None:
+                notes.append(f"{where}: its name or body could not be read; its definition is not used")
+                continue
+            name = name.strip()
+            nargs = _nargs(_arg(n, 2), where, notes)
+            if nargs is None:
+                continue
+            default = _arg(n, 3)
+            if n.macroname == "providecommand" and (name in out or name in optional):
+                continue
+            used = max((int(d) for d in re.findall(r"(?<!#)#([1-9])", body)), default=0)
+            optional.pop(name, None)
+            if default is not None and nargs == 0:
+                notes.append(f"{where}: an optional argument's default [{default}] with no arguments; it is ignored")
+                default = None
+            if default is not None or used != nargs:
+                optional[name] = TexMacro(name, nargs, default, body)
+            if default is not None:
+                filled = re.sub(r"(?<!#)#([1-9])", functools.partial(_shift, default), body)
+                out[name] = filled
+            else:
+                out[name] = body
         elif n.macroname == "DeclareMathOperator":
             name, body = _arg(n, 1), _arg(n, 2)
             star = _arg(n, 0)
             if name and body is not None:
                 out[name.strip()] = f"\\operatorname{'*' if star else ''}{{{body}}}"
+            else:
+                notes.append(f"\\DeclareMathOperator at character {n.pos}: its name or body could not be read; "
+                             "its definition is not used")
         elif n.macroname in ("def", "gdef") and i + 1 < len(flat) and isinstance(flat[i + 1], LatexMacroNode):
             target = flat[i + 1]
             body = next((m for m in flat[i + 2:i + 6] if isinstance(m, LatexGroupNode)), None)
             if body is not None:
                 out["\\" + target.macroname] = body.latex_verbatim()[1:-1]
-    return out
+            else:
+                notes.append(f"\\{n.macroname}\\{target.macroname} at character {n.pos}: its body could not be read; "
+                             "its definition is not used")
+    return out, optional, notes
+
+
+_PARAM = re.compile(r"##|#([1-9])")
+
+
+def _shift(default: str, m: re.Match) -> str:
+    """``#1`` -> the default, ``#n`` -> ``#n-1`` (a macro whose optional first argument is filled in)."""
+    return default if m.group(1) == "1" else f"#{int(m.group(1)) - 1}"
+
+
+def _substitute(args: list[str], m: re.Match) -> str:
+    """``#n`` -> the call's n-th argument, ``##`` -> ``#``; a ``#n`` past the declared arguments (an error in
+    LaTeX) is left as written, for KaTeX to show in its error colour."""
+    if m.group(1) is None:
+        return "#"
+    n = int(m.group(1))
+    return args[n - 1] if n <= len(args) else m.group(0)
+
+
+def expand_macros(tex: str, macros: dict[str, TexMacro], limit: int = 200) -> str:
+    """``tex`` (a formula's source) with every call of the macros ``macros`` (:class:`TexMacro`, from
+    :func:`layout`) replaced by its body, arguments substituted as TeX does (an omitted optional first
+    argument takes its default; ``##`` is ``#``), read with pylatexenc (a call's arguments are groups or
+    single tokens). The bodies are expanded again (a macro defined with another), at most ``limit``
+    calls in all: a macro that calls itself stops there and the rest is left as written. A formula
+    pylatexenc cannot read is returned unchanged."""
+    if not macros or not any(name in tex for name in macros):
+        return tex
+    from pylatexenc import macrospec
+    from pylatexenc.latexwalker import LatexMacroNode, LatexWalker, get_default_latex_context_db
+
+    db = get_default_latex_context_db()
+    db.add_context_category("document-macros", prepend=True, macros=[
+        macrospec.MacroSpec(m.name[1:], ("[" if m.default is not None else "")
+                            + "{" * (m.nargs - (1 if m.default is not None else 0))) for m in macros.values()])
+    for _ in range(limit):
+        try:
+            nodes = LatexWalker(tex, tolerant_parsing=True, latex_context=db).get_latex_nodes()[0]
+        except Exception:  # noqa: BLE001 - pylatexenc gave up on this formula: the rest is left as written
+            return tex
+        call = next((n for n in _walk(nodes) if isinstance(n, LatexMacroNode) and "\\" + n.macroname in macros), None)
+        if call is None:
+            return tex
+        m = macros["\\" + call.macroname]
+        given = list(call.nodeargd.argnlist if call.nodeargd is not None else [])
+        given += [None] * (m.nargs - len(given))  # a call cut short (at the formula's end): empty arguments
+        args = [_group(a) or "" for a in given[:m.nargs]]
+        if m.default is not None:
+            args[0] = m.default if given[0] is None else given[0].latex_verbatim()[1:-1]
+        body = _PARAM.sub(functools.partial(_substitute, args), m.body)
+        verbatim = call.latex_verbatim()
+        after = tex[call.pos + len(verbatim):call.pos + len(verbatim) + 1]
+        space = verbatim[len(verbatim.rstrip()):]
+        if not space and re.search(r"\\[A-Za-z]+$", body) and after.isalpha():
+            space = " "  # \foo x with \foo -> \alpha: \alpha x, not \alphax
+        tex = tex[:call.pos] + body + space + tex[call.pos + len(verbatim):]
+    return tex
 
 
 def _labels(text: str, nodes) -> tuple[dict[str, str], dict[int, str], dict[str, str]]:
@@ -231,7 +366,27 @@ def layout(text: str) -> TexLayout:
         else:
             merged.append((a, b, label))
     labels, headings, equations = _labels(text, nodes)
-    return TexLayout(tuple(merged), _macros(nodes), labels, headings, equations)
+    katex, optional, notes = _macros(nodes)
+    return TexLayout(tuple(merged), katex, labels, headings, equations, optional, tuple(notes))
+
+
+def layout_key(tex_layout: TexLayout | None) -> list | None:
+    """What of a :class:`TexLayout` a rendered quote shows (its macros and label numbers), for the render
+    caches' keys; None for no layout."""
+    if tex_layout is None:
+        return None
+    return [sorted(tex_layout.macros.items()), sorted(tex_layout.labels.items()),
+            sorted((k, repr(v)) for k, v in tex_layout.optional.items())]
+
+
+def all_macros(tex_layout: TexLayout) -> dict[str, TexMacro]:
+    """Every macro the document defines as a :class:`TexMacro`, for :func:`expand_macros` where no
+    ``macros`` option reaches the renderer (``claims.md``: GitHub's math knows none of the document's
+    macros): the ``optional`` ones as they are, the others with as many arguments as their body uses."""
+    out = {name: TexMacro(name, max((int(d) for d in re.findall(r"(?<!#)#([1-9])", body)), default=0), None, body)
+           for name, body in tex_layout.macros.items()}
+    out.update(tex_layout.optional)
+    return out
 
 
 def strip_labels(tex: str) -> str:

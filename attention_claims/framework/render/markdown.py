@@ -25,7 +25,7 @@ from ..trust import trust_lines
 from . import diskcache, model
 from .texmd import find_math
 
-__all__ = ["render_markdown", "md_text", "md_cell", "md_plain", "md_escape", "md_code", "safe_url", "Md"]
+__all__ = ["render_markdown", "md_text", "md_latex", "md_cell", "md_plain", "md_escape", "md_code", "safe_url", "Md"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 SECTION_TITLES = {"false": "False", "error": "Error: a check did not finish", "caveat": "True with a caveat",
@@ -212,9 +212,41 @@ def safe_url(url: str | None) -> str | None:
     return Md(url) if url and _SAFE_URL.fullmatch(url) else None
 
 
-def md_quote(text: str | None) -> str:
-    """:func:`md_text` as a Markdown block quote (every line prefixed by ``> ``)."""
-    return Md("\n".join("> " + line if line.strip() else ">" for line in md_text(text).strip().splitlines()))
+def md_latex(text: str | None, tex_layout=None) -> str:
+    """A quote from a LaTeX source document as its reader reads it, in Markdown: the prose converted by
+    pylatexenc as the HTML view converts it (:func:`.latex.prose`: ``~`` a no-break space, ``--`` a dash,
+    ``\\emph`` as ``*em*``, ``\\cite{a}`` as ``[a]``, ``\\ref`` the number LaTeX prints when the
+    document's ``tex_layout`` is known, else the label's key), ``%`` comments dropped, and each formula
+    (:func:`.texmd.find_math` with ``latex=True``) written as GitHub math (``$tex$``, a display formula as a
+    ``$$`` block) with its ``\\label`` removed and, when ``tex_layout`` is known, the document's own
+    macros expanded (:func:`.latex.expand_macros`: GitHub's math does not know them). The rest is escaped
+    as :func:`md_text` escapes a record's Markdown."""
+    from . import latex
+
+    if not text:
+        return Md("")
+    text = re.sub(r"(?m)^[ \t]*%[^\n]*(?:\n|$)", "", str(text))  # a comment line, as TeX reads it: gone
+    text = latex.blank(text, latex.comments(text))
+    layout = tex_layout if isinstance(tex_layout, latex.TexLayout) else None
+    macros = latex.all_macros(layout) if layout is not None else {}
+    out, pos = [], 0
+    for s in find_math(text, latex=True):
+        out.append(_md_run(latex.prose(text[pos:s.start], layout)))
+        tex = latex.strip_labels(latex.expand_macros(s.tex, macros))
+        number = layout.equations.get(text[s.start:s.end]) if layout is not None else None
+        tex = _md_tex(f"{tex} \\tag{{{number}}}" if number else tex)
+        out.append(f"\n\n$$\n{tex}\n$$\n\n" if s.display else f"${tex}$")
+        pos = s.end
+    out.append(_md_run(latex.prose(text[pos:], layout)))
+    lines = [re.sub(r"[ \t]+", " ", line).strip() for line in "".join(out).splitlines()]  # a no-break space stays
+    return Md(re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip())
+
+
+def md_quote(text: str | None, latex=None) -> str:
+    """:func:`md_text` as a Markdown block quote (every line prefixed by ``> ``). ``latex``: the quote is
+    from a LaTeX source document (True, or its :class:`.latex.TexLayout`): :func:`md_latex` instead."""
+    body = md_latex(text, latex) if latex else md_text(text)
+    return Md("\n".join("> " + line if line.strip() else ">" for line in body.strip().splitlines()))
 
 
 @functools.cache
@@ -236,19 +268,26 @@ def _fence(text: str) -> str:
     return Md(f"{fence}json\n{text}\n{fence}")
 
 
-def render_markdown(report: dict, *, unplaced: list[str] | None = None) -> str:
+def render_markdown(report: dict, *, unplaced: list[str] | None = None,
+                    sources: dict[str, str] | None = None) -> str:
     """The Markdown report of ``report`` (the ``claims.json`` dict, not modified).
 
     ``unplaced``: warning lines for the quotes the views cannot place in their documents
-    (:func:`attention_claims.framework.quotes.unplaced`), listed under the totals.
+    (:func:`attention_claims.framework.quotes.unplaced`), listed under the totals. ``sources``: ``{document
+    file name: full text}`` (:func:`.html.load_sources`); a quote from a LaTeX document among them reads as
+    its document view shows it (:func:`md_latex`: references numbered, the document's macros expanded);
+    a quote from a LaTeX document not among them is converted without them.
 
     Layout: title and totals, the counts per document (one table), the trust lines, then one
     section per verdict in :data:`model.SECTION_ORDER` with each claim as a ``<details>`` block whose
     summary line is the title and the one-line counterexample or reason. Each claim's block is kept in
     memory and on disk (:func:`_section`), as the HTML report's claim cards are.
     """
+    from . import latex
+
     claims = report.get("claims", [])
     model.use_documents(report)
+    layouts = {name: latex.layout(text) for name, text in (sources or {}).items() if latex.is_tex(name)}
     total = model.status_counts(claims)  # by status: "not selected" apart from "undecided" (could not run here)
     by_doc = {d: model.status_counts(claims, d)
               for d in sorted({d for c in claims for d in model.documents_of(c)}, key=model.document_key)}
@@ -266,7 +305,9 @@ def render_markdown(report: dict, *, unplaced: list[str] | None = None) -> str:
         meaning=model.STATUS_MEANING,
         order=model.SECTION_ORDER, label=model.document_label, short=model.document_short,
         url=lambda d: safe_url(model.document_url(d)), trust=trust_lines(report.get("trust")), banner=model.run_banner(report.get("run", {})),
-        section=_section, unplaced=unplaced or [], evidence=_evidence_rows(claims))
+        section=lambda claim, verdict, macro: _section(claim, verdict, macro, layouts),
+        tex=lambda d: layouts.get(d) or latex.is_tex(d) or None,
+        unplaced=unplaced or [], evidence=_evidence_rows(claims))
 
 
 def _evidence_rows(claims: list) -> list[dict]:
@@ -279,14 +320,18 @@ def _evidence_rows(claims: list) -> list[dict]:
 _SECTIONS: dict[str, str] = {}
 
 
-def _section(claim: dict, verdict: str, macro) -> str:
+def _section(claim: dict, verdict: str, macro, layouts: dict | None = None) -> str:
     """``macro(_view(claim), verdict)`` (one claim's ``<details>`` block of the template), kept in memory
     and on disk (:func:`.diskcache.memo`, kind ``md``) keyed by the claim's entry, the verdict and the
     manifest entries of its documents: the view is a function of the entry (:func:`_view`), and the
     document labels and links come from those entries through :mod:`.model`, whose code the disk
-    cache's folder digest covers. A hit skips building the view."""
+    cache's folder digest covers; and the macros and labels of its LaTeX documents (``layouts``,
+    :func:`.latex.layout_key`), which its quotes show. A hit skips building the view."""
+    from . import latex
+
     places = [claim["source"], *(claim.get("also_in") or [])]
-    key = [claim, verdict, [model.DOCUMENTS.get(p["document"]) for p in places]]
+    key = [claim, verdict, [model.DOCUMENTS.get(p["document"]) for p in places],
+           [latex.layout_key((layouts or {}).get(p["document"])) for p in places]]
     return Md(diskcache.memo(_SECTIONS, 4096, key, lambda: str(macro(_view(claim), verdict)),
                              disk=lambda key, compute: diskcache.cached("md", key, compute))[1])
 

@@ -6,18 +6,21 @@ The records quote their documents verbatim, so a quote carries whatever the docu
 backslashes and ``\\_``, ``\\[`` escapes). :func:`find_math` finds the formulas in either form,
 :func:`clean_tex` undoes the escapes, and :func:`render_inline` turns a run of text into HTML:
 formulas become ``<span class="tex">`` elements holding the (cleaned) TeX source, which the
-bundled KaTeX renders in the browser; ``**bold**``, ``*em*``, `` `code` ``, ``==mark==``,
-``[text](url)`` and ``![alt](url)`` (shown as its alt text: no image is fetched) become HTML.
+bundled KaTeX renders in the browser; ``**bold**``, ``*em*``, `` `code` ``, ``==mark==`` become HTML,
+and links and images as markdown-it-py's CommonMark parser reads them (:func:`find_links`: nested
+brackets, an image inside a link; an image is shown as its alt text, no image is fetched).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-__all__ = ["MathSpan", "clean_tex", "find_math", "render_inline", "mask_math", "plain_text"]
+__all__ = ["MathSpan", "LinkSpan", "clean_tex", "find_math", "find_links", "render_inline", "render_sentence", "mask_math",
+           "plain_text"]
 
 
 @dataclass(frozen=True)
@@ -193,15 +196,134 @@ def mask_math(text: str, spans: list[MathSpan] | None = None) -> str:
 
 
 _INLINE = re.compile(
-    r"(?P<img>!\[(?P<alt>[^\]]*)\]\((?P<isrc>[^)\s]*)(?:\s+\"[^\"]*\")?\))"
-    r"|(?P<link>\[(?P<ltext>(?:[^\[\]]|\[[^\]]*\])+)\]\((?P<href>[^)\s]+)(?:\s+\"[^\"]*\")?\))"
-    r"|(?P<code>`(?P<ctext>[^`]+)`)"
+    r"(?P<code>`(?P<ctext>[^`]+)`)"
     r"|(?P<strong>\*\*|__(?=\S))"
     r"|(?P<mark>==)"
     r"|(?P<em>(?<![\w*])\*(?=[^\s*])(?P<etext>[^*\n]+?)(?<=\S)\*(?![\w*]))"
     r"|(?P<esc>\\(?P<echar>[\\`*_{}\[\]()#+\-.!|<>$~=]))"
     r"|(?P<br>\\\n|  \n)"
 )
+
+
+@dataclass(frozen=True)
+class LinkSpan:
+    """A Markdown link or image of a text, as markdown-it-py's CommonMark parser reads it: the construct
+    is ``text[start:end]`` (``[label](href)``, ``![alt](src)``); its label (a link's text, an image's alt
+    text) ``text[label_start:label_end]``; ``href`` the destination as the parser normalises it (escapes
+    undone, percent-encoded); ``children`` the images inside a link's label."""
+
+    start: int
+    end: int
+    label_start: int
+    label_end: int
+    href: str
+    image: bool
+    children: tuple[LinkSpan, ...] = ()
+
+
+@functools.cache
+def _link_parser():
+    """markdown-it-py's CommonMark parser with its ``link`` and ``image`` rules wrapped to record where
+    each construct it parses starts, where its label ends and where it ends (``env["links"]``)."""
+    from markdown_it import MarkdownIt
+    from markdown_it.helpers import parseLinkLabel
+    from markdown_it.rules_inline import image, link
+
+    md = MarkdownIt("commonmark")
+
+    def wrap(rule, is_image: bool):
+        def recorded(state, silent: bool) -> bool:
+            start, first_token = state.pos, len(state.tokens)
+            if silent:
+                return rule(state, silent)
+            depth = state.env.get("depth", 0)
+            label_end = parseLinkLabel(state, start + (1 if is_image else 0), not is_image)
+            state.env["depth"] = depth + 1
+            try:
+                ok = rule(state, silent)
+            finally:
+                state.env["depth"] = depth
+            token = next((t for t in state.tokens[first_token:] if t.type in ("image", "link_open")), None)
+            if ok and label_end >= 0 and token is not None:  # (text before the link is pushed first)
+                href = token.attrGet("src" if is_image else "href") or ""
+                state.env.setdefault("links", []).append(
+                    (depth, LinkSpan(start, state.pos, start + (2 if is_image else 1), label_end, str(href), is_image)))
+            return ok
+        return recorded
+
+    md.inline.ruler.at("link", wrap(link, False))
+    md.inline.ruler.at("image", wrap(image, True))
+    return md
+
+
+def find_links(text: str, start: int = 0, end: int | None = None) -> list[LinkSpan]:
+    """The links and images of ``text[start:end]`` (offsets into ``text``), read by markdown-it-py's
+    CommonMark inline parser (so ``[text [with] brackets](url)``, ``[![alt](img)](url)`` and a link
+    whose text holds a formula are links) with the formulas (:func:`find_math`) masked: a ``]`` or
+    ``$`` inside a formula is not Markdown. Outermost constructs, in order; a link's images are its
+    ``children``. Reference links (``[text][ref]``) need definitions no run holds: they stay text."""
+    end = len(text) if end is None else end
+    run = text[start:end]
+    if "[" not in run:
+        return []
+    masked = mask_math(run).replace("\r", " ")  # same length: markdown-it would fold \r\n into one character
+    env: dict = {}
+    _link_parser().parseInline(masked, env)
+    found = sorted(env.get("links", []), key=lambda d: (d[1].start, d[0]))
+    top: list[LinkSpan] = []
+    for depth, span in found:
+        shifted = LinkSpan(span.start + start, span.end + start, span.label_start + start, span.label_end + start,
+                           span.href, span.image)
+        if depth == 0 or not top:
+            top.append(shifted)
+        elif top[-1].start <= shifted.start and shifted.end <= top[-1].end:
+            top[-1] = LinkSpan(*(getattr(top[-1], f) for f in ("start", "end", "label_start", "label_end", "href",
+                                                                "image")), children=(*top[-1].children, shifted))
+    return top
+
+
+def _image_html(text: str, span: LinkSpan) -> str:
+    """An image as the placeholder the views show (no image is fetched): ``[image: alt]``, its source
+    in the title; the alt text up to a ``|`` (a wiki-style size)."""
+    alt = text[span.label_start:span.label_end].split("|")[0].strip() or "image"
+    return f'<span class="img-ph" title="{escape(span.href)}">[image: {escape(" ".join(alt.split()))}]</span>'
+
+
+def _run_html(text: str, a: int, b: int, links, state: dict) -> str:
+    """``text[a:b]`` as HTML: formulas as ``.tex`` elements, inline Markdown rendered, and the parts of
+    ``links`` (:func:`find_links` of the whole paragraph, which may reach beyond ``[a, b)``: a sentence
+    cut inside a link's text) that fall in it: a link's text in it as a link to its destination (a link
+    cut by sentences is a link in each), its syntax (``[``, ``](url)``) never shown, an image as its
+    placeholder where it starts."""
+    out: list[str] = []
+    pos = a
+    for span in links:
+        if span.end <= a or span.start >= b:
+            continue
+        out.append(_plain_html(text[pos:max(span.start, a)], state))
+        if span.image:
+            if span.start >= a:
+                out.append(_image_html(text, span))
+        else:
+            la, lb = max(span.label_start, a), min(span.label_end, b)
+            if lb > la and text[la:lb].strip():
+                inner = _run_html(text, la, lb, span.children, state)
+                if inner.strip():
+                    out.append(f'<a href="{escape(_safe_href(span.href))}" rel="noreferrer">{inner}</a>')
+        pos = max(pos, min(span.end, b))
+    out.append(_plain_html(text[pos:b], state))
+    return "".join(out)
+
+
+def _plain_html(run: str, state: dict) -> str:
+    """A link-free run: formulas (:func:`find_math`) typeset, the rest :func:`_text_html`."""
+    out, pos = [], 0
+    for span in find_math(run):
+        out.append(_text_html(run[pos:span.start], state))
+        out.append(str(_math_html(span)))
+        pos = span.end
+    out.append(_text_html(run[pos:], state))
+    return "".join(out)
 
 
 def _math_html(span: MathSpan) -> Markup:
@@ -218,19 +340,14 @@ def _safe_href(url: str) -> str:
 
 
 def _text_html(text: str, state: dict) -> str:
-    """Inline Markdown of a math-free run; ``state`` carries open ``**``/``==`` across calls."""
+    """Inline Markdown of a math-free run without links (:func:`find_links` takes them out first);
+    ``state`` carries open ``**``/``==`` across calls."""
     out: list[str] = []
     pos = 0
     for m in _INLINE.finditer(text):
         out.append(str(escape(text[pos:m.start()])))
         pos = m.end()
-        if m.group("img") is not None:
-            alt = m.group("alt").split("|")[0].strip() or "image"
-            out.append(f'<span class="img-ph" title="{escape(m.group("isrc"))}">[image: {escape(alt)}]</span>')
-        elif m.group("link") is not None:
-            inner = _text_html(m.group("ltext"), {"strong": False, "mark": False})
-            out.append(f'<a href="{escape(_safe_href(m.group("href")))}" rel="noreferrer">{inner}</a>')
-        elif m.group("code") is not None:
+        if m.group("code") is not None:
             out.append(f"<code>{escape(m.group('ctext'))}</code>")
         elif m.group("strong") is not None:
             state["strong"] = not state["strong"]
@@ -270,7 +387,8 @@ def render_inline(text: str | None, state: dict | None = None, *, close: bool = 
     the start of the next. ``latex``: the text is part of a LaTeX source, and this is its document's
     :class:`.latex.TexLayout` (or True when there is none): formulas are found as :func:`find_math`
     finds them with ``latex=True`` (outside ``%`` comments), the prose between them is shown as a reader
-    sees it (:func:`.latex.prose`), comments hidden. Never raises; ``None`` gives an empty string.
+    sees it (:func:`.latex.prose`), comments hidden, and the document's macros with an optional argument
+    expanded in its formulas (:func:`.latex.expand_macros`). Never raises; ``None`` gives an empty string.
     """
     if not text:
         return Markup("")
@@ -282,23 +400,43 @@ def render_inline(text: str | None, state: dict | None = None, *, close: bool = 
         out.append("<mark>")
     pos = 0
     if latex is not None and latex is not False:
-        from .latex import blank, comments
+        from .latex import blank, comments, expand_macros
 
         tex_layout = None if latex is True else latex
         for span in find_math(blank(text, comments(text)), latex=True):
             out.append(_latex_html(text[pos:span.start], state, tex_layout))
             number = tex_layout.equations.get(text[span.start:span.end]) if tex_layout is not None else None
+            if tex_layout is not None and tex_layout.optional:  # macros KaTeX cannot take: expanded here
+                span = MathSpan(span.start, span.end, expand_macros(span.tex, tex_layout.optional), span.display)
             if number:  # a numbered equation shows the number \eqref prints
                 span = MathSpan(span.start, span.end, f"{span.tex}\\tag{{{number}}}", span.display)
             out.append(str(_math_html(span)))
             pos = span.end
         out.append(_latex_html(text[pos:], state, tex_layout))
     else:
-        for span in find_math(text):
-            out.append(_text_html(text[pos:span.start], state))
-            out.append(str(_math_html(span)))
-            pos = span.end
-        out.append(_text_html(text[pos:], state))
+        out.append(_run_html(text, 0, len(text), find_links(text), state))
+    if close:
+        if state.get("mark"):
+            out.append("</mark>")
+        if state.get("strong"):
+            out.append("</strong>")
+    return Markup("".join(out))
+
+
+def render_sentence(text: str, start: int, end: int, links: list[LinkSpan], state: dict | None = None, *,
+                    close: bool = True) -> Markup:
+    """HTML for ``text[start:end]``, one sentence of a Markdown document's paragraph, as
+    :func:`render_inline` renders a run, with ``links`` the links and images of the whole paragraph
+    (:func:`find_links` of ``text`` over the paragraph's range): a sentence that ends or starts inside a
+    link's text (``[《…吗？》](url)`` is cut after ``？``) shows its part of that text as the link, and no
+    part of the link's syntax. ``state`` and ``close`` as in :func:`render_inline`."""
+    state = {"strong": False, "mark": False} if state is None else state
+    out: list[str] = []
+    if state.get("strong"):
+        out.append("<strong>")
+    if state.get("mark"):
+        out.append("<mark>")
+    out.append(_run_html(text, start, end, links, state))
     if close:
         if state.get("mark"):
             out.append("</mark>")
