@@ -106,6 +106,10 @@ def test_ci_takes_the_screenshot_from_its_own_report_before_it_builds_the_site()
           for name in ("pytest", "python -m attention_claims.framework.render.browser", "NO_MKDOCS_2_WARNING=1 mkdocs")}
     assert at["pytest"] < at["python -m attention_claims.framework.render.browser"] < at["NO_MKDOCS_2_WARNING=1 mkdocs"]
     assert lines[at["pytest"]] == "pytest", "the README's full run writes the report the screenshot shows"
+    workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8")  # the same order there
+    steps = [workflow.index(f"run: {cmd}") for cmd in ("pytest\n", "python -m attention_claims.framework.render.browser",
+                                                       "NO_MKDOCS_2_WARNING=1 mkdocs build")]
+    assert steps == sorted(steps), steps
 
 
 def _browser_reason() -> str | None:
