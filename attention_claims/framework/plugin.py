@@ -1198,12 +1198,12 @@ _HYPOTHESIS_ARG = re.compile(r" {4}([A-Za-z_]\w*)=(.*)$")
 
 
 def _drawn_example(text: str, fixtures: tuple[str, ...] | frozenset = ()) -> str:
-    """Hypothesis's falsifying example (its note ``Failing test case: test_x(\n    a=...,\n)``, one argument
-    per line, as ``hypothesis`` prints it) on one line with only what Hypothesis drew: the check's pytest
-    ``fixtures`` (``claim_log``'s ``CheckLog`` state, a fixture's table of values) are the check's inputs, not
-    the example, and are left out; those other than ``claim_log`` (which every check has) are named at the end
-    (``(pytest fixtures not shown: table)``). A note of
-    another form is flattened whole, less the ``CheckLog`` (:func:`_falsifying_line`)."""
+    """Hypothesis's falsifying example (its note ``Failing test case: test_x(``, then one ``name=value,`` line
+    per argument indented by four spaces, then ``)``, as ``hypothesis`` prints it) on one line with only what
+    Hypothesis drew: the check's pytest ``fixtures`` (``claim_log``'s ``CheckLog`` state, a fixture's table of
+    values) are the check's inputs, not the example, and are left out; those other than ``claim_log`` (which
+    every check has) are named at the end (``(pytest fixtures not shown: table)``). A note of another form is
+    flattened whole, less the ``CheckLog`` (:func:`_falsifying_line`)."""
     lines = text.strip().splitlines()
     head = _HYPOTHESIS_HEAD.match(lines[0].strip()) if lines else None
     if head is None or lines[-1].strip() != ")":
