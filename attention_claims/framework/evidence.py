@@ -813,7 +813,7 @@ class CheckLog:
         """
         parts = []
         if self.examples:
-            parts.append(f"{self.examples} examples")
+            parts.append(f"{self.examples} example{'' if self.examples == 1 else 's'}")
         for k, (lo, hi) in self.ranges.items():
             parts.append(f"{k} in [{_fmt(lo)}, {_fmt(hi)}]" if lo != hi else f"{k} = {_fmt(lo)}")
         text = "; ".join(parts)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,6 +126,7 @@ class CheckResult:
     plots: list = field(default_factory=list)  # [{"kind": str, "data": {...}}] (CheckLog.plot)
     failure_profile: dict | None = None  # {"class", "setting", "trials", "failures", "summary"} (CheckLog.failure_profile)
     phases: dict = field(default_factory=dict)  # when -> verdict.Phase, as observed where the check ran
+    fixtures: tuple[str, ...] = ()  # the check's pytest fixtures: not part of Hypothesis's example (terminal_lines)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -682,6 +684,7 @@ def _update_result(res: CheckResult, report: pytest.TestReport, props: dict) -> 
         res.failure_profile = neutral(json.loads(props.get(PREFIX + "failure_profile", "null")))
         if kind == "counterexample":
             res.counterexample = neutral(json.loads(props[PREFIX + "counterexample"]))
+            res.fixtures = tuple(map(str, json.loads(props.get(PREFIX + "fixtures", "[]"))))
     res.outcome, detail = check_outcome(res.phases)
     res.skip_reason = detail if res.outcome == "skipped" else ""
     res.error = detail if res.outcome == "error" else ""
@@ -876,6 +879,7 @@ class _ClaimsHooks:
                 kind, detail = "error", f"{type(err).__name__}: {err}"
         if kind == "counterexample":
             props.append((PREFIX + "counterexample", cx))
+            props.append((PREFIX + "fixtures", json.dumps(list(getattr(item, "fixturenames", ())))))
             expected = {self.state.by_id[cid].expected for cid, _ in targets if cid in self.state.by_id}
             if expected and expected <= {"false", "caveat"}:
                 # the expected outcome for every claim the check decides: not a failure of the run
@@ -971,7 +975,7 @@ class ClaimsController(_ClaimsHooks):
             if lonely:
                 names = "; ".join(f"{c.id} ({c.path}: readings {', '.join(r.name for r in c.readings)})" for c in lonely)
                 raise pytest.UsageError(
-                    f"attention-claims: no check decides the selected claim(s) {names}: write one in the "
+                    f"attention-claims: no check decides the selected claim{'s' if len(lonely) != 1 else ''} {names}: write one in the "
                     "test paths with @pytest.mark.claim(\"<id>\", reading=\"<name>\") (attention-claims new writes a "
                     "skeleton), or check the test paths (a check whose marker misspells the claim id is not collected under a "
                     "selection: pytest --co without it names every bad marker)")
@@ -1239,7 +1243,7 @@ class ClaimsController(_ClaimsHooks):
         if shown is not None:  # the file a person opens first: claims.md, else claims.html, else claims.json
             fmt = next(f for f in ("md", "html", "json") if f in self.state.report_formats)
             shown = shown / f"claims.{fmt}"
-        found = [(r.claim, r.reading, r.nodeid, r.counterexample) for r in sorted(
+        found = [(r.claim, r.reading, r.nodeid, r.counterexample, r.fixtures) for r in sorted(
             self.state.results.values(), key=lambda r: r.key) if r.outcome == "counterexample" and r.counterexample]
         for line, red in terminal_lines(self.state.report, self.state.errors, shown,
                                         width=None if config.option.verbose > 0  # -v: every line whole
@@ -1266,27 +1270,130 @@ def _falsifying_line(text: str) -> str:
     return flat.replace("( ", "(").replace(", )", ")").replace(" )", ")")
 
 
+_HYPOTHESIS_HEAD = re.compile(r"(Falsifying example|Failing test case|Falsifying explicit example): (\w+)\($")
+_HYPOTHESIS_ARG = re.compile(r" {4}([A-Za-z_]\w*)=(.*)$")
+
+
+def _drawn_example(text: str, fixtures: tuple[str, ...] | frozenset = ()) -> str:
+    """Hypothesis's falsifying example (its note ``Failing test case: test_x(``, then one ``name=value,`` line
+    per argument indented by four spaces, then ``)``, as ``hypothesis`` prints it) on one line with only what
+    Hypothesis drew: the check's pytest ``fixtures`` (``claim_log``'s ``CheckLog`` state, a fixture's table of
+    values) are the check's inputs, not the example, and are left out; those other than ``claim_log`` (which
+    every check has) are named at the end (``(pytest fixtures not shown: table)``). A note of another form is
+    flattened whole, less the ``CheckLog`` (:func:`_falsifying_line`)."""
+    lines = text.strip().splitlines()
+    head = _HYPOTHESIS_HEAD.match(lines[0].strip()) if lines else None
+    if head is None or lines[-1].strip() != ")":
+        return _falsifying_line(text)
+    args: list[list[str]] = []
+    for line in lines[1:-1]:
+        arg = _HYPOTHESIS_ARG.match(line)
+        if arg:
+            args.append([arg.group(1), arg.group(2)])
+        elif args:
+            args[-1][1] += " " + line.strip()
+        else:
+            return _falsifying_line(text)
+    shown, hidden = [], []
+    for name, value in args:
+        value = " ".join(value.split()).rstrip(",")
+        if name in fixtures or value.startswith("CheckLog("):
+            hidden.append(name)
+        else:
+            shown.append(f"{name}={value}".replace("( ", "(").replace("[ ", "[").replace(" )", ")").replace(" ]", "]"))
+    named = [name for name in hidden if name != "claim_log"]  # every check has its evidence log: not named
+    tail = f" (pytest fixtures not shown: {', '.join(named)})" if named else ""
+    return f"{head.group(1)}: {head.group(2)}({', '.join(shown)}){tail}"
+
+
+TERMINAL_ITEM_LINES = 3
+"""The most terminal lines one item of the run's summary takes without ``-v`` (a false claim's counterexample,
+an example, a check that did not finish): what does not fit is left out at a word boundary and counted."""
+
+LEFT_OUT = re.compile(r" … \(\+\d+ characters? left out\)")
+"""The mark :func:`fit_lines` puts where it left text out."""
+
+
+def fit_lines(text: str, width: int | None, *, indent: str = "      ", lines: int = TERMINAL_ITEM_LINES,
+              tail: str = "") -> list[str]:
+    """``text`` then ``tail`` as terminal lines of at most ``width`` characters (``None``: one line, whole).
+
+    Line breaks in ``text`` (a multi-line message) are read as spaces. A text longer than ``width`` wraps at
+    spaces onto lines that start with ``indent`` (a word longer than a whole line wraps where the line ends),
+    up to ``lines`` lines; what is left after those is not printed, and the last line ends with
+    `` … (+N characters left out)`` (:data:`LEFT_OUT`): a line is never cut without saying so and how much.
+    ``tail`` (a failure profile) is kept whole after the text, on the last line or a line of its own.
+
+    A ``width`` below ``len(indent) + 40`` (a very narrow terminal) is read as that.
+
+    Raises:
+        ValueError: ``lines`` below 1.
+    """
+    from .render.model import plural
+
+    if lines < 1:
+        raise ValueError(f"fit_lines: lines = {lines}, must be at least 1")
+    flat = re.sub(r"[ \t]*\r?\n\s*", " ", text.strip("\r\n"))
+    if width is not None:
+        width = max(width, len(indent) + 40)  # a very narrow terminal: the terminal wraps what is longer
+    if width is None or len(flat) + len(tail) <= width:
+        return [flat + tail]
+    reserve = len(" … (+99999 characters left out)")
+    out: list[str] = []
+    rest = flat
+    while rest and len(out) < lines:
+        prefix = indent if out else ""
+        room = width - len(prefix)
+        if len(rest) <= room:
+            out.append(prefix + rest)
+            rest = ""
+            break
+        if len(out) == lines - 1:
+            room -= reserve
+        cut = rest.rfind(" ", 0, room + 1)
+        if cut < room // 2:  # no space in the second half of the line: a long word wraps where the line ends
+            cut = room
+        out.append(prefix + rest[:cut].rstrip())
+        rest = rest[cut:].lstrip(" ")
+    if rest:
+        out[-1] += f" … (+{plural(len(rest), 'character')} left out)"
+    if tail:
+        if not out:
+            out.append(tail.lstrip())
+        elif len(out[-1]) + len(tail) <= width:
+            out[-1] += tail
+        else:
+            out.append(indent + tail.lstrip())
+    return out
+
+
 def _found_lines(report: Report, found: list, width: int | None) -> list:
     """The lines of :func:`terminal_lines` for counterexamples a run found, other than those of the false
     claims it decided (listed above them): per counterexample its claim, reading and check, its message
-    and example (Hypothesis's falsifying example, else the example's JSON), each cut to ``width`` (``None``:
-    whole); then per claim its verdict in the report, and whether this run decided it or it keeps its last
-    decision."""
+    and example (Hypothesis's falsifying example with only what it drew, :func:`_drawn_example`, else the
+    example's JSON), each fitted to ``width`` (:func:`fit_lines`; ``None``: whole); then per claim its verdict in
+    the report, and whether this run decided it or it keeps its last decision. ``found``: ``(claim, reading,
+    check, counterexample dict[, the check's pytest fixtures])``."""
     from .render.model import certified_word, example_json
 
     if not found:
         return []
-    cut = lambda text: text if width is None or len(text) <= width else text[: max(width - 1, 0)] + "…"  # noqa: E731
     lines: list[tuple[str, bool]] = [(f"counterexamples found by this run ({len(found)}):", False)]
-    for cid, reading, nodeid, cx in found:
-        lines.append((cut(f"  {cid} [{reading}] ({nodeid}): {' '.join(str(cx.get('message', '')).split())}"), False))
-        shown = [_falsifying_line(cx["hypothesis"])] if cx.get("hypothesis") else []
+
+    def add(text: str, indent: str) -> None:
+        lines.extend((line, False) for line in fit_lines(text, width, indent=indent))
+
+    for cid, reading, nodeid, cx, *more in found:
+        fixtures = frozenset(more[0]) if more else frozenset()
+        add(f"  {cid} [{reading}] ({nodeid}): {' '.join(str(cx.get('message', '')).split())}", "      ")
+        shown = [_drawn_example(cx["hypothesis"], fixtures)] if cx.get("hypothesis") else []
         if cx.get("example"):
             shown.append("example: " + example_json(cx["example"]))
-        lines += [(cut(f"    {line.strip()}"), False) for line in shown if line.strip()]
+        for line in shown:
+            if line.strip():
+                add(f"    {line.strip()}", "      ")
         if cx.get("certified") is not None:
-            lines.append((cut(f"    {certified_word(cx)}"
-                              f"{': ' + cx['certificate'] if cx.get('certificate') else ''}"), False))
+            add(f"    {certified_word(cx)}{': ' + cx['certificate'] if cx.get('certificate') else ''}", "      ")
     by_id = {c.id: c for c in report.claims}
     for cid in dict.fromkeys(f[0] for f in found):
         c = by_id.get(cid)
@@ -1298,7 +1405,7 @@ def _found_lines(report: Report, found: list, width: int | None) -> list:
             how = f"its last decision, of {c.decided.at}: this run ran only some of its checks"
         else:
             how = "never decided whole: this run ran only some of its checks"
-        lines.append((cut(f"  verdict of {cid}: {c.verdict} ({how})"), False))
+        add(f"  verdict of {cid}: {c.verdict} ({how})", "    ")
     return lines
 
 
@@ -1312,9 +1419,11 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
     decide whole, each with its example and the claim's verdict; each check that did not finish; the claims whose verdict
     disagrees with ``expected`` or whose check errored, the run's errors, the ``notices`` (warnings such
     as an earlier report set aside), then the tally of this run's verdicts (the last line, naming
-    ``report_file`` when one was written). ``width=None`` (``pytest -v``) cuts no line; a line cut with "…"
-    is followed, before the tally, by one line saying that ``-v`` shows it whole."""
-    from .render.model import SECTION_ORDER, one_line_counterexample, primary_counterexample
+    ``report_file`` when one was written). ``width=None`` (``pytest -v``) leaves nothing out; otherwise each
+    item wraps at spaces onto at most :data:`TERMINAL_ITEM_LINES` lines of ``width`` characters
+    (:func:`fit_lines`), what does not fit is counted where it was left out, and one line before the tally
+    says that ``-v`` and the report show it whole. Counts are pluralised ("1 verdict disagrees")."""
+    from .render.model import SECTION_ORDER, one_line_counterexample, plural, primary_counterexample
 
     fresh = [c for c in report.claims if c.id in report.fresh]
     data = {c["id"]: c for c in report.to_json()["claims"]}
@@ -1329,9 +1438,8 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
             text = f"  {c.id:<{idw}}  {how}: {one_line_counterexample(data[c.id]) or c.reason}"
             p = c.failure_profile
             tail = f" [{p['class']}: {p['failures']}/{p['trials']} at {p['setting']}]" if p else ""
-            if width is not None and len(text) + len(tail) > width:  # the counterexample is cut, the profile kept
-                text = text[: max(width - len(tail) - 1, 0)] + "…"
-            lines.append((text + tail, False))
+            # wrapped under the claim's counterexample, the profile kept whole after it
+            lines += [(line, False) for line in fit_lines(text, width, indent=" " * min(idw + 4, 24), tail=tail)]
     # a subset run (a reproduce command, --claims-select): every counterexample it found, with its claim's verdict;
     # a full run: those of claims it did not decide whole (the false claims it decided are listed above)
     listed = {c.id for c in false}
@@ -1340,15 +1448,17 @@ def terminal_lines(report: Report, errors: list[str], report_file: Path | None, 
     unfinished = [(c.id, e) for c in fresh for e in c.errors]
     if unfinished:  # each check that did not finish, and what happened: a bug of the suite or of the check
         lines.append((f"checks that did not finish ({len(unfinished)}): the claims are 'error', not decided:", True))
-        lines += [(f"  {cid}: {e}", True) for cid, e in unfinished]
+        lines += [(line, True) for cid, e in unfinished for line in fit_lines(f"  {cid}: {e}", width, indent="    ")]
     bad = [c for c in fresh if not c.agrees or c.errors]
     if bad:
-        lines.append((f"attention-claims: {len(bad)} verdict(s) disagree with 'expected' or errored: "
+        lines.append((f"attention-claims: {plural(len(bad), 'verdict')} {'disagrees' if len(bad) == 1 else 'disagree'}"
+                      " with 'expected' or errored: "
                       + ", ".join(f"{c.id} ({c.verdict}, expected {c.expected})" for c in bad), True))
     lines += [(f"attention-claims: {err}", True) for err in errors]
     lines += [(f"attention-claims: warning: {text}", False) for text in notices]
-    if width is not None and any(len(text) == width and "…" in text for text, _red in lines):  # a line was cut
-        lines.append(("attention-claims: lines cut with … are whole under pytest -v, and in the report", False))
+    if any(LEFT_OUT.search(text) for text, _red in lines):  # some text was left out
+        lines.append(("attention-claims: text marked '… (+N characters left out)' is whole under pytest -v, "
+                      "and in the report", False))
     counts = {v: sum(c.verdict == v for c in fresh) for v in SECTION_ORDER}
     tally = ", ".join(f"{n} {v}" + (" (could not run here)" if v == "undecided" else "")
                       for v, n in counts.items() if n) or "no claim decided"

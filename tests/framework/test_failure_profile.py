@@ -123,8 +123,10 @@ def test_terminal_line_keeps_the_profile_when_cut():
     report = Report(generated="now", environment=None, run=Run(True, False, False, 0), trust=Trust(),
                     claims=[entry], fresh=frozenset({"f"}))
     lines = [text for text, _red in terminal_lines(report, [], None, width=100)]
-    line = next(text for text in lines if text.startswith("  f"))
-    assert len(line) == 100 and line.endswith("… [generic: 30/30 at N=512, d=64]")
+    at = next(i for i, text in enumerate(lines) if text.startswith("  f"))
+    item = lines[at:at + 4]  # three lines of the counterexample, what was left out counted, then the profile
+    assert all(len(t) <= 100 for t in item) and "characters left out)" in item[2], item
+    assert item[3].strip() == "[generic: 30/30 at N=512, d=64]", item
 
 
 def test_testkit_profiles_compute_the_class():

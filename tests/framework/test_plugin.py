@@ -83,7 +83,7 @@ def test_verdict_that_differs_from_expected_fails_the_run(planted):
     assert run.result.ret == pytest.ExitCode.TESTS_FAILED
     assert run.claim("c")["verdict"] == "false"
     assert run.claim("c")["agrees"] is False
-    run.result.stdout.fnmatch_lines(["*1 verdict(s) disagree with 'expected' or errored: c (false, expected true)",
+    run.result.stdout.fnmatch_lines(["*1 verdict disagrees with 'expected' or errored: c (false, expected true)",
                                      "verdicts: 1 false*"])
 
 

@@ -119,4 +119,4 @@ def test_d(claim_log):
     run = planted(records, {"test_d.py": check}, args=["--claims-select", "c"])
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR
     err = run.result.stderr.str()
-    assert "no check decides the selected claim(s) c (" in err and "readings exact" in err
+    assert "no check decides the selected claim c (" in err and "readings exact" in err

@@ -34,4 +34,4 @@ def test_a_misspelt_claim_id_under_a_selection_points_at_collect_only(planted):
                   args=["--claims-select", "c"])
     assert run.result.ret == pytest.ExitCode.USAGE_ERROR
     err = run.result.stderr.str()
-    assert "no check decides the selected claim(s) c (" in err and "pytest --co without it" in err, err
+    assert "no check decides the selected claim c (" in err and "pytest --co without it" in err, err

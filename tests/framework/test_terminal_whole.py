@@ -1,7 +1,11 @@
-"""``pytest -v`` shows each counterexample line whole (issue 44, item 6): without it the terminal cuts a long
-line with "…" and says once that ``-v`` shows it whole; the report has the whole message either way."""
+"""``pytest -v`` shows each counterexample line whole (issue 44, item 6): without it the terminal wraps a long
+line at spaces onto at most three lines, counts what it leaves out after them (issue 46: never a line cut
+in the middle without saying so) and says once that ``-v`` shows it whole; the report has the whole message
+either way."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -26,13 +30,15 @@ def test_a_long_counterexample_is_whole_under_v(planted, verbose):
                   args=["-n", "0", *(["-v"] if verbose else [])])
     assert run.result.ret == pytest.ExitCode.OK, run.result.stdout.str()[-2000:]
     out = run.result.stdout.lines
-    line = next(ln for ln in out if ln.startswith("  f  "))
+    at = next(i for i, ln in enumerate(out) if ln.startswith("  f  "))
     if verbose:
-        assert line.endswith("END-OF-MESSAGE"), line
-        assert not any("are whole under pytest -v" in ln for ln in out)
-    else:
-        assert line.endswith("…") and len(line) == 160, line
-        assert any("lines cut with … are whole under pytest -v, and in the report" in ln for ln in out), out[-5:]
+        assert out[at].endswith("END-OF-MESSAGE"), out[at]
+        assert not any("whole under pytest -v" in ln for ln in out)
+    else:  # issue 46: wrapped at spaces onto the next lines, never cut in the middle of a line without saying so
+        item = out[at:at + 3]
+        assert all(len(ln) <= 160 for ln in item) and item[-1].endswith("END-OF-MESSAGE"), item
+        assert " ".join(" ".join(item).split()).endswith(LONG), item
+        assert not any("whole under pytest -v" in ln for ln in out)
     assert LONG in (run.report_dir / "claims.md").read_text(encoding="utf-8")
 
 
@@ -52,5 +58,9 @@ def test_terminal_lines_cut_nothing_without_a_width():
     whole = [text for text, _red in terminal_lines(report, [], None, width=None)]
     assert next(t for t in whole if t.startswith("  f")).endswith("x" * 300)
     cut = [text for text, _red in terminal_lines(report, [], None, width=100)]
-    assert next(t for t in cut if t.startswith("  f")).endswith("…")
+    at = next(i for i, t in enumerate(cut) if t.startswith("  f"))
+    # one word of 300 characters: it wraps where the line ends, and what is left after three lines is counted
+    assert [len(t) for t in cut[at:at + 3]][:2] == [100, 100] and cut[at + 2].endswith(" characters left out)")
+    left = int(re.search(r"\(\+(\d+) characters left out\)", cut[at + 2]).group(1))
+    assert sum(t.strip().count("x") for t in cut[at:at + 3]) + left == 300
     assert any("whole under pytest -v" in t for t in cut) and not any("whole under pytest -v" in t for t in whole)

@@ -11,13 +11,14 @@ fonts-noto-cjk``; found at ``/usr/bin/chromium`` or ``$CHROMIUM``). No browser d
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["chromium_path", "unavailable_reason", "open_page", "screenshots"]
+__all__ = ["chromium_path", "unavailable_reason", "open_page", "screenshots", "main"]
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
@@ -86,7 +87,24 @@ def open_page(path: str | Path, *, width: int = 1280, height: int = 900) -> Iter
 
 def screenshots(html: str | Path, out_dir: str | Path, document: str = "003") -> list[Path]:
     """Save ``screenshot-report.png`` (top of the report) and ``screenshot-document.png`` (the top of
-    annotated document ``document``) under ``out_dir``; return their paths."""
+    annotated document ``document``) under ``out_dir``, each stamped with what it shows (the verdict
+    counts, the catalog's fingerprint, the report's date and commit: :mod:`.stamp`, read from the
+    ``claims.json`` beside ``html``); return their paths.
+
+    Raises:
+        FileNotFoundError: ``html`` or the ``claims.json`` beside it is missing.
+        ValueError: that ``claims.json`` is not a report (:func:`.stamp.from_report`).
+        RuntimeError: the browser is unavailable (:func:`unavailable_reason`).
+    """
+    from . import stamp
+
+    html = Path(html)
+    report_json = html.with_suffix(".json")
+    for path in (html, report_json):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file (run pytest first: it writes the report)")
+    with open(report_json, encoding="utf-8") as f:
+        mark = stamp.from_report(json.load(f))  # before the browser starts: a bad report costs no screenshot
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     report_png, doc_png = out / "screenshot-report.png", out / "screenshot-document.png"
@@ -97,10 +115,28 @@ def screenshots(html: str | Path, out_dir: str | Path, document: str = "003") ->
         page.evaluate(f"location.hash = 'doc-{document}'")
         page.wait_for_timeout(600)
         page.screenshot(path=str(doc_png))
+    for png in (report_png, doc_png):
+        stamp.write(png, mark)
     return [report_png, doc_png]
 
 
-if __name__ == "__main__":  # pragma: no cover
-    args = sys.argv[1:]
-    for p in screenshots(args[0] if args else "reports/claims.html", args[1] if len(args) > 1 else "reports"):
+def main(argv: list[str] | None = None) -> int:
+    """``python -m attention_claims.framework.render.browser [HTML [OUT_DIR]]`` (defaults
+    ``reports/claims.html``, ``reports``): take the stamped screenshots; print their paths. Exit 0, or
+    :data:`attention_claims.tools.USAGE_ERROR` with one line naming the file when the report is missing
+    or malformed or the browser is unavailable."""
+    from ...tools import USAGE_ERROR
+
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        paths = screenshots(args[0] if args else "reports/claims.html", args[1] if len(args) > 1 else "reports")
+    except (OSError, ValueError, RuntimeError) as exc:
+        print(f"screenshot: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    for p in paths:
         print(p)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
