@@ -379,6 +379,16 @@ def _latex_html(run: str, state: dict, tex_layout) -> str:
     return "".join(out)
 
 
+def _reopened(state: dict) -> list[str]:
+    """The tags a run reopens at its start: the ``**`` and highlight its paragraph left open (``state``)."""
+    return (["<strong>"] if state.get("strong") else []) + (["<mark>"] if state.get("mark") else [])
+
+
+def _closed(state: dict) -> list[str]:
+    """The tags a run closes at its end, innermost first (the reverse of :func:`_reopened`)."""
+    return (["</mark>"] if state.get("mark") else []) + (["</strong>"] if state.get("strong") else [])
+
+
 def render_inline(text: str | None, state: dict | None = None, *, close: bool = True, latex=None) -> Markup:
     """HTML for one run of text: formulas as ``.tex`` elements, inline Markdown rendered.
 
@@ -393,11 +403,7 @@ def render_inline(text: str | None, state: dict | None = None, *, close: bool = 
     if not text:
         return Markup("")
     state = {"strong": False, "mark": False} if state is None else state
-    out: list[str] = []
-    if state.get("strong"):
-        out.append("<strong>")
-    if state.get("mark"):
-        out.append("<mark>")
+    out: list[str] = _reopened(state)
     pos = 0
     if latex is not None and latex is not False:
         from .latex import blank, comments, expand_macros
@@ -415,12 +421,7 @@ def render_inline(text: str | None, state: dict | None = None, *, close: bool = 
         out.append(_latex_html(text[pos:], state, tex_layout))
     else:
         out.append(_run_html(text, 0, len(text), find_links(text), state))
-    if close:
-        if state.get("mark"):
-            out.append("</mark>")
-        if state.get("strong"):
-            out.append("</strong>")
-    return Markup("".join(out))
+    return Markup("".join(out + (_closed(state) if close else [])))
 
 
 def render_sentence(text: str, start: int, end: int, links: list[LinkSpan], state: dict | None = None, *,
@@ -431,18 +432,9 @@ def render_sentence(text: str, start: int, end: int, links: list[LinkSpan], stat
     link's text (``[《…吗？》](url)`` is cut after ``？``) shows its part of that text as the link, and no
     part of the link's syntax. ``state`` and ``close`` as in :func:`render_inline`."""
     state = {"strong": False, "mark": False} if state is None else state
-    out: list[str] = []
-    if state.get("strong"):
-        out.append("<strong>")
-    if state.get("mark"):
-        out.append("<mark>")
+    out: list[str] = _reopened(state)
     out.append(_run_html(text, start, end, links, state))
-    if close:
-        if state.get("mark"):
-            out.append("</mark>")
-        if state.get("strong"):
-            out.append("</strong>")
-    return Markup("".join(out))
+    return Markup("".join(out + (_closed(state) if close else [])))
 
 
 def render_tex(tex: str | None, display: bool = False) -> Markup:
