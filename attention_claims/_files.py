@@ -6,6 +6,8 @@ A low layer: it imports only the standard library, so :mod:`attention_claims.mod
 - :func:`read_regular` / :func:`open_regular`: a file is read only when it is a regular file, opened
   with ``O_NONBLOCK`` (a FIFO does not wait for a writer), checked with ``fstat`` (not ``/dev/zero``, a
   directory, a socket), and read up to a size cap (:class:`UnsafeFileError` names the path and the cap).
+- :func:`read_text`: a text document (an ini file, a seed's report before it is parsed) read through
+  :func:`read_regular` and decoded as UTF-8 (a file that is not UTF-8 is refused, naming it).
 - :func:`read_json` / :func:`read_toml` / :func:`toml_text`: JSON and TOML read through
   :func:`read_regular`, nested at most :data:`MAX_DEPTH` levels (:func:`nesting_depth`, measured without
   recursion; a parser's ``RecursionError`` becomes an :class:`UnsafeFileError` naming the file).
@@ -35,7 +37,7 @@ from typing import BinaryIO
 __all__ = ["UnsafeFileError", "SumsError", "read_regular", "open_regular", "parse_sums", "read_sums",
            "sums_with", "sums_replacing", "write_sums", "sums_line_problem", "document_inside", "SUMS_NAME",
            "write_file", "stage_file", "place_file", "create_file", "read_json", "read_toml", "nesting_depth",
-           "toml_text", "MAX_DEPTH"]
+           "toml_text", "read_text", "MAX_DEPTH"]
 
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects (tables) a JSON or TOML file the suite reads may have; a
@@ -156,6 +158,18 @@ def _read_utf8(path: Path | str, cap: int) -> str:
         return read_regular(path, cap).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UnsafeFileError(path, f"not UTF-8: {exc}") from None
+
+
+def read_text(path: Path | str, cap: int) -> str:
+    """The text of the regular file ``path`` (:func:`read_regular`: opened without blocking, at most ``cap``
+    bytes), decoded as UTF-8: the one way the package reads a text file a user or a tool hands it.
+
+    Raises:
+        OSError: it cannot be opened (missing, no permission).
+        UnsafeFileError: not a regular file (a FIFO, a folder, a device), larger than ``cap``, or not
+            UTF-8; the message names ``path``.
+    """
+    return _read_utf8(path, cap)
 
 
 def read_json(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH):
