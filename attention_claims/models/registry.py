@@ -274,8 +274,10 @@ def converted_ok(dest: Path, gguf: Path) -> bool:
     if not stamp.is_file():
         return False
     try:
-        src = json.loads(stamp.read_text(encoding="utf-8"))
+        src = _files.read_json(stamp, 1 << 20)
     except (OSError, ValueError):
+        return False
+    if not isinstance(src, dict):
         return False
     return src.get("gguf_size") == gguf.stat().st_size and (dest / "model.safetensors").is_file()
 
