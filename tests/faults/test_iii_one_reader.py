@@ -238,3 +238,56 @@ def test_iii_one_reader_good_ini_files_still_give_the_folders(tmp_path):
     (tmp_path / "pyproject.toml").unlink()
     (tmp_path / "setup.cfg").write_text("[tool:pytest]\nclaims_report_dir = r\n", encoding="utf-8")
     assert claims_config.discover(tmp_path).report_dir == tmp_path / "r"
+
+
+# -- the other reads the AST scan found (tests/faults/test_iii_one_write_primitive.py) --------------------------
+
+def _quick(call):
+    """``call()``, failing when it took 10 s or more (a FIFO read with blocking, then interrupted)."""
+    started = time.monotonic()
+    result = call()
+    assert time.monotonic() - started < 10, "waited on the file"
+    return result
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_iii_one_reader_a_classification_file_is_refused_naming_it(tmp_path, kind):
+    """``sources/sentences/<doc>.toml`` (``attention-claims sentences``, the sentence coverage check)."""
+    from attention_claims.framework.sentences import SentenceDataError, load_classification
+
+    path = _plant(tmp_path / "doc.toml", kind, DEEP_TOML)
+    with pytest.raises(SentenceDataError, match=WORDS[kind]) as caught:
+        _quick(lambda: load_classification(path))
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_iii_one_reader_trust_results_that_are_not_files_are_left_out(tmp_path, kind):
+    """The report's trust section reads ``stability.json``/``mutation.json``/``planted.json`` at every render: a
+    FIFO there hung it; now each is left out as unreadable (and ``stability``'s ownership check refuses it)."""
+    from attention_claims.framework import trust
+
+    assert _quick(lambda: trust._read(_plant(tmp_path / "stability.json", kind, DEEP_JSON))) is None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_iii_one_reader_page_parts_of_an_unreadable_manifest_are_none(tmp_path, kind):
+    """The document view's parts (``documents.toml``, refused with its reason by ``load_manifest`` when the run
+    starts): never waited on at render time."""
+    from attention_claims.framework.render.webpage import recorded_parts
+
+    _plant(tmp_path / "documents.toml", kind, DEEP_TOML)
+    assert _quick(lambda: recorded_parts(tmp_path)) == {}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_iii_one_reader_cache_entries_that_are_not_files_are_recomputed(tmp_path, kind):
+    """A measurement cache entry or a converted model's ``source.json`` stamp that is a FIFO, too deep or not
+    UTF-8 is a miss (measured or converted again), never a hang."""
+    from attention_claims.models import measurement, registry
+
+    assert _quick(lambda: measurement._read_cache(_plant(tmp_path / "m.json", kind, DEEP_JSON))) is None
+    (tmp_path / "dest").mkdir()
+    _plant(tmp_path / "dest" / "source.json", kind, DEEP_JSON)
+    (tmp_path / "model.gguf").write_bytes(b"x")
+    assert _quick(lambda: registry.converted_ok(tmp_path / "dest", tmp_path / "model.gguf")) is False
