@@ -291,3 +291,32 @@ def test_iii_one_reader_cache_entries_that_are_not_files_are_recomputed(tmp_path
     _plant(tmp_path / "dest" / "source.json", kind, DEEP_JSON)
     (tmp_path / "model.gguf").write_bytes(b"x")
     assert _quick(lambda: registry.converted_ok(tmp_path / "dest", tmp_path / "model.gguf")) is False
+
+
+# -- text and byte reads of files a user or another process can place ------------------------------------------
+
+@pytest.mark.parametrize("kind", ["fifo", "not-utf8"])
+def test_iii_one_reader_catalog_update_target_refused(tmp_path, capsys, kind):
+    """``attention-claims catalog --update FILE`` with FILE a FIFO or not UTF-8: exit 4 naming it (a FIFO hung)."""
+    target = _plant(tmp_path / "catalog.md", kind, "")
+    (tmp_path / "out").mkdir()
+    _refused(capsys, lambda: cli.main(["catalog", "--update", str(target)]), tmp_path / "out", str(target),
+             WORDS[kind])
+
+
+def test_iii_one_reader_a_figure_that_is_a_fifo_is_left_out(tmp_path):
+    """A FIFO at ``reports/figures/x.png`` hung every HTML render; now the figure is left out as unreadable."""
+    from attention_claims.framework.render import html
+
+    _plant(tmp_path / "figures" / "x.png", "fifo", "")
+    assert _quick(lambda: html._figure_src({"path": "figures/x.png"}, tmp_path)) is None
+    (tmp_path / "figures" / "y.png").write_bytes(b"\x89PNG")
+    assert html._figure_src({"path": "figures/y.png"}, tmp_path).startswith("data:image/png")
+
+
+def test_iii_one_reader_a_cache_entry_that_is_a_fifo_is_a_miss(tmp_path):
+    from attention_claims import _cache
+
+    assert _quick(lambda: _cache.read_checked(_plant(tmp_path / "entry", "fifo", ""))) is None
+    _cache.write_checked(tmp_path / "good", "value")
+    assert _cache.read_checked(tmp_path / "good") == "value"
