@@ -320,3 +320,25 @@ def test_iii_one_reader_a_cache_entry_that_is_a_fifo_is_a_miss(tmp_path):
     assert _quick(lambda: _cache.read_checked(_plant(tmp_path / "entry", "fifo", ""))) is None
     _cache.write_checked(tmp_path / "good", "value")
     assert _cache.read_checked(tmp_path / "good") == "value"
+
+
+def test_iii_one_reader_an_oversized_file_is_refused_before_it_is_read(tmp_path):
+    """``read_regular`` checks the ``fstat`` size first (merge's report reader relied on that and now uses the
+    one reader): a sparse 1 GiB file is refused with its size, without reading 1 MiB of it."""
+    from attention_claims import _files
+
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(1 << 30)
+    with pytest.raises(_files.UnsafeFileError, match=r"big\.json: larger than 1048576 bytes \(the limit\)") as err:
+        _quick(lambda: _files.read_json(big, 1 << 20))
+    assert (err.value.reason, err.value.size) == ("size", 1 << 30)
+
+
+@pytest.mark.parametrize("kind, reason", [("fifo", "kind"), ("deep", "depth"), ("not-utf8", "encoding")])
+def test_iii_one_reader_each_refusal_says_which_check(tmp_path, kind, reason):
+    from attention_claims import _files
+
+    with pytest.raises(_files.UnsafeFileError) as err:
+        _files.read_json(_plant(tmp_path / "x.json", kind, DEEP_JSON), 1 << 20)
+    assert err.value.reason == reason

@@ -70,10 +70,6 @@ PARSE_ALLOWED = {
     ("replication/finetune.py", "load_minilm"):
         "the header inside the installed MiniLM's model.safetensors, read whole as the weights themselves "
         "(a package's file, not a user's)",
-    ("framework/report_schema.py", "read_report"):
-        "merge's report reader keeps its own guarded read (O_NONBLOCK, fstat, the size checked on the open file "
-        "before anything is read, a depth cap; tests/faults/test_ii_finding_4_merge_inputs.py pins its messages); "
-        "to be folded into _files.read_json once read_regular checks st_size before reading",
     ("framework/report_schema.py", "report_schema"):
         "the package's own claims.schema.json through importlib.resources (possibly inside a zip, where "
         "there is no path for _files to open)",
