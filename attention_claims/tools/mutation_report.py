@@ -274,8 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     the folder is refused or a file of those names there is not this tool's); takes no options. Exit status
     4, nothing written, too when there is nothing to summarise or its files are malformed
     (:class:`MutationInputError`: no module in ``only_mutate``, no ``mutmut run`` yet, no mutant checked yet,
-    a malformed ``.meta`` file, ``mutation_explanations.json`` or ``[tool.mutmut]``), so that an earlier
-    report is never replaced by an empty one."""
+    a malformed ``.meta`` file, ``mutmut-stats.json``, ``mutation_explanations.json`` or ``[tool.mutmut]``: each
+    read through the package's one reader, so a FIFO, a too-deep or a non-UTF-8 file is refused naming it,
+    never waited on), so that an earlier report is never replaced by an empty one."""
     import argparse
 
     argparse.ArgumentParser(description=description(__doc__)).parse_args(argv)
