@@ -342,3 +342,31 @@ def test_iii_one_reader_each_refusal_says_which_check(tmp_path, kind, reason):
     with pytest.raises(_files.UnsafeFileError) as err:
         _files.read_json(_plant(tmp_path / "x.json", kind, DEEP_JSON), 1 << 20)
     assert err.value.reason == reason
+
+
+def test_iii_one_reader_a_registered_text_swapped_for_a_fifo_is_refused(tmp_path, monkeypatch):
+    """``--claims-text``: checked when registered, and read again (each measurement) through the one reader,
+    so a FIFO put in its place later is refused at once."""
+    from attention_claims import _files
+    from attention_claims.models import registry
+
+    monkeypatch.setattr(registry, "USER_TEXTS", {})
+    text = tmp_path / "passage.txt"
+    text.write_text("a short passage of words\n", encoding="utf-8")
+    name = registry.register_text(text)
+    assert registry.read_text_prefix(name, 100) == ("a short passage of words\n", True)
+    _plant(text, "fifo", "")
+    with pytest.raises(_files.UnsafeFileError, match=r"passage\.txt: not a regular file"):
+        _quick(lambda: registry.read_text_prefix(name, 100))
+
+
+def test_iii_one_reader_a_compiled_template_that_is_a_fifo_is_a_miss(tmp_path, monkeypatch):
+    import jinja2
+
+    from attention_claims.framework.render import diskcache
+
+    monkeypatch.setattr(diskcache, "render_cache_dir", lambda: tmp_path)
+    bucket = jinja2.bccache.Bucket(jinja2.Environment(), "k", "checksum")
+    _plant(tmp_path / "tpl-k.jinja", "fifo", "")
+    _quick(lambda: diskcache._Bytecode().load_bytecode(bucket))
+    assert bucket.code is None
