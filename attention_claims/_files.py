@@ -6,6 +6,8 @@ A low layer: it imports only the standard library, so :mod:`attention_claims.mod
 - :func:`read_regular` / :func:`open_regular`: a file is read only when it is a regular file, opened
   with ``O_NONBLOCK`` (a FIFO does not wait for a writer), checked with ``fstat`` (not ``/dev/zero``, a
   directory, a socket), and read up to a size cap (:class:`UnsafeFileError` names the path and the cap).
+- :func:`read_text`: a text document (an ini file, a seed's report before it is parsed) read through
+  :func:`read_regular` and decoded as UTF-8 (a file that is not UTF-8 is refused, naming it).
 - :func:`read_json` / :func:`read_toml` / :func:`toml_text`: JSON and TOML read through
   :func:`read_regular`, nested at most :data:`MAX_DEPTH` levels (:func:`nesting_depth`, measured without
   recursion; a parser's ``RecursionError`` becomes an :class:`UnsafeFileError` naming the file).
@@ -35,7 +37,7 @@ from typing import BinaryIO
 __all__ = ["UnsafeFileError", "SumsError", "read_regular", "open_regular", "parse_sums", "read_sums",
            "sums_with", "sums_replacing", "write_sums", "sums_line_problem", "document_inside", "SUMS_NAME",
            "write_file", "stage_file", "place_file", "create_file", "read_json", "read_toml", "nesting_depth",
-           "toml_text", "MAX_DEPTH"]
+           "toml_text", "read_text", "MAX_DEPTH"]
 
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects (tables) a JSON or TOML file the suite reads may have; a
@@ -51,11 +53,16 @@ class UnsafeFileError(ValueError):
     """A file the suite was asked to read is not a regular file, or is larger than the cap.
 
     ``str()`` is ``"<path>: <problem>"``; :attr:`problem` alone is the part after the path (for
-    callers whose own message already names the file)."""
+    callers whose own message already names the file). :attr:`reason` says which check refused it, for
+    callers with their own wording: ``"kind"`` (not a regular file), ``"size"`` (over the cap; :attr:`size`
+    is the file's size when ``fstat`` gave it, else None), ``"encoding"`` (not UTF-8), ``"syntax"`` (not
+    JSON or TOML), ``"depth"`` (nested too deeply), or ``""`` (another problem)."""
 
-    def __init__(self, path: Path | str, problem: str):
+    def __init__(self, path: Path | str, problem: str, *, reason: str = "", size: int | None = None):
         self.path = Path(path)
         self.problem = problem
+        self.reason = reason
+        self.size = size
         super().__init__(f"{path}: {problem}")
 
 
@@ -81,7 +88,7 @@ def _open_fd(path: Path | str) -> int:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise UnsafeFileError(path, f"not a regular file ({_kind(mode)})")
+            raise UnsafeFileError(path, f"not a regular file ({_kind(mode)})", reason="kind")
     except BaseException:
         os.close(fd)
         raise
@@ -91,9 +98,10 @@ def _open_fd(path: Path | str) -> int:
 def read_regular(path: Path | str, cap: int) -> bytes:
     """The bytes of the regular file ``path`` (a symbolic link to one is followed), at most ``cap`` bytes.
 
-    The file is opened without blocking and checked with ``fstat`` before anything is read, and at
-    most ``cap + 1`` bytes are read (a 200 MB file is refused after reading ``cap + 1`` bytes, not
-    all of it).
+    The file is opened without blocking and checked with ``fstat`` before anything is read: a file
+    whose size is over ``cap`` is refused then, without reading it; and at most ``cap + 1`` bytes are
+    read (a file that grows, or one whose ``fstat`` size is 0 as in ``/proc``, is refused after
+    reading ``cap + 1`` bytes, not all of it).
 
     Raises:
         OSError: it cannot be opened (missing, a dangling symbolic link, no permission).
@@ -102,6 +110,9 @@ def read_regular(path: Path | str, cap: int) -> bytes:
     """
     fd = _open_fd(path)
     try:
+        stated = os.fstat(fd).st_size
+        if stated > cap:
+            raise UnsafeFileError(path, f"larger than {cap} bytes (the limit)", reason="size", size=stated)
         chunks, size = [], 0
         while size <= cap:
             chunk = os.read(fd, min(cap + 1 - size, 1 << 20))
@@ -110,7 +121,7 @@ def read_regular(path: Path | str, cap: int) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
         if size > cap:
-            raise UnsafeFileError(path, f"larger than {cap} bytes (the limit)")
+            raise UnsafeFileError(path, f"larger than {cap} bytes (the limit)", reason="size")
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -137,11 +148,12 @@ def _parsed(path: Path | str, text: str, parse, what: str, max_depth: int):
     try:
         value = parse(text)
     except RecursionError:
-        raise UnsafeFileError(path, f"nested too deeply to be read as {what} (the limit is {max_depth} levels)") from None
+        raise UnsafeFileError(path, f"nested too deeply to be read as {what} (the limit is {max_depth} levels)",
+                              reason="depth") from None
     depth = nesting_depth(value)
     if depth > max_depth:
         raise UnsafeFileError(path, f"nested {depth} levels deep; {what} the suite reads may nest at most "
-                              f"{max_depth}")
+                              f"{max_depth}", reason="depth")
     return value
 
 
@@ -155,7 +167,19 @@ def _read_utf8(path: Path | str, cap: int) -> str:
     try:
         return read_regular(path, cap).decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UnsafeFileError(path, f"not UTF-8: {exc}") from None
+        raise UnsafeFileError(path, f"not UTF-8: {exc}", reason="encoding") from None
+
+
+def read_text(path: Path | str, cap: int) -> str:
+    """The text of the regular file ``path`` (:func:`read_regular`: opened without blocking, at most ``cap``
+    bytes), decoded as UTF-8: the one way the package reads a text file a user or a tool hands it.
+
+    Raises:
+        OSError: it cannot be opened (missing, no permission).
+        UnsafeFileError: not a regular file (a FIFO, a folder, a device), larger than ``cap``, or not
+            UTF-8; the message names ``path``.
+    """
+    return _read_utf8(path, cap)
 
 
 def read_json(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH):
@@ -173,7 +197,7 @@ def read_json(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH):
     try:
         return _parsed(path, text, json.loads, "JSON", max_depth)
     except json.JSONDecodeError as exc:
-        raise UnsafeFileError(path, f"not JSON ({exc})") from None
+        raise UnsafeFileError(path, f"not JSON ({exc})", reason="syntax") from None
 
 
 def read_toml(path: Path | str, cap: int, *, max_depth: int = MAX_DEPTH) -> dict:
@@ -197,7 +221,7 @@ def toml_text(path: Path | str, text: str, *, max_depth: int = MAX_DEPTH) -> dic
     try:
         return _parsed(path, text, tomllib.loads, "TOML", max_depth)
     except tomllib.TOMLDecodeError as exc:
-        raise UnsafeFileError(path, f"malformed TOML: {exc}") from None
+        raise UnsafeFileError(path, f"malformed TOML: {exc}", reason="syntax") from None
 
 
 def open_regular(path: Path | str) -> BinaryIO:

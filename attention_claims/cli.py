@@ -4,7 +4,8 @@ Each subcommand is the ``main(argv)`` of a module of :mod:`attention_claims.tool
 ``python -m attention_claims.tools.<module>``), given the rest of the command line, so
 ``attention-claims <command> --help`` shows that tool's own options. Every tool reads the project's
 folders as the pytest plugin does (:func:`attention_claims.framework.config.discover`: the
-``claims_dir``, ``claims_sources`` and ``claims_report_dir`` ini options, from the working folder up).
+``claims_dir``, ``claims_sources`` and ``claims_report_dir`` ini options, from the working folder up); an ini
+file there that cannot be read (a FIFO, not UTF-8, malformed) is exit status 4 naming it, as in pytest.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+
+from .framework import config as claims_config
 
 __all__ = ["COMMANDS", "main"]
 
@@ -68,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.argv[0] = f"attention-claims {name}"  # the tool's parser names itself after the command
     try:
         return int(module.main(rest) or 0)
+    except claims_config.ConfigFileError as exc:  # an unreadable ini file on the way up: pytest's usage error
+        print(f"attention-claims {name}: {exc}", file=sys.stderr)
+        from .tools import USAGE_ERROR
+
+        return USAGE_ERROR
     finally:
         sys.argv[0] = saved
 

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import configparser
 import copy
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ClaimsPaths", "INI_OPTIONS", "PATH_OPTIONS", "add_ini_options", "from_pytest", "discover", "current",
+__all__ = ["ClaimsPaths", "ConfigFileError", "INI_MAX_BYTES", "INI_OPTIONS", "PATH_OPTIONS", "add_ini_options", "from_pytest", "discover", "current",
            "activate", "repair_rootdir"]
 
 INI_OPTIONS = {
@@ -101,17 +100,53 @@ def from_pytest(config) -> ClaimsPaths:
                        report_dir=found["claims_report_dir"], explicit=explicit)
 
 
+INI_MAX_BYTES = 4 << 20
+"""The largest ini file (``pyproject.toml``, ``pytest.ini``, ``tox.ini``, ``setup.cfg``) read (a project's is
+a few kB)."""
+
+
+class ConfigFileError(ValueError):
+    """An ini file on the way up from the working folder that cannot be read as pytest reads it: not a regular
+    file (a FIFO, a device), larger than :data:`INI_MAX_BYTES`, not UTF-8, not TOML or ini syntax, nested too
+    deeply, or with ``[tool.pytest.ini_options]`` (or ``tool``) not a table. ``str()`` names the file (and the
+    table); the command line exits 4 (:data:`attention_claims.tools.USAGE_ERROR`) with it, as pytest does
+    for an ini file it cannot parse."""
+
+
+def _table(value, path: Path, name: str) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigFileError(f"{path}: {name} is a {type(value).__name__}, not a table; pytest reads its options "
+                              "from [tool.pytest.ini_options]")
+    return value
+
+
 def _ini_values(path: Path) -> dict[str, str] | None:
-    """The pytest ini section of ``path`` (None when the file has none), as pytest reads it."""
+    """The pytest ini section of ``path`` (None when the file has none), as pytest reads it; the file is read
+    through the package's one reader (:func:`attention_claims._files.read_toml` / ``read_text``: a regular
+    file only, opened without blocking, at most :data:`INI_MAX_BYTES`).
+
+    Raises:
+        ConfigFileError: the file cannot be read or parsed (naming it; see the class).
+    """
+    from .. import _files
+
     try:
         if path.name == "pyproject.toml":
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-            section = data.get("tool", {}).get("pytest", {}).get("ini_options")
-            return None if section is None else {k: str(v) for k, v in section.items()}
+            data = _files.read_toml(path, INI_MAX_BYTES)
+            tool = _table(data.get("tool", {}), path, "tool")
+            section = _table(tool.get("pytest", {}), path, "[tool.pytest]").get("ini_options")
+            if section is None:
+                return None
+            return {k: str(v) for k, v in _table(section, path, "[tool.pytest.ini_options]").items()}
         parser = configparser.ConfigParser(interpolation=None)
-        parser.read(path, encoding="utf-8")
-    except (OSError, ValueError, configparser.Error):
-        return None
+        parser.read_string(_files.read_text(path, INI_MAX_BYTES), source=str(path))
+    except _files.UnsafeFileError as exc:
+        raise ConfigFileError(f"{exc}; pytest and attention-claims read the project's options from it") from None
+    except OSError as exc:
+        raise ConfigFileError(f"{path}: cannot be read ({exc.strerror or exc}); pytest and attention-claims read "
+                              "the project's options from it") from None
+    except configparser.Error as exc:
+        raise ConfigFileError(f"{path}: not an ini file pytest can read ({' '.join(str(exc).split())})") from None
     name = "tool:pytest" if path.name == "setup.cfg" else "pytest"
     if parser.has_section(name):
         return dict(parser.items(name))
@@ -121,11 +156,20 @@ def _ini_values(path: Path) -> dict[str, str] | None:
 def discover(start: Path | None = None) -> ClaimsPaths:
     """The folders of the project around ``start`` (default: the working folder), found as pytest finds
     its ini file: the nearest ``pytest.ini``, ``pyproject.toml``, ``tox.ini`` or ``setup.cfg`` with a
-    pytest section, in ``start`` or a parent; without one, ``start`` itself with the defaults."""
+    pytest section, in ``start`` or a parent; without one, ``start`` itself with the defaults.
+
+    Unlike pytest, which passes over an ini name that is not a file, anything but a folder at one of
+    those names is read (and a FIFO or a device refused, not skipped), so a tool never takes another
+    folder's options silently.
+
+    Raises:
+        ConfigFileError: an ini file on the way cannot be read or parsed (naming it).
+    """
     start = Path(start or Path.cwd()).resolve()
     for folder in (start, *start.parents):
         for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
-            values = _ini_values(folder / name) if (folder / name).is_file() else None
+            candidate = folder / name
+            values = _ini_values(candidate) if candidate.exists() and not candidate.is_dir() else None
             if values is None:
                 continue
             dirs = {ini: _absolute(values.get(ini) or default, folder) for ini, (default, _h) in INI_OPTIONS.items()}

@@ -5,9 +5,10 @@ anything is folded (:func:`read_report`).
 
 Limits, checked in this order, each a :class:`ReportInputError` naming the file:
 
+- (read through the package's one reader, :func:`attention_claims._files.read_json`)
+- a regular file (not a FIFO, a device or a folder), opened without blocking;
 - size: at most :data:`MAX_BYTES` (32 MiB; the suite's own full report is about 0.4 MB), checked on the
   open file before it is read, so a 100 MB report costs nothing;
-- a regular file (not a FIFO, a device or a folder), opened without blocking;
 - UTF-8 JSON, nested at most :data:`MAX_DEPTH` levels (a report needs about 12; a 200,000-deep array is
   refused, never a ``RecursionError``);
 - the schema: enums (verdicts, outcomes, kinds, plot kinds), booleans that are booleans (``"schema":
@@ -20,8 +21,6 @@ Limits, checked in this order, each a :class:`ReportInputError` naming the file:
 from __future__ import annotations
 
 import json
-import os
-import stat
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -106,31 +105,21 @@ def read_report(path: Path | str) -> dict:
     Raises:
         ReportInputError: it cannot be read, or breaks a limit or the schema (names the file).
     """
+    from .._files import UnsafeFileError, read_json
+
     path = Path(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:  # the package's one reader: O_NONBLOCK, fstat (the size checked before reading), the depth cap
+        data = read_json(path, MAX_BYTES, max_depth=MAX_DEPTH)
+    except UnsafeFileError as exc:
+        mib = MAX_BYTES // (1 << 20)
+        problem = {"kind": "not a regular file; a report is a claims.json file",
+                   "size": (f"{exc.size} bytes, more than the {mib} MiB a report may have" if exc.size is not None
+                            else f"more than the {mib} MiB a report may have"),
+                   "depth": f"nested deeper than {MAX_DEPTH} levels; not a report",
+                   }.get(exc.reason, f"cannot be read as a report ({exc.problem})")
+        raise ReportInputError(f"{path}: {problem}") from None
     except OSError as exc:
         raise ReportInputError(f"{path}: cannot be read as a report ({exc.strerror or exc})") from None
-    try:  # before os.fdopen, which raises IsADirectoryError for a folder (os.open opens one read-only)
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ReportInputError(f"{path}: not a regular file; a report is a claims.json file")
-    except BaseException:
-        os.close(fd)
-        raise
-    with os.fdopen(fd, "rb") as f:
-        if st.st_size > MAX_BYTES:
-            raise ReportInputError(f"{path}: {st.st_size} bytes, more than the {MAX_BYTES // (1 << 20)} MiB a "
-                                   "report may have")
-        raw = f.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        raise ReportInputError(f"{path}: more than the {MAX_BYTES // (1 << 20)} MiB a report may have")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except RecursionError:
-        raise ReportInputError(f"{path}: nested deeper than {MAX_DEPTH} levels; not a report") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ReportInputError(f"{path}: cannot be read as a report ({exc})") from None
     from .neutral import neutral
 
     # a report from another machine carries its checks' texts: neutralised like this run's own (issue 43,

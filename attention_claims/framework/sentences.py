@@ -32,11 +32,10 @@ annotated documents show this data (docs/verdicts.md, "Every sentence accounted 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .records import SOURCES_DIR, ClaimRecordError
+from .records import DOCUMENT_MAX_BYTES, SOURCES_DIR, ClaimRecordError
 
 __all__ = ["SENTENCES_DIR", "NOT_CLAIM_KINDS", "KINDS", "SentenceEntry", "SentenceDataError",
            "load_classification", "load_all", "Audit", "audit", "classification_maps"]
@@ -100,13 +99,16 @@ def load_classification(path: Path | str) -> tuple[str, list[SentenceEntry]]:
             kind needs one (``claim``, ``restatement``), a ``claim`` where it does not, or no ``reason``
             where its kind needs one.
     """
+    from .._files import UnsafeFileError, read_toml
+
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    try:  # the package's one reader: a regular file (never a FIFO waited on), capped, UTF-8, nested <= 64
+        data = read_toml(path, DOCUMENT_MAX_BYTES)
+    except UnsafeFileError as e:
+        problem = e.problem.replace("malformed TOML", "not valid TOML", 1)
+        raise SentenceDataError(path, None, None, problem) from None
     except OSError as e:
         raise SentenceDataError(path, None, None, f"cannot read: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SentenceDataError(path, None, None, f"not valid TOML: {e}") from None
     document = data.get("document")
     if not isinstance(document, str) or not document:
         raise SentenceDataError(path, None, "document", "missing: the source file name it classifies")

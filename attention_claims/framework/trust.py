@@ -18,7 +18,6 @@ files or documents.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from pathlib import Path
 
 PLANTED_FILE = "planted.json"
@@ -27,8 +26,12 @@ MUTATION_FILE = "mutation.json"
 
 
 def _read(path: Path) -> dict | None:
+    """The JSON in ``path`` through the package's one reader (:func:`attention_claims._files.read_json`: a
+    FIFO at ``stability.json`` is never waited on), or None when it is missing or unreadable."""
+    from .._files import read_json
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path, 32 << 20)
     except (OSError, ValueError):
         return None
 

@@ -1680,9 +1680,11 @@ def measure(key: str, N: int, text: str | None = None, float64: bool = True,
 def _read_cache(path: Path) -> Measurement | None:
     if not path.is_file():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("measure_version") != MEASURE_VERSION:
+    from .._files import read_json
+
+    try:  # the package's one reader: a FIFO in the cache is never waited on; a bad entry is measured again
+        data = read_json(path, 256 << 20)
+        if not isinstance(data, dict) or data.get("measure_version") != MEASURE_VERSION:
             return None
         return Measurement.from_json(data)
     except (OSError, ValueError, KeyError, TypeError):

@@ -234,13 +234,15 @@ def read_text_prefix(name: str, limit: int) -> tuple[str, bool]:
     Raises:
         FileNotFoundError: no such passage.
         UnicodeDecodeError: the prefix is not UTF-8.
+        attention_claims._files.UnsafeFileError: (a ``ValueError``) the registered file is no longer a
+            regular file.
     """
     if name not in USER_TEXTS:
         return read_text(name), True
     import io
 
     limit = max(0, min(int(limit), MAX_USER_TEXT_BYTES))
-    with USER_TEXTS[name].open("rb") as f:
+    with _files.open_regular(USER_TEXTS[name]) as f:  # still a regular file (a FIFO swapped in is not waited on)
         raw = f.read(limit)
         complete = len(raw) < limit or not f.read(1)
     text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=complete)
@@ -274,8 +276,10 @@ def converted_ok(dest: Path, gguf: Path) -> bool:
     if not stamp.is_file():
         return False
     try:
-        src = json.loads(stamp.read_text(encoding="utf-8"))
+        src = _files.read_json(stamp, 1 << 20)
     except (OSError, ValueError):
+        return False
+    if not isinstance(src, dict):
         return False
     return src.get("gguf_size") == gguf.stat().st_size and (dest / "model.safetensors").is_file()
 

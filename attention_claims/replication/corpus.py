@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attention_claims import _files
 from attention_claims._cache import cache_dir, write_atomic
 
 __all__ = ["Corpus", "load_corpus", "documents"]
@@ -123,7 +124,7 @@ def load_corpus(vocab_size: int = 4096) -> Corpus:
         write_atomic(tok_path, tok.to_str())
     with np.load(npz) as data:
         train, eval_ = data["train"], data["eval"]
-    tok_text = tok_path.read_text()
+    tok_text = _files.read_text(tok_path, 64 << 20)  # the package's one reader (a FIFO is not waited on)
     vocab = json.loads(tok_text)["model"]["vocab"]
     counts = np.bincount(train, minlength=vocab_size).astype(np.float64) + 1.0
     logp = np.log(counts / counts.sum())

@@ -20,7 +20,9 @@ SCHEMA_PATH = Path(__file__).with_name("evidence.schema.json")
 def _validator():
     import jsonschema
 
-    schema = json.loads(SCHEMA_PATH.read_text())
+    from attention_claims._files import read_json
+
+    schema = read_json(SCHEMA_PATH, 1 << 20)
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 

@@ -59,9 +59,10 @@ def update(readme: Path, records_dir: Path | None = None) -> bool:
     return whether it changed.
 
     Raises:
-        ValueError: the file has no ``catalog:begin``/``catalog:end`` markers.
+        ValueError: the file has no ``catalog:begin``/``catalog:end`` markers, or is not a regular file of at
+            most 16 MiB in UTF-8 (:func:`attention_claims._files.read_text`; a FIFO is refused, not waited on).
     """
-    text = readme.read_text(encoding="utf-8")
+    text = _files.read_text(readme, 16 << 20)
     if BEGIN not in text or END not in text:
         raise ValueError(f"{readme}: no {BEGIN} ... {END} block to update")
     head, rest = text.split(BEGIN, 1)

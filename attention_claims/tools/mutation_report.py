@@ -43,22 +43,29 @@ class MutationInputError(ValueError):
 
 
 def _mutmut_config(root: Path) -> dict:
-    """``[tool.mutmut]`` of ``root/pyproject.toml`` (empty when the file or the table is absent).
+    """``[tool.mutmut]`` of ``root/pyproject.toml`` (empty when the file or the table is absent), read through
+    the package's one reader (:func:`attention_claims._files.read_toml`: a regular file, at most
+    :data:`~attention_claims.framework.config.INI_MAX_BYTES`, nested at most 64 levels).
 
     Raises:
-        MutationInputError: the file is not readable TOML, or ``[tool.mutmut]`` is not a table.
+        MutationInputError: the file is not a regular file, too large, not UTF-8, not TOML or nested too
+            deeply, or ``tool`` or ``[tool.mutmut]`` is not a table (naming the file and the table).
     """
-    import tomllib
+    from .._files import UnsafeFileError, read_toml
 
     path = root / "pyproject.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_toml(path, claims_config.INI_MAX_BYTES)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise MutationInputError(f"{path}: cannot read it as TOML ({exc})") from None
+    except UnsafeFileError as exc:
+        raise MutationInputError(f"{path}: cannot read it as TOML ({exc.problem})") from None
+    except OSError as exc:
+        raise MutationInputError(f"{path}: cannot read it as TOML ({exc.strerror or exc})") from None
     tool = data.get("tool", {})
-    cfg = tool.get("mutmut", {}) if isinstance(tool, dict) else {}
+    if not isinstance(tool, dict):
+        raise MutationInputError(f"{path}: tool is not a table")
+    cfg = tool.get("mutmut", {})
     if not isinstance(cfg, dict):
         raise MutationInputError(f"{path}: [tool.mutmut] is not a table")
     return dict(cfg)
@@ -134,9 +141,12 @@ MD_TITLE = "# Mutation testing of the numerical core"
 
 def is_mutation_json(path: Path) -> bool:
     """Whether ``path`` holds this tool's ``mutation.json`` (a JSON object whose ``tool`` is mutmut's and
-    with a ``survivors`` list): one written before the report folder's manifest, which it may replace."""
+    with a ``survivors`` list): one written before the report folder's manifest, which it may replace. Read
+    through the package's one reader (a FIFO, a deep or a non-UTF-8 file is not this tool's, never waited on)."""
+    from .._files import read_json
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, 64 << 20)
     except (OSError, ValueError):
         return False
     return (isinstance(data, dict) and str(data.get("tool", "")).startswith("mutmut ")
@@ -144,10 +154,12 @@ def is_mutation_json(path: Path) -> bool:
 
 
 def is_mutation_md(path: Path) -> bool:
-    """Whether ``path`` holds this tool's ``mutation.md`` (its first line is :data:`MD_TITLE`)."""
+    """Whether ``path`` holds this tool's ``mutation.md`` (its first line is :data:`MD_TITLE`), read through
+    the package's one reader (:func:`attention_claims._files.read_text`: a FIFO is not this tool's file)."""
+    from .._files import read_text
+
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.readline().rstrip("\n") == MD_TITLE
+        return read_text(path, 64 << 20).split("\n", 1)[0].rstrip("\r") == MD_TITLE
     except (OSError, ValueError):
         return False
 
@@ -187,7 +199,8 @@ def _read_run(root: Path, modules: list[str]) -> tuple[dict[str, dict[str, int |
         MutationInputError: no module to summarise; no ``.meta`` file of any module (no ``mutmut run`` yet);
             a ``.meta`` file that is not JSON or whose ``exit_code_by_key`` is not a map of mutant names to
             integer exit codes or null (each naming the file); a module of ``only_mutate`` without one
-            (naming those modules: never summarised as having no mutants).
+            (naming those modules: never summarised as having no mutants); a ``mutmut-stats.json`` (optional)
+            that is not a regular file, too large, not UTF-8, not a JSON object or nested too deeply (naming it).
     """
     if not modules:
         raise MutationInputError(f"{root / 'pyproject.toml'}: [tool.mutmut] only_mutate names no module: nothing "
@@ -213,11 +226,13 @@ def _read_run(root: Path, modules: list[str]) -> tuple[dict[str, dict[str, int |
     if missing:
         raise MutationInputError(f"{root / 'mutants'}: no .meta file of {', '.join(missing)} (in only_mutate): "
                                  "that module was not mutated by this run; run `mutmut run` again")
-    try:
-        stats = json.loads((root / "mutants" / "mutmut-stats.json").read_text(encoding="utf-8"))
-        commit = stats.get("git_commit") if isinstance(stats, dict) else None
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
-        commit = None  # optional: the report then names the checkout's commit
+    stats_path = root / "mutants" / "mutmut-stats.json"
+    stats = _json_input(stats_path)  # optional: without it (or its git_commit) the report names the checkout's
+    if stats is _MISSING:
+        return codes, None
+    if not isinstance(stats, dict):
+        raise MutationInputError(f"{stats_path}: not a JSON object (mutmut writes one); a damaged run's files")
+    commit = stats.get("git_commit")
     return codes, commit if isinstance(commit, str) else None
 
 
@@ -259,8 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     the folder is refused or a file of those names there is not this tool's); takes no options. Exit status
     4, nothing written, too when there is nothing to summarise or its files are malformed
     (:class:`MutationInputError`: no module in ``only_mutate``, no ``mutmut run`` yet, no mutant checked yet,
-    a malformed ``.meta`` file, ``mutation_explanations.json`` or ``[tool.mutmut]``), so that an earlier
-    report is never replaced by an empty one."""
+    a malformed ``.meta`` file, ``mutmut-stats.json``, ``mutation_explanations.json`` or ``[tool.mutmut]``: each
+    read through the package's one reader, so a FIFO, a too-deep or a non-UTF-8 file is refused naming it,
+    never waited on), so that an earlier report is never replaced by an empty one."""
     import argparse
 
     argparse.ArgumentParser(description=description(__doc__)).parse_args(argv)
@@ -270,7 +286,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"attention-claims mutation-report: mutmut is not installed ({exc}); it summarises a `mutmut run`: "
               "pip install 'attention-claims[mutation]' (mutmut 3), then `mutmut run`", file=sys.stderr)
         return USAGE_ERROR
-    paths = claims_config.discover()
+    try:
+        paths = claims_config.discover()
+    except claims_config.ConfigFileError as exc:
+        print(f"attention-claims mutation-report: {exc}", file=sys.stderr)
+        return USAGE_ERROR
     ROOT, REPORTS = paths.root, paths.report_dir
     try:
         cfg = _mutmut_config(ROOT)

@@ -22,10 +22,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .._files import UnsafeFileError, read_json
 from ..framework import config as claims_config
 from ..framework.report import git_commit
 from ..framework.report_folder import ReportFolderError, write_suite_file
 from . import USAGE_ERROR
+
+REPORT_MAX_BYTES = 32 << 20
+"""The largest seed's report (``claims.json``) or ``stability.json`` read: a report's own cap
+(:data:`attention_claims.framework.report_schema.MAX_BYTES`)."""
 
 MIN_SEEDS = 2
 """The fewest seeds compared: with one (or none) no verdict can flip, and the result would say nothing."""
@@ -60,10 +65,13 @@ def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dic
         if not path.exists():
             raise SeedRunError(f"seed {seed}: the run of pytest wrote no report (exit status {done.returncode}: "
                                f"{' '.join(cmd)}){_tail(done.stdout)}")
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:
-            raise SeedRunError(f"seed {seed}: its report {path.name} is not readable JSON ({str(exc)[:120]})"
+        try:  # the package's one reader: a regular file of at most 32 MiB, UTF-8, nested at most 64 levels
+            report = read_json(path, REPORT_MAX_BYTES)
+        except UnsafeFileError as exc:
+            raise SeedRunError(f"seed {seed}: its report {path.name} is not readable JSON ({exc.problem[:160]})"
+                               f"{_tail(done.stdout)}") from None
+        except OSError as exc:
+            raise SeedRunError(f"seed {seed}: its report {path.name} cannot be read ({exc.strerror or exc})"
                                f"{_tail(done.stdout)}") from None
     if not isinstance(report, dict) or not isinstance(report.get("claims"), list) or not all(
             isinstance(c, dict) and isinstance(c.get("id"), str) for c in report["claims"]):
@@ -78,9 +86,10 @@ def run_seed(seed: int, profile: str, paths: list[str], workers: int = 0) -> dic
 
 def is_stability_file(path: Path) -> bool:
     """Whether ``path`` holds a result of this tool (a JSON object with ``seeds``, ``flips`` and
-    ``profile``): one written before the report folder's manifest, which it may replace."""
+    ``profile``): one written before the report folder's manifest, which it may replace. Read through the
+    package's one reader (a FIFO, a deep or a non-UTF-8 file is not this tool's, and is never waited on)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, REPORT_MAX_BYTES)
     except (OSError, ValueError):
         return False
     return (isinstance(data, dict) and isinstance(data.get("seeds"), list) and isinstance(data.get("flips"), list)
@@ -124,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers < 0:
         print(f"attention-claims stability: --workers {args.workers}: a number of pytest-xdist workers is 0 "
               "(serial) or more; nothing run, nothing written", file=sys.stderr)
+        return USAGE_ERROR
+    try:  # the project's ini file, read before any seed runs (pytest would refuse it in every run)
+        claims_config.discover()
+    except claims_config.ConfigFileError as exc:
+        print(f"attention-claims stability: {exc}; nothing run, nothing written", file=sys.stderr)
         return USAGE_ERROR
     seeds = [args.base + i for i in range(args.seeds)]
     runs = {}

@@ -219,9 +219,11 @@ class _Bytecode(jinja2.BytecodeCache):
         folder = render_cache_dir()
         if folder is None:
             return
-        try:
-            data = (folder / f"tpl-{bucket.key}.jinja").read_bytes()
-        except OSError:
+        from ..._files import read_regular
+
+        try:  # the package's one reader: a FIFO planted in the cache is a miss, never waited on
+            data = read_regular(folder / f"tpl-{bucket.key}.jinja", 64 << 20)
+        except (OSError, ValueError):
             return
         try:
             bucket.bytecode_from_string(data)

@@ -17,7 +17,6 @@ sentence (their ids and classifications do not move) and puts the blocks outside
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -65,13 +64,17 @@ def ranges(document: str, text: str, parts: Sequence[Sequence[str]]) -> list[tup
 def recorded_parts(sources_dir: Path | str) -> dict[str, list[list[str]]]:
     """``{document: [[first words, last words], ...]}`` from the ``article`` entries of
     ``<sources_dir>/documents.toml`` (documents without one: not listed; no manifest: ``{}``). The manifest
-    is validated when the run starts (:func:`attention_claims.framework.records.load_manifest`)."""
+    is validated when the run starts (:func:`attention_claims.framework.records.load_manifest`), and read here
+    through the package's one reader (:func:`attention_claims._files.read_toml`; a FIFO is never waited on)."""
+    from ..._files import read_toml
+    from ..records import RECORD_MAX_BYTES
+
     path = Path(sources_dir) / "documents.toml"
     if not path.is_file():
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = read_toml(path, RECORD_MAX_BYTES)  # as load_manifest reads it
+    except (OSError, ValueError):  # refused with its reason by load_manifest when the run starts
         return {}
     return {doc: entry["article"] for doc, entry in data.items() if isinstance(entry, dict) and "article" in entry}
 
