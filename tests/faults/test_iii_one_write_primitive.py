@@ -66,6 +66,9 @@ _PARSERS = {("json", "load"), ("json", "loads"), ("tomllib", "load"), ("tomllib"
 _READS = {"read_text", "read_bytes", "read"}
 
 PARSE_ALLOWED = {
+    ("framework/render/stamp.py", "read"):
+        "the JSON stamp in a screenshot's PNG text chunk; the PNG itself is read through _files.read_regular "
+        "(size cap, regular file only) and the stamp is checked to be an object",
     ("models/registry.py", "check_safetensors"):
         "a safetensors header: an 8-byte length, then that many bytes of JSON read from a file opened with "
         "_files.open_regular (a weights file is read in parts, never whole); its depth is checked first",
@@ -173,6 +176,8 @@ def a(p, f):
 
 
 READ_ALLOWED = {
+    ("framework/render/stamp.py", "write"): "PIL's Image.open of an io.BytesIO of bytes read by _files.read_regular",
+    ("framework/render/stamp.py", "read"): "PIL's Image.open of an io.BytesIO of bytes read by _files.read_regular",
     ("_lazy.py", "installed_version"): "an installed distribution's own version file, beside its package",
     ("_cache.py", "files_digest"): "the package's own code and template files, hashed into a cache key",
     ("_cache.py", "_source_digest"): "the source file of a cached function (inspect.getsourcefile): the package's code",

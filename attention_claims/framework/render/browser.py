@@ -11,7 +11,6 @@ fonts-noto-cjk``; found at ``/usr/bin/chromium`` or ``$CHROMIUM``). No browser d
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import sys
@@ -103,8 +102,11 @@ def screenshots(html: str | Path, out_dir: str | Path, document: str = "003") ->
     for path in (html, report_json):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file (run pytest first: it writes the report)")
-    with open(report_json, encoding="utf-8") as f:
-        mark = stamp.from_report(json.load(f))  # before the browser starts: a bad report costs no screenshot
+    from ... import _files
+    from ..report_schema import MAX_BYTES
+
+    # before the browser starts: a bad report costs no screenshot; read through the package's one reader
+    mark = stamp.from_report(_files.read_json(report_json, MAX_BYTES))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     report_png, doc_png = out / "screenshot-report.png", out / "screenshot-document.png"

@@ -16,6 +16,7 @@ The chunk is written and read with Pillow (``PIL.PngImagePlugin.PngInfo``), whic
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -84,17 +85,25 @@ def from_report(report: dict) -> dict:
                        "complete": bool(run.get("complete"))}}
 
 
+#: The largest screenshot read (a 1280 x 1000 PNG is about 0.3 MB).
+PNG_MAX_BYTES = 32 << 20
+
+
 def write(png: str | Path, stamp: dict) -> None:
     """Rewrite the PNG ``png`` with ``stamp`` (JSON) in its :data:`KEY` text chunk; the pixels are kept."""
     from PIL import Image
     from PIL.PngImagePlugin import PngInfo
 
+    from ... import _files
+
     info = PngInfo()
     info.add_text(KEY, json.dumps(stamp, sort_keys=True))
-    with Image.open(png) as im:
+    with Image.open(io.BytesIO(_files.read_regular(png, PNG_MAX_BYTES))) as im:
         im.load()
         image = im.copy()
-    image.save(png, format="PNG", pnginfo=info, optimize=True)
+    out = io.BytesIO()
+    image.save(out, format="PNG", pnginfo=info, optimize=True)
+    _files.write_file(png, out.getvalue())  # the package's one write (atomic: a stopped run leaves the old PNG)
 
 
 def read(png: str | Path) -> dict | None:
@@ -105,7 +114,9 @@ def read(png: str | Path) -> dict | None:
     """
     from PIL import Image
 
-    with Image.open(png) as im:
+    from ... import _files
+
+    with Image.open(io.BytesIO(_files.read_regular(png, PNG_MAX_BYTES))) as im:
         text = getattr(im, "text", {}).get(KEY)
     if text is None:
         return None
