@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import doctest
 import functools
+import inspect
 import io
 import textwrap
 from dataclasses import dataclass
@@ -249,3 +250,61 @@ def test_strategies_read_as_strategies_on_the_page():
         assert all(p.annotation is not None for p in e.obj.parameters), f"{e.name}: an untyped parameter"
         assert e.obj.docstring.value.startswith("A strategy for"), e.name
     assert isinstance(testkit.gaussian_batch_spec(), st.SearchStrategy)
+
+
+# CheckLog.plot is the one place a check writer learns the plot kinds (issue 46: it pointed at PLOT_KINDS and
+# framework.render.plots, neither in the reference): its list must be whole and agree with the renderer
+
+
+def plot_kinds_documented(docstring: str) -> dict[str, tuple[set[str], set[str]]]:
+    """``kind -> (required fields, optional fields)`` as the bullets of ``CheckLog.plot``'s docstring list
+    them (``- ``"kind"``: REQUIRED; OPTIONAL``; a code span that is not one word, such as
+    ``{label: y}``, describes a field's value and is no field)."""
+    import re
+
+    out = {}
+    for kind, body in re.findall(r'^- ``"(\w+)"``:(.*?)(?=^- |^\S|\Z)', inspect.cleandoc(docstring), re.M | re.S):
+        required, _, optional = body.partition(";")
+        out[kind] = tuple(set(re.findall(r"``(\w+)``", part)) for part in (required, optional))
+    return out
+
+
+def plot_kinds_drawn() -> dict[str, tuple[set[str], set[str]]]:
+    """``kind -> (required fields, optional fields)`` as the renderer's drawing functions read them
+    (``d["x"]``, against ``d.get("x")`` or ``"x" in d``), from the source of attention_claims/framework/render/plots.py."""
+    tree = ast.parse((ROOT / "attention_claims/framework/render/plots.py").read_text(encoding="utf-8"))
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    table = next(n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PLOT_KINDS")
+    out = {}
+    for key, value in zip(table.keys, table.values, strict=True):
+        required, optional = set(), set()
+        for node in ast.walk(funcs[value.id]):
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+                required.add(node.slice.value)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                  and isinstance(node.args[0], ast.Constant)):
+                optional.add(node.args[0].value)
+            elif isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In) and isinstance(node.left, ast.Constant):
+                optional.add(node.left.value)
+        out[key.value] = (required - optional, optional)
+    return out
+
+
+def test_checklog_plot_lists_every_kind_and_field():
+    from attention_claims.framework.evidence import PLOT_KINDS
+
+    doc = _entry("framework.evidence.CheckLog.plot").obj.docstring.value
+    listed = plot_kinds_documented(doc)
+    assert set(listed) == set(PLOT_KINDS)
+    assert {k: req for k, (req, _opt) in listed.items()} == {k: set(v) for k, v in PLOT_KINDS.items()}
+    assert listed == plot_kinds_drawn(), "the docstring's optional fields are not the ones the renderer reads"
+    for name in ("PLOT_KINDS", "render.plots", "render_plot"):  # names the reference does not show
+        assert name not in doc, f"CheckLog.plot sends the reader to {name}, which the reference does not document"
+
+
+def test_a_plot_kind_left_out_of_the_docstring_is_caught():
+    doc = _entry("framework.evidence.CheckLog.plot").obj.docstring.value
+    start = doc.index('- ``"rank_breaks"``')
+    without = doc[:start] + doc[doc.index('- ``"layer_head_heatmap"``'):]
+    assert "rank_breaks" not in plot_kinds_documented(without)
+    assert plot_kinds_documented(doc.replace("``logy``", "``logz``"))["curve"][1] != plot_kinds_drawn()["curve"][1]
