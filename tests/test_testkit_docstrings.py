@@ -9,9 +9,9 @@ with the Google parser of ``mkdocs.yml``), so a section the page would not show 
 singular, is an admonition there, its ``>>>`` lines a block quote) is not counted. Each doctest runs with
 empty globals (stdlib :mod:`doctest`, ``DocTestParser`` and ``DocTestRunner``): an example imports what
 it uses, as a reader copying it would. One case per name, so a failure names the name.
-
-The rounding bounds re-exported from :mod:`attention_claims.maths.rounding` belong to the maths
-reference and its own docstring checks; they are left out here (``DEFERRED_TO_MATHS``).
+The rounding bounds re-exported from :mod:`attention_claims.maths.rounding` (``Tolerance``,
+``within_rounding``, ``softmax_tolerance``, ...) are held to the same contract: a check writer meets them
+in the kit.
 """
 
 from __future__ import annotations
@@ -34,19 +34,16 @@ from attention_claims.tools.reference import defining_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DEFERRED_TO_MATHS = "attention_claims.maths."
-"""Names defined under this prefix are documented and checked with the maths reference."""
-
 EXTRA = {
     "attention_claims.testkit.references": ["decay_vector_sparsity"],
     "attention_claims.testkit.batched": ["skip_replaced_under_deep"],
     "attention_claims.testkit.failure_profiles": ["gaussian_qk_draws", "gaussian_softmax_ranks", "record_profile",
                                                   "softmax_rank_above_profile"],
     "attention_claims.testkit.model_params": ["USER_READING", "model_params", "model_key_params", "measure_or_skip"],
-    "attention_claims.framework.profiles": ["scaled"],
+    "attention_claims.framework.profiles": ["scaled", "current_profile", "default_profile", "pin_local_constants"],
 }
-"""Public names outside ``__all__`` that a check writer calls by their module (``profiles.scaled``, the
-reference values, the deep-profile hook of ``checks/conftest.py``)."""
+"""Public names outside ``__all__`` that a check writer calls by their module (``profiles.scaled`` and the
+other functions of ``testkit.profiles``, the reference values, the deep-profile hook of ``checks/conftest.py``)."""
 
 
 @functools.cache
@@ -63,9 +60,9 @@ class Entry:
 
 
 def public_entries() -> list[Entry]:
-    """Every name this test holds to the contract: ``testkit.__all__`` (less the maths names), the public
-    methods of its classes, and :data:`EXTRA`."""
-    groups = {m: list(n) for m, n in defining_modules(testkit.__name__).items() if not m.startswith(DEFERRED_TO_MATHS)}
+    """Every name this test holds to the contract: ``testkit.__all__``, the public methods of its classes,
+    and :data:`EXTRA`."""
+    groups = {m: list(n) for m, n in defining_modules(testkit.__name__).items()}
     for module, names in EXTRA.items():
         groups.setdefault(module, []).extend(names)
     out = []
@@ -188,9 +185,9 @@ def test_public_name_example_runs(entry):
 
 def test_the_list_covers_the_kit():
     names = {e.name.rsplit(".", 1)[1] for e in ENTRIES}
-    kept = {n for m, ns in defining_modules(testkit.__name__).items() if not m.startswith(DEFERRED_TO_MATHS) for n in ns}
-    assert kept <= names
-    assert {"CheckLog", "refute", "qk_pairs", "plot", "failure_profile", "decay_vector_sparsity"} <= names
+    assert set(testkit.__all__) <= names
+    assert {"CheckLog", "refute", "qk_pairs", "plot", "failure_profile", "decay_vector_sparsity", "within_rounding",
+            "softmax_tolerance", "excess", "around", "current_profile", "pin_local_constants"} <= names
 
 
 # the checks above can fail: a docstring without its Examples, a name that raises without Raises, and a
