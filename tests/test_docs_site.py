@@ -321,6 +321,9 @@ def test_roles_resolve_as_sphinx_reads_them(linker):
         assert linker.anchor(undocumented, checklog) is None, undocumented
     assert linker.link("a :class:`Counterexample`, :data:`~PLOT_KINDS` and :meth:`summary`", checklog) == (
         f"a [`Counterexample`][{evidence}.Counterexample], `PLOT_KINDS` and [`summary`][{evidence}.CheckLog.summary]")
+    # the pages' own text (a module's first paragraph) is linked the same way, relative to its module
+    assert _hook().page_roles(":mod:`.profiles`, :mod:`.plugin`", "attention_claims.framework") == (
+        "[`.profiles`][attention_claims.framework.profiles], `.plugin`")
 
 
 def test_the_command_line_page_shows_every_subcommand(site):

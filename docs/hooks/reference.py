@@ -3,6 +3,10 @@
 - ``<!-- reference: PACKAGE -->`` (``attention_claims.testkit``, ``attention_claims.maths``) becomes one
   mkdocstrings block per name of ``PACKAGE.__all__``, grouped by the module that defines it, in the
   order of ``__all__``; mkdocstrings renders each from its signature and docstring.
+- The docstrings' Sphinx roles (``:func:`refute```) become autorefs links (`` [`refute`][module.refute] ``)
+  to the entry of their target on either reference page, or code spans where the site has no entry for
+  it (griffe extension ``LinkRoles``, mkdocs.yml; :class:`RoleLinker`). ``attention-claims reference``
+  shows every role as a code span.
 - ``<!-- cli-help -->`` becomes ``attention-claims --help`` and each subcommand's ``--help``, as the
   installed command prints them.
 
@@ -133,10 +137,10 @@ class RoleLinker:
 
     def __init__(self, pkg) -> None:
         self.pkg = pkg
+        # ``package.name`` (re-exports, some lazy, which griffe does not see) -> its anchor ``module.name``
         self.roots = {f"{p}.{n}": f"{m}.{n}" for p in PACKAGES for m, ns in defining_modules(p).items() for n in ns}
-        """``package.name`` (the lazy re-exports griffe does not see) -> its anchor ``module.name``."""
+        # the anchor of each documented object, by its anchor and by its canonical path
         self.anchors: dict[str, str] = {}
-        """The anchor of each documented object, by its anchor and by its canonical path."""
         for root in self.roots.values():
             obj = self.lookup(root)
             if obj is None:
