@@ -198,7 +198,7 @@ def test_the_reference_lists_every_public_name_and_nothing_else(site, package):
     assert unresolvable(ids) == [], "the reference lists names that do not exist"
     # each entry shows its signature: a function's heading carries its parameters
     assert 'class="doc doc-heading"' in html and "doc-signature" in html
-    # the docstrings' Sphinx roles are shown as code, not as ":func:name" (PlainRoles, docs/hooks/reference.py)
+    # the docstrings' Sphinx roles are shown as links or code, not as ":func:name" (LinkRoles, docs/hooks/reference.py)
     assert re.findall(r":(?:func|class|mod|data|attr|meth|exc):", html) == []
 
 
@@ -206,6 +206,124 @@ def test_sphinx_roles_become_code_spans():
     hook = _hook()
     assert hook.plain_roles("see :func:`numerical_rank` and :mod:`~attention_claims.maths.rank`, not `x`") == (
         "see `numerical_rank` and `attention_claims.maths.rank`, not `x`")
+
+
+@pytest.fixture(scope="module")
+def linker():
+    """The hook's :class:`RoleLinker` over ``attention_claims`` as griffe reads it (raw docstrings)."""
+    _require("griffe")
+    return _hook().linker()
+
+
+def _segments(html: str) -> dict[str, str]:
+    """Each object's part of a reference page: from its heading (``id="attention_claims.x.y"``) to the next
+    heading of one (a class's or module's own docstring, up to its first member)."""
+    heads = list(re.finditer(r'id="(attention_claims[\w.]*)"', html))
+    return {m.group(1): html[m.end():nxt.start() if nxt else len(html)]
+            for m, nxt in zip(heads, [*heads[1:], None], strict=True) if "." in m.group(1)}
+
+
+def _link(anchor: str, text: str) -> re.Pattern:
+    """An autorefs link to ``anchor`` (on this page or the other reference page) showing ``text`` as code."""
+    import html as html_lib
+
+    return re.compile(rf'<a class="autorefs autorefs-internal"[^>]*href="(?:\.\./(?:testkit|maths)/)?#{re.escape(anchor)}">'
+                      rf"<code>{re.escape(html_lib.escape(text, quote=False))}</code></a>")
+
+
+def unlinked_roles(site: Path, linker) -> list[str]:
+    """``"page: object: role"`` for each Sphinx role in the docstring of an object the reference pages show
+    whose target the site documents (:meth:`RoleLinker.anchor`) and that the object's part of the page
+    does not show as a link to that target, as many times as the docstring has it."""
+    from attention_claims.tools.reference import ROLE
+
+    bad = []
+    for page in PACKAGES.values():
+        for ident, part in _segments((site / page / "index.html").read_text(encoding="utf-8")).items():
+            obj = linker.lookup(ident)
+            obj = obj.final_target if obj is not None and obj.is_alias else obj
+            if obj is None or obj.docstring is None:
+                continue
+            wanted = {}
+            for m in ROLE.finditer(obj.docstring.value):
+                anchor = linker.anchor(m.group(1), obj)
+                if anchor is not None:
+                    wanted[(anchor, m.group(1))] = wanted.get((anchor, m.group(1)), 0) + 1
+            bad += [f"{page}: {ident}: {text} -> {anchor}" for (anchor, text), n in wanted.items()
+                    if len(_link(anchor, text).findall(part)) < n]
+    return bad
+
+
+def test_the_site_documents_what_the_linker_links_to(site, linker):
+    """:class:`RoleLinker` links to exactly the objects the reference pages have an entry for: one more
+    would be an autorefs link to nothing (a strict-build error), one fewer a mention left unlinked."""
+    ids = set()
+    for page in PACKAGES.values():
+        ids |= set(re.findall(r'id="(attention_claims\.[\w.]+)"', (site / page / "index.html").read_text(encoding="utf-8")))
+    assert set(linker.anchors.values()) == ids
+
+
+def test_role_targets_the_site_documents_are_links(site, linker):
+    """Every ``:func:`` / ``:class:`` / ``:meth:`` / ``:data:`` / ``:mod:`` of a docstring on the reference pages
+    whose target has an entry there is a link to that entry (issue 46: "names in docstrings are not links")."""
+    assert unlinked_roles(site, linker) == []
+    testkit = _segments((site / "reference/testkit/index.html").read_text(encoding="utf-8"))
+    evidence = "attention_claims.framework.evidence."
+    assert _link(evidence + "Counterexample", "Counterexample").search(testkit[evidence + "refute"])
+    assert _link(evidence + "CheckLog.summary", "summary").search(testkit[evidence + "CheckLog"])
+    assert _link(evidence + "CheckLog.plot", "plot").search(testkit[evidence + "CheckLog"])
+    # a target the site does not document stays code: no link to nothing
+    assert "<code>fractions.Fraction</code>" in "".join(testkit.values())
+
+
+def test_the_reference_pages_links_land_on_entries(site):
+    """Each autorefs link of the reference pages, in-page or to the other reference page, names an anchor
+    that page has."""
+    pages = {page: (site / page / "index.html").read_text(encoding="utf-8") for page in PACKAGES.values()}
+    hrefs = []
+    for page, html in pages.items():
+        for href in re.findall(r'<a class="autorefs autorefs-internal"[^>]*href="([^"]+)"', html):
+            other, _, anchor = href.partition("#")
+            target = page if other == "" else "reference/" + other.strip("./").rstrip("/")
+            hrefs.append((page, target))
+            assert target in pages, f"{page}: a link off the reference pages: {href}"
+            assert f'id="{anchor}"' in pages[target], f"{page}: {href} lands on no entry"
+    assert ("reference/testkit", "reference/maths") in hrefs and ("reference/testkit", "reference/testkit") in hrefs
+
+
+def test_an_unlinked_role_is_caught(site, linker, tmp_path):
+    """:func:`unlinked_roles` finds a mention that the page shows as code although its target is documented."""
+    for page in PACKAGES.values():
+        html = (site / page / "index.html").read_text(encoding="utf-8")
+        if page.endswith("testkit"):
+            html = _link("attention_claims.framework.evidence.Counterexample", "Counterexample").sub(
+                "<code>Counterexample</code>", html)
+        (tmp_path / page).mkdir(parents=True)
+        (tmp_path / page / "index.html").write_text(html, encoding="utf-8")
+    assert ("reference/testkit: attention_claims.framework.evidence.refute: Counterexample -> "
+            "attention_claims.framework.evidence.Counterexample") in unlinked_roles(tmp_path, linker)
+
+
+def test_roles_resolve_as_sphinx_reads_them(linker):
+    """The lookup order of :meth:`RoleLinker.anchor`: the docstring's class, its module, the package roots,
+    a full path; a target the site does not document gives a code span."""
+    evidence = "attention_claims.framework.evidence"
+    refute, checklog = linker.lookup(f"{evidence}.refute"), linker.lookup(f"{evidence}.CheckLog")
+    assert linker.anchor("Counterexample", refute) == f"{evidence}.Counterexample"  # its module
+    assert linker.anchor("summary", checklog) == f"{evidence}.CheckLog.summary"  # its class
+    assert linker.anchor("CheckLog.plot", refute) == f"{evidence}.CheckLog.plot"
+    assert linker.anchor("within_rounding", refute) == "attention_claims.maths.rounding.within_rounding"  # a root
+    assert linker.anchor("attention_claims.maths.as_array", refute) == "attention_claims.maths.arrays.as_array"
+    assert linker.anchor("attention_claims.testkit.CheckLog.note", refute) == f"{evidence}.CheckLog.note"
+    rank = linker.lookup("attention_claims.maths.rank.numerical_rank")
+    assert linker.anchor(".exact.as_fractions", rank) == "attention_claims.maths.exact.as_fractions"  # relative
+    for undocumented in ("PLOT_KINDS", "fractions.Fraction", "attention_claims.engine", "no_such_name"):
+        assert linker.anchor(undocumented, checklog) is None, undocumented
+    assert linker.link("a :class:`Counterexample`, :data:`~PLOT_KINDS` and :meth:`summary`", checklog) == (
+        f"a [`Counterexample`][{evidence}.Counterexample], `PLOT_KINDS` and [`summary`][{evidence}.CheckLog.summary]")
+    # the pages' own text (a module's first paragraph) is linked the same way, relative to its module
+    assert _hook().page_roles(":mod:`.profiles`, :mod:`.plugin`", "attention_claims.framework") == (
+        "[`.profiles`][attention_claims.framework.profiles], `.plugin`")
 
 
 def test_the_command_line_page_shows_every_subcommand(site):

@@ -9,9 +9,9 @@ with the Google parser of ``mkdocs.yml``), so a section the page would not show 
 singular, is an admonition there, its ``>>>`` lines a block quote) is not counted. Each doctest runs with
 empty globals (stdlib :mod:`doctest`, ``DocTestParser`` and ``DocTestRunner``): an example imports what
 it uses, as a reader copying it would. One case per name, so a failure names the name.
-
-The rounding bounds re-exported from :mod:`attention_claims.maths.rounding` belong to the maths
-reference and its own docstring checks; they are left out here (``DEFERRED_TO_MATHS``).
+The rounding bounds re-exported from :mod:`attention_claims.maths.rounding` (``Tolerance``,
+``within_rounding``, ``softmax_tolerance``, ...) are held to the same contract: a check writer meets them
+in the kit.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import doctest
 import functools
+import inspect
 import io
 import textwrap
 from dataclasses import dataclass
@@ -33,19 +34,16 @@ from attention_claims.tools.reference import defining_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DEFERRED_TO_MATHS = "attention_claims.maths."
-"""Names defined under this prefix are documented and checked with the maths reference."""
-
 EXTRA = {
     "attention_claims.testkit.references": ["decay_vector_sparsity"],
     "attention_claims.testkit.batched": ["skip_replaced_under_deep"],
     "attention_claims.testkit.failure_profiles": ["gaussian_qk_draws", "gaussian_softmax_ranks", "record_profile",
                                                   "softmax_rank_above_profile"],
     "attention_claims.testkit.model_params": ["USER_READING", "model_params", "model_key_params", "measure_or_skip"],
-    "attention_claims.framework.profiles": ["scaled"],
+    "attention_claims.framework.profiles": ["scaled", "current_profile", "default_profile", "pin_local_constants"],
 }
-"""Public names outside ``__all__`` that a check writer calls by their module (``profiles.scaled``, the
-reference values, the deep-profile hook of ``checks/conftest.py``)."""
+"""Public names outside ``__all__`` that a check writer calls by their module (``profiles.scaled`` and the
+other functions of ``testkit.profiles``, the reference values, the deep-profile hook of ``checks/conftest.py``)."""
 
 
 @functools.cache
@@ -62,9 +60,9 @@ class Entry:
 
 
 def public_entries() -> list[Entry]:
-    """Every name this test holds to the contract: ``testkit.__all__`` (less the maths names), the public
-    methods of its classes, and :data:`EXTRA`."""
-    groups = {m: list(n) for m, n in defining_modules(testkit.__name__).items() if not m.startswith(DEFERRED_TO_MATHS)}
+    """Every name this test holds to the contract: ``testkit.__all__``, the public methods of its classes,
+    and :data:`EXTRA`."""
+    groups = {m: list(n) for m, n in defining_modules(testkit.__name__).items()}
     for module, names in EXTRA.items():
         groups.setdefault(module, []).extend(names)
     out = []
@@ -187,9 +185,9 @@ def test_public_name_example_runs(entry):
 
 def test_the_list_covers_the_kit():
     names = {e.name.rsplit(".", 1)[1] for e in ENTRIES}
-    kept = {n for m, ns in defining_modules(testkit.__name__).items() if not m.startswith(DEFERRED_TO_MATHS) for n in ns}
-    assert kept <= names
-    assert {"CheckLog", "refute", "qk_pairs", "plot", "failure_profile", "decay_vector_sparsity"} <= names
+    assert set(testkit.__all__) <= names
+    assert {"CheckLog", "refute", "qk_pairs", "plot", "failure_profile", "decay_vector_sparsity", "within_rounding",
+            "softmax_tolerance", "excess", "around", "current_profile", "pin_local_constants"} <= names
 
 
 # the checks above can fail: a docstring without its Examples, a name that raises without Raises, and a
@@ -249,3 +247,61 @@ def test_strategies_read_as_strategies_on_the_page():
         assert all(p.annotation is not None for p in e.obj.parameters), f"{e.name}: an untyped parameter"
         assert e.obj.docstring.value.startswith("A strategy for"), e.name
     assert isinstance(testkit.gaussian_batch_spec(), st.SearchStrategy)
+
+
+# CheckLog.plot is the one place a check writer learns the plot kinds (issue 46: it pointed at PLOT_KINDS and
+# framework.render.plots, neither in the reference): its list must be whole and agree with the renderer
+
+
+def plot_kinds_documented(docstring: str) -> dict[str, tuple[set[str], set[str]]]:
+    """``kind -> (required fields, optional fields)`` as the bullets of ``CheckLog.plot``'s docstring list
+    them (``- ``"kind"``: REQUIRED; OPTIONAL``; a code span that is not one word, such as
+    ``{label: y}``, describes a field's value and is no field)."""
+    import re
+
+    out = {}
+    for kind, body in re.findall(r'^- ``"(\w+)"``:(.*?)(?=^- |^\S|\Z)', inspect.cleandoc(docstring), re.M | re.S):
+        required, _, optional = body.partition(";")
+        out[kind] = tuple(set(re.findall(r"``(\w+)``", part)) for part in (required, optional))
+    return out
+
+
+def plot_kinds_drawn() -> dict[str, tuple[set[str], set[str]]]:
+    """``kind -> (required fields, optional fields)`` as the renderer's drawing functions read them
+    (``d["x"]``, against ``d.get("x")`` or ``"x" in d``), from the source of attention_claims/framework/render/plots.py."""
+    tree = ast.parse((ROOT / "attention_claims/framework/render/plots.py").read_text(encoding="utf-8"))
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    table = next(n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PLOT_KINDS")
+    out = {}
+    for key, value in zip(table.keys, table.values, strict=True):
+        required, optional = set(), set()
+        for node in ast.walk(funcs[value.id]):
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+                required.add(node.slice.value)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                  and isinstance(node.args[0], ast.Constant)):
+                optional.add(node.args[0].value)
+            elif isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In) and isinstance(node.left, ast.Constant):
+                optional.add(node.left.value)
+        out[key.value] = (required - optional, optional)
+    return out
+
+
+def test_checklog_plot_lists_every_kind_and_field():
+    from attention_claims.framework.evidence import PLOT_KINDS
+
+    doc = _entry("framework.evidence.CheckLog.plot").obj.docstring.value
+    listed = plot_kinds_documented(doc)
+    assert set(listed) == set(PLOT_KINDS)
+    assert {k: req for k, (req, _opt) in listed.items()} == {k: set(v) for k, v in PLOT_KINDS.items()}
+    assert listed == plot_kinds_drawn(), "the docstring's optional fields are not the ones the renderer reads"
+    for name in ("PLOT_KINDS", "render.plots", "render_plot"):  # names the reference does not show
+        assert name not in doc, f"CheckLog.plot sends the reader to {name}, which the reference does not document"
+
+
+def test_a_plot_kind_left_out_of_the_docstring_is_caught():
+    doc = _entry("framework.evidence.CheckLog.plot").obj.docstring.value
+    start = doc.index('- ``"rank_breaks"``')
+    without = doc[:start] + doc[doc.index('- ``"layer_head_heatmap"``'):]
+    assert "rank_breaks" not in plot_kinds_documented(without)
+    assert plot_kinds_documented(doc.replace("``logy``", "``logz``"))["curve"][1] != plot_kinds_drawn()["curve"][1]

@@ -504,7 +504,7 @@ class CheckLog:
     measured quantity (e.g. the logit gap, the smallest certified determinant);
     ``note(text)`` adds a fixed line (e.g. the boundary found by a bisection);
     ``figure(path, caption)`` attaches an image the check drew, which the report shows;
-    ``plot(kind, data)`` attaches data the HTML report draws (one of :data:`PLOT_KINDS`);
+    ``plot(kind, data)`` attaches data the HTML report draws (the kinds and their fields: :meth:`plot`);
     ``failure_profile(cls, ...)`` says how often the reading fails at the document's own parameters
     (shown next to a shrunk counterexample, which alone reads as a corner case).
 
@@ -693,8 +693,8 @@ class CheckLog:
           ``quadrature``, ``quad_x``, ``mc_x``, ``mc_y``, ``mc_err``, ``xlabel``, ``title``, ``logx``.
         - ``"decay_sparsity"``: ``n`` (length m), ``S`` ``{label: S at each n}``; ``closed_form``, ``bound``, ``title``.
 
-        The kinds are listed in ``attention_claims.framework.evidence.PLOT_KINDS`` and drawn by
-        ``attention_claims.framework.render.plots.render_plot`` when the HTML report is written.
+        These six are all the kinds: the HTML report draws each under its claim when the report is written,
+        and refuses any other ``kind`` here. A field of ``data`` not listed for its kind is kept but not drawn.
 
         Args:
             kind: one of the kinds above.
@@ -832,6 +832,6 @@ class CheckLog:
             >>> log = CheckLog()
             >>> log.example(gap=0.5)
             >>> log.to_json()
-            '{"examples": 1, "summary": "1 examples; gap = 0.5"}'
+            '{"examples": 1, "summary": "1 example; gap = 0.5"}'
         """
         return json.dumps({"examples": self.examples, "summary": self.summary()})

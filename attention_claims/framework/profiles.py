@@ -67,9 +67,17 @@ def pin_local_constants() -> bool:
     examples against 61 for the same check). The pool is pinned to the literals of every source file of
     this package (:func:`_package_constants`, read once, on the first draw that asks for a constant),
     whatever is imported and however the package is installed, so the code under test still lends its
-    thresholds and sizes to the draws (two planted falsehoods are caught only through them). Returns
-    False, changing nothing, when this Hypothesis has no such pool (the private names are gone):
-    ``tests/framework/test_profiles.py`` then fails.
+    thresholds and sizes to the draws (two planted falsehoods are caught only through them). The plugin
+    calls it when pytest starts; a second call changes nothing.
+
+    Returns:
+        ``True`` when the pool is pinned (now or before); ``False``, changing nothing, when this Hypothesis
+        has no such pool (the private names are gone): ``tests/framework/test_profiles.py`` then fails.
+
+    Examples:
+        >>> from attention_claims.testkit import profiles
+        >>> profiles.pin_local_constants(), profiles.pin_local_constants()
+        (True, True)
     """
     try:
         from hypothesis.internal.conjecture import providers
@@ -157,12 +165,41 @@ for _name, _kw in PROFILES.items():
 
 
 def default_profile() -> str:
-    """``ci`` under ``CI=true`` (any case), else ``dev``."""
+    """The Hypothesis profile a run loads when none is named: ``ci`` under ``CI=true`` (any case; ``1`` and
+    ``yes`` too), else ``dev``.
+
+    Returns:
+        The profile's name, ``"ci"`` or ``"dev"``.
+
+    Examples:
+        >>> import os
+        >>> from unittest import mock
+        >>> from attention_claims.testkit import profiles
+        >>> with mock.patch.dict(os.environ, {"CI": "True"}):
+        ...     profiles.default_profile()
+        'ci'
+        >>> with mock.patch.dict(os.environ, {"CI": ""}):
+        ...     profiles.default_profile()
+        'dev'
+    """
     return "ci" if os.environ.get("CI", "").lower() in ("true", "1", "yes") else "dev"
 
 
 def current_profile() -> str:
-    """Name of the Hypothesis profile now loaded."""
+    """The name of the Hypothesis profile now loaded (``settings.get_current_profile_name()``).
+
+    Returns:
+        The profile's name: ``"dev"``, ``"ci"``, ``"deep"``, or another one registered with Hypothesis.
+
+    Examples:
+        >>> from hypothesis import settings
+        >>> from attention_claims.testkit import profiles
+        >>> before = profiles.current_profile()
+        >>> settings.load_profile("ci")
+        >>> profiles.current_profile()
+        'ci'
+        >>> settings.load_profile(before)
+    """
     return settings.get_current_profile_name()
 
 

@@ -57,8 +57,25 @@ def unit_roundoff(dtype) -> float:
 
     Source: Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §2.1 and Table 2.1.
 
+    Args:
+        dtype: ``"float64"``, ``"float32"``, ``"float16"`` or ``"bfloat16"``, or that ``torch.dtype`` or NumPy
+            dtype.
+
+    Returns:
+        ``u``, half the spacing of the floats at 1 (dimensionless, a power of two).
+
     Raises:
         ValueError: for an unknown dtype (see :func:`dtype_name`).
+
+    Examples:
+        >>> import numpy as np
+        >>> from attention_claims.testkit import unit_roundoff
+        >>> unit_roundoff("float32") == 2.0**-24, unit_roundoff(np.dtype("float16"))
+        (True, 0.00048828125)
+        >>> unit_roundoff("int8")
+        Traceback (most recent call last):
+            ...
+        ValueError: rounding: unknown dtype 'int8' (one of float64, float32, float16, bfloat16)
     """
     return UNIT_ROUNDOFF[dtype_name(dtype)]
 
@@ -67,9 +84,26 @@ def gamma(n: int, dtype) -> float:
     """``gamma_n = n u / (1 - n u)`` for the unit roundoff ``u`` of ``dtype``: the relative error bound of
     ``n`` successive roundings (Higham, 2nd ed., Lemma 3.1). ``gamma_0 = 0``.
 
+    Args:
+        n: the number of roundings (an ``int >= 0``).
+        dtype: the format, as :func:`unit_roundoff` takes it.
+
+    Returns:
+        ``gamma_n`` (dimensionless): ``|prod (1 + delta_i)^(+-1) - 1| <= gamma_n`` for ``n`` roundings ``delta_i``.
+
     Raises:
         ValueError: ``n`` not a non-negative integer, or ``n u >= 1`` (the bound does not exist: the
             operation count is too large for the format, e.g. ``n >= 256`` in bfloat16).
+
+    Examples:
+        >>> from attention_claims.testkit import gamma, unit_roundoff
+        >>> u = unit_roundoff("float32")
+        >>> gamma(0, "float32"), gamma(10, "float32") == 10 * u / (1 - 10 * u)
+        (0.0, True)
+        >>> gamma(256, "bfloat16")
+        Traceback (most recent call last):
+            ...
+        ValueError: rounding: gamma_256 does not exist in bfloat16 (n u = 1 >= 1)
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"rounding: gamma_n needs a non-negative integer n, got {n!r}")
@@ -91,9 +125,24 @@ class Tolerance:
             and the magnitude it multiplies), stated in the evidence by :meth:`state`.
 
     Two tolerances add (``a + b``): the bound of a result carrying both errors (triangle inequality).
+    A check gets one from :func:`sum_tolerance`, :func:`dot_tolerance`, :func:`matmul_tolerance`,
+    :func:`representation_tolerance` or :meth:`SoftmaxTolerance.around` and passes it to
+    :func:`within_rounding`; building one by hand is for a bound derived elsewhere (say where, in ``derivation``).
 
     Raises:
         ValueError: on construction, when a value is negative or not finite, or ``derivation`` is empty.
+
+    Examples:
+        >>> from attention_claims.testkit import Tolerance
+        >>> print(Tolerance(1e-6, "one rounding") + Tolerance(2e-6, "another"))
+        3e-06 (one rounding + another)
+        >>> entrywise = Tolerance([1e-6, 4e-6], "per entry")
+        >>> entrywise.largest, entrywise[1].value
+        (4e-06, 4e-06)
+        >>> Tolerance(-1.0, "wrong")
+        Traceback (most recent call last):
+            ...
+        ValueError: rounding: a tolerance must be finite and >= 0, got -1.0 (wrong)
     """
 
     value: object
@@ -150,8 +199,21 @@ class Tolerance:
         number or an array of them) uses; above 1 it is more than rounding. ``inf`` for a NaN error or a
         non-zero error against a zero bound, 0 for an empty array.
 
+        Args:
+            error: the computed minus the reference value(s), in the bound's units (a number, a sequence, a
+                NumPy array or a torch tensor, of a shape that broadcasts against ``value``).
+
+        Returns:
+            The largest ``|error| / value`` (a ``float``, dimensionless; at most 1 within rounding).
+
         Raises:
             ValueError: the error and an entrywise bound do not broadcast.
+
+        Examples:
+            >>> from attention_claims.testkit import Tolerance
+            >>> t = Tolerance(1e-6, "planted")
+            >>> t.excess(5e-7), t.excess([1e-6, -2e-6]), t.excess(float("nan"))
+            (0.5, 2.0, inf)
         """
         err = np.abs(_float64(error))
         try:
@@ -168,8 +230,18 @@ class Tolerance:
         return float(ratio.max())
 
     def state(self, log) -> None:
-        """Add ``"tolerance: <value> (<derivation>)"`` to the evidence (``log`` a ``CheckLog``, or anything
-        with a ``note(text)`` method)."""
+        """Add ``"tolerance: <value> (<derivation>)"`` to the evidence.
+
+        Args:
+            log: the check's ``CheckLog`` (the ``claim_log`` fixture), or anything with a ``note(text)`` method.
+
+        Examples:
+            >>> from attention_claims.testkit import CheckLog, Tolerance
+            >>> log = CheckLog()
+            >>> Tolerance(1e-6, "planted").state(log)
+            >>> log.notes
+            ['tolerance: 1e-06 (planted)']
+        """
         log.note(f"tolerance: {self}")
 
 
@@ -198,8 +270,27 @@ def representation_tolerance(dtype, magnitude=1.0, count: int = 1) -> Tolerance:
     smallest subnormal. Source: Higham, 2nd ed., §2.1, Theorem 2.2 (relative error ``<= u`` in the normal
     range; absolute error ``<= s / 2`` below it).
 
+    Args:
+        dtype: the format the values are rounded to, as :func:`unit_roundoff` takes it.
+        magnitude: the sum of the exact values' absolute values, in their units (a number; an array gives an
+            entrywise bound).
+        count: how many values are rounded (each may lose half a subnormal below the normal range).
+
+    Returns:
+        A :class:`Tolerance`, absolute, in the units of the values.
+
     Raises:
         ValueError: an unknown dtype, a negative or non-finite magnitude, or ``count < 0``.
+
+    Examples:
+        >>> from attention_claims.testkit import representation_tolerance, unit_roundoff
+        >>> t = representation_tolerance("float16", magnitude=3.0)
+        >>> t.value == unit_roundoff("float16") * 3.0 + 2.0**-24 / 2
+        True
+        >>> representation_tolerance("float16", count=-1)
+        Traceback (most recent call last):
+            ...
+        ValueError: rounding: count must be a non-negative integer, got -1
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise ValueError(f"rounding: count must be a non-negative integer, got {count!r}")
@@ -214,8 +305,31 @@ def sum_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
     """The bound ``gamma_(n-1) * magnitude`` on the error of summing ``n`` terms in ``dtype``, where
     ``magnitude`` is the sum of their absolute values (an array: one bound per sum; Higham, 2nd ed., eq. (3.4), §4.2; any order).
 
+    Args:
+        n: the number of terms (an ``int >= 1``).
+        dtype: the format the sum is computed in, as :func:`unit_roundoff` takes it.
+        magnitude: ``sum |x_i|``, in the terms' units (a number, or an array of them: one per sum).
+
+    Returns:
+        A :class:`Tolerance`, absolute, in the terms' units.
+
     Raises:
         ValueError: ``n < 1``, ``(n-1) u >= 1``, an unknown dtype, or a bad magnitude.
+
+    Examples:
+        >>> import numpy as np
+        >>> from attention_claims.testkit import gamma, sum_tolerance, within_rounding
+        >>> x = np.array([0.1, -0.2, 0.3, 0.4], dtype=np.float32)
+        >>> magnitude = float(np.abs(x).astype(np.float64).sum())  # about 1
+        >>> t = sum_tolerance(4, "float32", magnitude=magnitude)
+        >>> t.value == gamma(3, "float32") * magnitude, t.derivation
+        (True, 'gamma_3*1 for a sum of 4 terms in float32 (Higham eq. 3.4)')
+        >>> within_rounding(x.sum(), x.astype(np.float64).sum(), t)
+        True
+        >>> sum_tolerance(0, "float32")
+        Traceback (most recent call last):
+            ...
+        ValueError: rounding: a sum needs n >= 1 terms, got 0
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"rounding: a sum needs n >= 1 terms, got {n!r}")
@@ -228,8 +342,28 @@ def dot_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
     """The bound ``gamma_n * magnitude`` on the error of a length-``n`` dot product in ``dtype``, where
     ``magnitude = |x|^T |y|`` (Higham, 2nd ed., eq. (3.5)).
 
+    Args:
+        n: the vectors' length (an ``int >= 1``).
+        dtype: the format the products and sums are computed in, as :func:`unit_roundoff` takes it.
+        magnitude: ``|x|^T |y|``, in the units of ``x^T y`` (a number, or an array: one per dot product).
+
+    Returns:
+        A :class:`Tolerance`, absolute, in the units of ``x^T y``.
+
     Raises:
         ValueError: ``n < 1``, ``n u >= 1``, an unknown dtype, or a bad magnitude.
+
+    Examples:
+        >>> import numpy as np
+        >>> from attention_claims.testkit import dot_tolerance, within_rounding
+        >>> x = np.array([0.1, 0.2, 0.3], dtype=np.float32)
+        >>> y = np.array([1.0, -2.0, 3.0], dtype=np.float32)
+        >>> x64, y64 = x.astype(np.float64), y.astype(np.float64)  # exactly the float32 values
+        >>> t = dot_tolerance(3, "float32", magnitude=np.abs(x64) @ np.abs(y64))
+        >>> within_rounding(x @ y, x64 @ y64, t)
+        True
+        >>> within_rounding(x @ y + 1e-5, x64 @ y64, t)  # more than rounding
+        False
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"rounding: a dot product needs length n >= 1, got {n!r}")
@@ -243,8 +377,28 @@ def matmul_tolerance(n: int, dtype, magnitude=1.0) -> Tolerance:
     dimension ``n`` in ``dtype``, where ``magnitude`` is ``|A| |B|`` (an array:
     an entrywise bound) or a number bounding its entries (``(|A| @ |B|).max()``). Source: Higham, 2nd ed., §3.5, eq. (3.13).
 
+    Args:
+        n: the inner dimension (``A`` of shape ``(N, n)``, ``B`` of shape ``(n, M)``; an ``int >= 1``).
+        dtype: the format the product is computed in, as :func:`unit_roundoff` takes it.
+        magnitude: ``|A| |B|`` of shape ``(N, M)`` (an entrywise bound), or one number bounding its entries,
+            in the units of ``AB``.
+
+    Returns:
+        A :class:`Tolerance`, absolute, in the units of ``AB``: one number, or an ``(N, M)`` array.
+
     Raises:
         ValueError: ``n < 1``, ``n u >= 1``, an unknown dtype, or a bad magnitude.
+
+    Examples:
+        >>> import numpy as np
+        >>> from attention_claims.testkit import matmul_tolerance, within_rounding
+        >>> rng = np.random.default_rng(0)
+        >>> A = rng.standard_normal((4, 8)).astype(np.float32)
+        >>> B = rng.standard_normal((8, 3)).astype(np.float32)
+        >>> A64, B64 = A.astype(np.float64), B.astype(np.float64)
+        >>> t = matmul_tolerance(8, "float32", magnitude=np.abs(A64) @ np.abs(B64))
+        >>> t.value.shape, within_rounding(A @ B, A64 @ B64, t)
+        ((4, 3), True)
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"rounding: a matrix product needs inner dimension n >= 1, got {n!r}")
@@ -259,11 +413,34 @@ def within_rounding(computed, reference, tolerance: Tolerance, log=None) -> bool
 
     ``computed`` and ``reference`` are scalars or arrays of one shape (e.g. both ``(N, M)``; broadcast
     as NumPy does), in the same units as the tolerance. A NaN anywhere is never within rounding.
-    Returns a scalar ``bool``.
+
+    Args:
+        computed: the floating-point result (a number, a sequence, a NumPy array or a torch tensor).
+        reference: the exact or reference value(s), of a shape that broadcasts against ``computed``.
+        tolerance: the allowance, a :class:`Tolerance` (for a softmax bound: its :meth:`SoftmaxTolerance.around`).
+        log: the check's ``CheckLog`` (the ``claim_log`` fixture), or ``None``; given, it notes the tolerance
+            (:meth:`Tolerance.state`) and tracks ``"error / rounding tolerance"``, the share of it used.
+
+    Returns:
+        ``True`` when every error is within the tolerance (a scalar ``bool``).
 
     Raises:
         TypeError: ``tolerance`` is not a :class:`Tolerance` (a bare literal has no derivation).
         ValueError: the shapes do not broadcast.
+
+    Examples:
+        >>> from attention_claims.testkit import CheckLog, Tolerance, within_rounding
+        >>> log = CheckLog()
+        >>> within_rounding([1.0, 2.0], [1.0, 2.0 + 2**-21], Tolerance(2**-20, "planted"), log)
+        True
+        >>> log.notes, log.ranges["error / rounding tolerance"]
+        (['tolerance: 9.54e-07 (planted)'], [0.5, 0.5])
+        >>> within_rounding(1.0, float("nan"), Tolerance(1.0, "planted"))
+        False
+        >>> within_rounding(1.0, 1.0, 1e-6)
+        Traceback (most recent call last):
+            ...
+        TypeError: rounding: within_rounding needs a Tolerance with its derivation, got 1e-06
     """
     if not isinstance(tolerance, Tolerance):
         hint = " (a softmax bound is partly relative: pass its .around(reference))" if isinstance(
@@ -299,6 +476,14 @@ class SoftmaxTolerance:
 
     Raises:
         ValueError: on construction, when a part is negative or not finite, or ``derivation`` is empty.
+
+    Examples:
+        >>> from attention_claims.testkit import SoftmaxTolerance
+        >>> tau = SoftmaxTolerance(1e-6, 1e-40, "planted")
+        >>> print(tau)
+        relative 1e-06 + absolute 1e-40 (planted)
+        >>> float(tau), tau.largest
+        (1e-06, 1e-06)
     """
 
     value: object
@@ -327,8 +512,24 @@ class SoftmaxTolerance:
         of shape ``(N, 1)``), rounded up so that its own float64 evaluation cannot make it smaller (two steps to
         the next float: the product and the sum round once each).
 
+        Args:
+            p: the exact (or reference) softmax weights, in units of probability.
+
+        Returns:
+            An entrywise :class:`Tolerance` of ``p``'s shape (broadcast with ``value``'s), for
+            :func:`within_rounding`.
+
         Raises:
             ValueError: ``p`` not finite, or shapes that do not broadcast.
+
+        Examples:
+            >>> import numpy as np
+            >>> from attention_claims.testkit import SoftmaxTolerance, within_rounding
+            >>> tau = SoftmaxTolerance(1e-6, 0.0, "planted")
+            >>> p = np.array([0.25, 0.75])
+            >>> bound = tau.around(p)
+            >>> bool((bound.value >= 1e-6 * p).all()), within_rounding(p * (1 + 5e-7), p, bound)
+            (True, True)
         """
         w = np.abs(_float64(p))
         if not np.isfinite(w).all():
@@ -347,8 +548,18 @@ class SoftmaxTolerance:
         return f"relative {head} + absolute {self.absolute:.3g} ({self.derivation})"
 
     def state(self, log) -> None:
-        """Add ``"tolerance: <relative> + <absolute> (<derivation>)"`` to the evidence (``log`` a ``CheckLog``, or
-        anything with a ``note(text)`` method)."""
+        """Add ``"tolerance: <relative> + <absolute> (<derivation>)"`` to the evidence.
+
+        Args:
+            log: the check's ``CheckLog`` (the ``claim_log`` fixture), or anything with a ``note(text)`` method.
+
+        Examples:
+            >>> from attention_claims.testkit import CheckLog, SoftmaxTolerance
+            >>> log = CheckLog()
+            >>> SoftmaxTolerance(1e-6, 1e-40, "planted").state(log)
+            >>> log.notes
+            ['tolerance: relative 1e-06 + absolute 1e-40 (planted)']
+        """
         log.note(f"tolerance: {self}")
 
 
@@ -380,7 +591,9 @@ def softmax_tolerance(logit_magnitude: float | np.ndarray, d: int, n: int, dtype
             float64) where subnormal results are flushed to zero (a GPU's ``-ftz``, x86's FTZ/DAZ): the
             absolute error of each operation whose result underflows.
 
-    The result is a :class:`SoftmaxTolerance`: ``value`` = ``tau``, ``absolute`` = ``a``, and the derivation of both.
+    Returns:
+        A :class:`SoftmaxTolerance`: ``value`` = ``tau``, ``absolute`` = ``a``, and the derivation of both;
+        compare with its :meth:`SoftmaxTolerance.around` the exact weights.
 
     Derivation of ``tau`` (Higham, 2nd ed.: Lemma 3.1 and 3.3 for ``theta_k``, eq. (3.5) for dot products,
     eq. (3.4) for sums in any order): the computed logit is ``z_j + delta_j``, ``|delta_j| <= gamma_(d+r) L``
@@ -409,6 +622,28 @@ def softmax_tolerance(logit_magnitude: float | np.ndarray, d: int, n: int, dtype
     Raises:
         ValueError: ``d`` or ``n`` below 1, an unknown dtype, a negative or non-finite magnitude, ``u`` not in
             ``(0, 1)``, a negative or non-finite ``flush``, or a ``gamma_k`` that does not exist in the format.
+
+    Examples:
+        A softmax computed in float32 against the same float32 inputs in float64 (exact to ``1e-16``, far
+        below the bound):
+
+        >>> import numpy as np
+        >>> from attention_claims.testkit import logit_magnitude_bound, softmax_tolerance, within_rounding
+        >>> rng = np.random.default_rng(0)
+        >>> Q = rng.standard_normal((4, 16)).astype(np.float32)
+        >>> K = rng.standard_normal((6, 16)).astype(np.float32)
+        >>> def softmax(z):
+        ...     e = np.exp(z - z.max(axis=1, keepdims=True))
+        ...     return e / e.sum(axis=1, keepdims=True)
+        >>> p32 = softmax(Q @ K.T * np.float32(0.25))  # s = 1/sqrt(16), exact
+        >>> p = softmax(Q.astype(np.float64) @ K.astype(np.float64).T * 0.25)
+        >>> tau = softmax_tolerance(logit_magnitude_bound(Q, K), d=16, n=6, dtype="float32")
+        >>> bool(tau.largest < 1e-4), within_rounding(p32, p, tau.around(p))
+        (True, True)
+        >>> softmax_tolerance(1.0, d=0, n=6, dtype="float32")
+        Traceback (most recent call last):
+            ...
+        ValueError: rounding: d must be an integer >= 1, got 0
     """
     _counts(d=d, n=n)
     if not (isinstance(flush, (int, float)) and math.isfinite(flush) and flush >= 0):
@@ -480,8 +715,9 @@ def attention_output_tolerance(logit_magnitude: float | np.ndarray, value_max: f
         output: the dtype the result is rounded to, or ``None``.
         flush: an absolute error allowed on each exp (e.g. ``2^-126`` where subnormals are flushed to 0).
 
-    The result is a :class:`Tolerance` in the units of ``V``: one number, or an ``(N, 1)`` array (one bound per
-    row, which broadcasts over the row's ``d_v`` outputs) when ``logit_magnitude`` is an array of shape ``(N,)``.
+    Returns:
+        A :class:`Tolerance` in the units of ``V``: one number, or an ``(N, 1)`` array (one bound per row, which
+        broadcasts over the row's ``d_v`` outputs) when ``logit_magnitude`` is an array of shape ``(N,)``.
 
     Derivation: the weights are those of :func:`softmax_tolerance` before normalisation, each ``(1 + sigma_j)``
     with ``|sigma_j| <= u_stored`` (plus ``s/2`` absolutely, ``s`` the stored dtype's smallest subnormal,
@@ -499,6 +735,24 @@ def attention_output_tolerance(logit_magnitude: float | np.ndarray, value_max: f
 
     Raises:
         ValueError: as :func:`softmax_tolerance`, a negative ``rescalings`` or ``flush``, or a bad ``value_max``.
+
+    Examples:
+        Attention computed in float32 against the same float32 inputs in float64:
+
+        >>> import numpy as np
+        >>> from attention_claims.testkit import attention_output_tolerance, logit_magnitude_bound, within_rounding
+        >>> rng = np.random.default_rng(0)
+        >>> Q, K, V = (rng.standard_normal(shape).astype(np.float32) for shape in [(4, 16), (6, 16), (6, 8)])
+        >>> def attention(Q, K, V):
+        ...     z = Q @ K.T * Q.dtype.type(0.25)  # s = 1/sqrt(16), exact
+        ...     e = np.exp(z - z.max(axis=1, keepdims=True))
+        ...     return (e / e.sum(axis=1, keepdims=True)) @ V
+        >>> o32 = attention(Q, K, V)
+        >>> o = attention(*(x.astype(np.float64) for x in (Q, K, V)))
+        >>> tol = attention_output_tolerance(logit_magnitude_bound(Q, K), float(np.abs(V).max()), d=16, n=6,
+        ...                                  dtype="float32")
+        >>> within_rounding(o32, o, tol), within_rounding(o32 + 1e-3, o, tol)
+        (True, False)
     """
     _counts(d=d, n=n)
     if isinstance(rescalings, bool) or not isinstance(rescalings, int) or rescalings < 0 or flush < 0:
@@ -573,9 +827,30 @@ def logit_magnitude_bound(Q, K, scale: float | None = None) -> float:
     quotient's own rounding (at most ``u`` relative, and the rounding of ``gamma`` itself, ~``u gamma``) is
     covered by two steps up to the next float64 (each at least ``u`` relative).
 
+    Args:
+        Q: the queries, shape ``(N, d)`` (any float dtype, a NumPy array or a torch tensor; read as float64).
+        K: the keys, shape ``(M, d)``.
+        scale: the logit scale ``s``, or ``None`` for ``1/sqrt(d)``.
+
+    Returns:
+        ``L`` (a ``float``, in nats), for :func:`softmax_tolerance` and :func:`attention_output_tolerance`.
+
     Raises:
         ValueError: ``Q`` or ``K`` not finite 2-D arrays with the same number of columns ``d >= 1``, a scale
             that is not finite and positive, or ``gamma_(d+3)`` that does not exist.
+
+    Examples:
+        >>> import math
+        >>> import numpy as np
+        >>> from attention_claims.testkit import logit_magnitude_bound
+        >>> Q, K = np.array([[1.0, -2.0]]), np.array([[3.0, 1.0], [0.5, 0.5]])  # max |q| . |k| = 5
+        >>> L = logit_magnitude_bound(Q, K)
+        >>> 5 / math.sqrt(2) <= L < 5 / math.sqrt(2) * (1 + 1e-12), logit_magnitude_bound(Q, K, scale=1.0) >= 5
+        (True, True)
+        >>> logit_magnitude_bound(Q, K[:, :1])
+        Traceback (most recent call last):
+            ...
+        ValueError: rounding: Q and K must be non-empty 2-D arrays (N, d), (M, d), got (1, 2), (2, 1)
     """
     q, k = _float64(Q), _float64(K)
     if q.ndim != 2 or k.ndim != 2 or q.shape[1] != k.shape[1] or q.shape[1] < 1 or not q.size or not k.size:

@@ -28,13 +28,15 @@ from . import USAGE_ERROR, description
 PACKAGES = {"testkit": "attention_claims.testkit", "maths": "attention_claims.maths"}
 """The short names this command takes -> the packages whose ``__all__`` it documents."""
 
-_ROLE = re.compile(r":(?:func|class|mod|data|attr|meth|exc|obj|const):`~?([^`]+)`")
+ROLE = re.compile(r":(?:func|class|mod|data|attr|meth|exc|obj|const):`~?([^`]+)`")
+"""A Sphinx cross-reference role; group 1 is its target as written (less a leading ``~``). The site's hook
+(docs/hooks/reference.py) links the targets it documents and shows the rest as :func:`plain_roles` does."""
 
 
 def plain_roles(text: str) -> str:
     """Sphinx cross-reference roles (``:func:`x```, ``:mod:`~a.b```) as Markdown code spans (`` `x` ``), as
     the site's hook (docs/hooks/reference.py) shows them; any other text as it was."""
-    return _ROLE.sub(lambda m: f"`{m.group(1)}`", text)
+    return ROLE.sub(lambda m: f"`{m.group(1)}`", text)
 
 
 def defining_modules(package: str) -> dict[str, list[str]]:
