@@ -76,8 +76,8 @@ def arb_kernel_diagonal(name: str, Q, K) -> list:
 def positive_random_features(X, omega) -> np.ndarray:
     """Performer positive random features ``exp(omega_r . x - |x|^2/2) / sqrt(m)`` of the rows of
     ``X (N, d)`` for the ``m`` random directions ``omega (m, d)``: a float64 NumPy array of shape
-    ``(N, m)`` (dimensionless; ``X`` in the units that make ``x . y`` a logit) (Choromanski et al.
-    2021, Lemma 1). ``phi(x) . phi(y)`` is an unbiased estimate of ``exp(x.y)``.
+    ``(N, m)`` (dimensionless; ``X`` in the units that make ``x . y`` a logit)
+    (Choromanski et al. 2021, Lemma 1). ``phi(x) . phi(y)`` is an unbiased estimate of ``exp(x.y)``.
 
     Raises:
         AttentionInputError: bad shapes or non-finite input.
