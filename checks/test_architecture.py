@@ -508,6 +508,10 @@ def test_causal_vs_bidirectional_exact(qk, claim_log, claimed):
     pytest.param("effective", marks=pytest.mark.claim("causal-vs-bidirectional-rank", reading="effective-rank"), id="effective-rank"),
 ])
 @given(qk=gaussian_qk(n=(3, 12), ratio=2, scale_exp=(-2.0, 3.0)))
+# A flip the drawn examples found (N = 3, d = 1, logit scale 100: numerical ranks causal 1 < bidirectional 2),
+# pinned: the derandomized draws follow this function's source, and after an edit of it 10 draws found none.
+@example(qk=(np.array([[18.905338179353308], [-52.27484414807474], [-41.30635433918934]]),
+             np.array([[-2.4414673826398556], [1.799707382720902], [1.1441658720372287]]), 100.0))
 @profiles.scaled(0.25)
 def test_causal_vs_bidirectional_float(measure_name, qk, claim_log, causal_bidirectional_draws):
     _profile_causal_vs_bidirectional(claim_log, measure_name, causal_bidirectional_draws)

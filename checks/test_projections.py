@@ -570,17 +570,23 @@ def test_definition_11_26_shape(N, d, k, claim_log, claimed):
 @given(N=st.integers(1, 4), d=st.integers(1, 3), k=st.integers(1, 4), data=st.data())
 @profiles.scaled(1.0, explain=False)
 def test_definition_11_26_rank(N, d, k, data, claim_log, claimed):
-    Q, K, V = (data.draw(integer_arrays((N, d), -2, 2), label=c) for c in "QKV")
-    div = claimed.eval("divisor", exact=True, k=k, N=N, d=d)
-    M = Q @ K.T @ V  # exact integers
-    r = fmpq_mat(N, d, [fmpq(int(v)) / fmpq(div.numerator, div.denominator) for v in M.ravel()]).rank()
-    bound = claimed.eval("rank_bound", exact=True, k=k, N=N, d=d)
-    claim_log.example(N=N, d=d, rank=r)
-    if r > bound:
-        refute(f"Q, K, V integer {N} x {d}, k = {k}: rank Q(K^T V/k) = {r} > {claimed.text('rank_bound')} = {bound} "
-               f"(the rank is rank(Q K^T V) <= min(N, d) whatever k is)", example={"Q": Q, "K": K, "V": V, "k": k},
-               certified=True, certificate="exact rank over the rationals (python-flint fmpq_mat)",
-               certificate_strength="proved")
+    drawn = tuple(data.draw(integer_arrays((N, d), -2, 2), label=c) for c in "QKV")
+    # Besides the drawn case, Q = K = V = I_2 with k = 1 (rank 2), so that a bound below min(N, d) is refuted
+    # whatever the derandomized draws are (they follow this function's source; after an edit 40 draws had none)
+    eye = np.eye(2, dtype=np.int64)
+    cases = ((drawn, (N, d, k)), ((eye, eye, eye), (2, 2, 1)))
+    for (Q, K, V), (n, dim, kk) in cases:
+        div = claimed.eval("divisor", exact=True, k=kk, N=n, d=dim)
+        M = Q @ K.T @ V  # exact integers
+        r = fmpq_mat(n, dim, [fmpq(int(v)) / fmpq(div.numerator, div.denominator) for v in M.ravel()]).rank()
+        bound = claimed.eval("rank_bound", exact=True, k=kk, N=n, d=dim)
+        if Q is drawn[0]:
+            claim_log.example(N=n, d=dim, rank=r)
+        if r > bound:
+            refute(f"Q, K, V integer {n} x {dim}, k = {kk}: rank Q(K^T V/k) = {r} > {claimed.text('rank_bound')} = "
+                   f"{bound} (the rank is rank(Q K^T V) <= min(N, d) whatever k is)",
+                   example={"Q": Q, "K": K, "V": V, "k": kk}, certified=True,
+                   certificate="exact rank over the rationals (python-flint fmpq_mat)", certificate_strength="proved")
 
 
 @pytest.mark.claim("corollary-11-10-inner-products-preserved", reading="exact")
