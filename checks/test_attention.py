@@ -469,6 +469,8 @@ def test_row_stochastic_dtypes(device, dtype, reading, N, d, scale, seed, claim_
         refute(f"{dtype}/{device}: row {i} of the stored matrix sums to {A[i].sum():.10g}, off by {worst / eps:.3g} "
                f"eps > the rounding bound {tol} (N = {N})", example={"N": N, "d": d, "scale": scale, "seed": seed},
                certified=True, certificate="sum of the stored entries in float64 (within gamma_(N-1)(float64), "
-                                           "counted in the bound)", certificate_strength="proved")
+                                           "counted in the bound)",
+               # the bound models torch.softmax's algorithm (accumulate type, exp's error): not every constant derived
+               certificate_strength="recomputed")
 
 
