@@ -125,8 +125,8 @@ def test_the_schema_names_the_two_words():
 
 def unstated_strengths(path: Path) -> list[str]:
     """``file:line`` of every ``refute(...)`` / ``Counterexample(...)`` call in the Python file ``path`` whose
-    ``certified`` is not literally ``False`` and which passes no ``certificate_strength`` (or passes ``**kwargs``,
-    which the scan cannot read). ``refute_deferred`` is not one: it is never certified itself; its ``certify``
+    ``certified`` is not literally ``False`` and which passes no ``certificate_strength`` or a literal ``None``
+    (or passes ``**kwargs``, which the scan cannot read). ``refute_deferred`` is not one: it is never certified itself; its ``certify``
     function's ``refute`` is scanned like any other."""
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
@@ -140,7 +140,8 @@ def unstated_strengths(path: Path) -> list[str]:
         certified = kwargs.get("certified")
         if certified is None and None not in kwargs or (isinstance(certified, ast.Constant) and certified.value is False):
             continue  # not certified (refute requires certified=; a Counterexample without it is uncertified)
-        if "certificate_strength" not in kwargs:
+        strength = kwargs.get("certificate_strength")
+        if strength is None or isinstance(strength, ast.Constant) and strength.value is None:
             out.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{node.lineno}")
     return out
 
@@ -170,5 +171,6 @@ def test_a(ok):
     evidence.refute("m", certified=ok)
     raise Counterexample("m", certified=True)
     refute("m", **kwargs)
+    refute("m", certified=True, certificate_strength=None)
 ''', encoding="utf-8")
-    assert unstated_strengths(check) == [f"{check}:{n}" for n in (3, 7, 8, 9)]
+    assert unstated_strengths(check) == [f"{check}:{n}" for n in (3, 7, 8, 9, 10)]
