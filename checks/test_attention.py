@@ -111,7 +111,8 @@ def _check_definition(Q, K, dtype, device, claim_log, claimed):
         refute(f"{dtype}/{device}: softmax_attention gives A[{i},{j}] = {A[i, j]:.17g} but softmax(QK^T * "
                f"{claimed.text('scale')}) is {r:.17g} (tolerance {tol:.3g})",
                example={"Q": Q, "K": K, "i": i, "j": j}, certified=True,
-               certificate="40-digit mpmath evaluation of the claimed formula from the exact float inputs")
+               certificate="40-digit mpmath evaluation of the claimed formula from the exact float inputs",
+               certificate_strength="recomputed")
 
 
 def _trained_model_dims() -> list[tuple[str, int, int]]:
@@ -143,13 +144,14 @@ def test_unnormalised_rows_have_s(data, N, d, claim_log):
         raise RuntimeError("_unit_l2_row did not give a unit vector")  # a bug of the suite, not of the claim
     if sum(1 for v in l2_row if v) >= 2 and not sum(l2_row) > 1:
         refute(f"the unit-l2 row {[str(v) for v in l2_row]} with two non-zero entries sums to {sum(l2_row)}, not > 1",
-               example={"row": [str(v) for v in l2_row]}, certified=True, certificate="exact rationals")
+               example={"row": [str(v) for v in l2_row]}, certified=True, certificate="exact rationals",
+               certificate_strength="proved")
     for row in gau + nl + [l2_row]:
         if any(row):
             s2 = s_squared_exact(row)
             if not Fraction(1, N) <= s2 <= 1:
                 refute(f"S^2 = {s2} of a row outside [1/n, 1]", example={"row": [str(v) for v in row]},
-                       certified=True, certificate="exact rationals")
+                       certified=True, certificate="exact rationals", certificate_strength="proved")
 
 
 @pytest.mark.claim("unnormalised-attention-not-distributions", reading="exact")
@@ -179,10 +181,11 @@ def test_unnormalised_rows_are_not_distributions(claim_log, claimed):
                        f"{[str(v) for v in found[0][3]]}") if found else ""
             refute(f"{len(found)} {what} among the searched inputs{witness}; claimed {claimed.text(key)}",
                    example={"witness": [str(v) for v in found[0][:3]]} if found else {}, certified=True,
-                   certificate="exhaustive exact search (rationals)")
+                   certificate="exhaustive exact search (rationals)", certificate_strength="proved")
     if not claimed.eval("l2", exact=True, total=sum(l2_row)):
         refute(f"the unit-l2 row {[str(v) for v in l2_row]} sums to {sum(l2_row)}; claimed {claimed.text('l2')}",
-               example={"row": [str(v) for v in l2_row]}, certified=True, certificate="exact rationals")
+               example={"row": [str(v) for v in l2_row]}, certified=True, certificate="exact rationals",
+               certificate_strength="proved")
     claim_log.note(f"Witnesses (exact): {len(gau_rows)} searched GAU rows do not sum to 1, e.g. q={gau_rows[0][0]}, "
                    f"k=({gau_rows[0][1]}, {gau_rows[0][2]}) sums to {sum(gau_rows[0][3])}; {len(nl_rows)} Non-local "
                    f"rows have a negative entry, e.g. q={nl_rows[0][0]}, k=({nl_rows[0][1]}, {nl_rows[0][2]}): "
@@ -247,12 +250,14 @@ def test_any_pairing_is_an_inner_product(N, M, r, data, claim_log, claimed):
     claim_log.example(N=N, M=M, rank=rank, full_rank=float(rank == min(N, M)))
     if rebuilt != target_m or rank > min(N, M):
         refute(f"no exact factorisation Q K^T with d = rank = {rank} found for an {N}x{M} pairing matrix",
-               example={"A": A, "B": B}, certified=True, certificate="exact rationals (fmpq_mat)")
+               example={"A": A, "B": B}, certified=True, certificate="exact rationals (fmpq_mat)",
+               certificate_strength="proved")
     d = claimed.eval("sufficient_dim", exact=True, rank=rank, N=N, M=M)
     if d < rank:
         refute(f"the {N}x{M} pairing matrix has exact rank {rank}, and rank(Q K^T) <= d for Q, K with d columns: no "
                f"d = {claimed.text('sufficient_dim')} = {d} < {rank} expresses it", example={"A": A, "B": B},
-               certified=True, certificate="exact rank (fmpq reduced row echelon form); rank(QK^T) <= d")
+               certified=True, certificate="exact rank (fmpq reduced row echelon form); rank(QK^T) <= d",
+               certificate_strength="proved")
     claim_log.note("Every pairing matrix M = Q K^T exactly with d = rank M <= min(N, M) (rank factorisation from the "
                    "reduced row echelon form, fmpq); fewer dimensions cannot work since rank(Q K^T) <= d.")
 
@@ -308,13 +313,14 @@ def test_every_position_exact(qk, claim_log, claimed):
         i, j = divmod(signs.index(-1), A.ncols())
         refute(f"weight A[{i},{j}] = {A[i, j].str(10)} is below the claimed {claimed.text('weight_lower')} = {lower} "
                f"(N = {N})", example={"Q": Q, "K": K, "row": i, "col": j}, certified=True,
-               certificate=f"arb interval at 128 bits: A[{i},{j}] - {lower} < 0")
+               certificate=f"arb interval at 128 bits: A[{i},{j}] - {lower} < 0", certificate_strength="proved")
     if min(signs) != 1:
         if lower >= Fraction(1, N):
             # the weights of a row sum to exactly 1, so the smallest is at most 1/N <= lower
             refute(f"a row of N = {N} weights summing to exactly 1 has one at most 1/N <= the claimed "
                    f"{claimed.text('weight_lower')} = {lower}", example={"Q": Q, "K": K}, certified=True,
-                   certificate="exact: softmax rows sum to 1, so min_j A_ij <= 1/N (rational comparison with the bound)")
+                   certificate="exact: softmax rows sum to 1, so min_j A_ij <= 1/N (rational comparison with the bound)",
+                   certificate_strength="proved")
         refute(f"a softmax weight is not certified above the claimed {claimed.text('weight_lower')} = {lower}",
                example={"Q": Q, "K": K}, certified=False)
     claim_log.note(f"Every weight certified > {claimed.text('weight_lower')} by arb (exp of a finite number is "
@@ -356,7 +362,7 @@ def test_every_position_dtype(device, dtype, reading, N, d, s, seed, claim_log, 
                    certificate=f"stored entry read back exactly; the true weight (mpmath, 50 digits) is "
                                f"{'below' if forced else 'above'} half the smallest {dtype} subnormal",
                    boundary=f"weights vanish at logit gaps > {softmax_diagonal_underflow_gap(dtype, device):.6g} nats "
-                            f"({dtype}, bisection)")
+                            f"({dtype}, bisection)", certificate_strength="proved")
 
         refute_deferred("a stored weight is exactly 0", certify=certify)
 
@@ -396,7 +402,7 @@ def test_definition_11_24_dk_equals_hidden(claim_log):
         refute(f"{model}: d_k = hidden / heads = {hidden}/{heads} = {hidden // heads}, not the hidden dimension "
                f"{hidden} (multi-head attention splits d across heads)",
                example={"model": model, "hidden": hidden, "heads": heads}, certified=True,
-               certificate="integer values read from the model's config.json")
+               certificate="integer values read from the model's config.json", certificate_strength="proved")
 
 
 # -- 引理 11.33 ----------------------------------------------------------------------------------
@@ -415,7 +421,8 @@ def test_row_stochastic_exact(qk, claim_log, claimed):
         if certified_sign(diff) != 0 or not all(A[i, j] > 0 for j in range(N)):
             refute(f"row {i}: sum_j a_ij is in {s}, which excludes the claimed {claimed.text('row_sum')} "
                    f"(or an entry is not certified positive)",
-                   example={"Q": Q, "K": K, "row": i}, certified=True, certificate=f"arb enclosure {s}")
+                   example={"Q": Q, "K": K, "row": i}, certified=True, certificate=f"arb enclosure {s}",
+                   certificate_strength="proved")
     claim_log.note("Every row sum's arb enclosure contains the claimed value; every entry is certified > 0.")
 
 
@@ -462,6 +469,8 @@ def test_row_stochastic_dtypes(device, dtype, reading, N, d, scale, seed, claim_
         refute(f"{dtype}/{device}: row {i} of the stored matrix sums to {A[i].sum():.10g}, off by {worst / eps:.3g} "
                f"eps > the rounding bound {tol} (N = {N})", example={"N": N, "d": d, "scale": scale, "seed": seed},
                certified=True, certificate="sum of the stored entries in float64 (within gamma_(N-1)(float64), "
-                                           "counted in the bound)")
+                                           "counted in the bound)",
+               # the bound models torch.softmax's algorithm (accumulate type, exp's error): not every constant derived
+               certificate_strength="recomputed")
 
 

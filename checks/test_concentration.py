@@ -359,7 +359,7 @@ def test_min_entropy_bound(p, claim_log, claimed):
         refute(f"max p = {max(p)} < the claimed {claimed.text('top_weight_lower')} = {mpmath.nstr(bound, 20)} "
                f"(H = {h.mid().str(20, radius=False)})", example={"p": [str(v) for v in p]}, certified=True,
                certificate=f"50-digit mpmath from an arb enclosure of H: max p - bound = {mpmath.nstr(gap, 12)}, "
-                           f"beyond the 1e-40 rounding margin")
+                           f"beyond the 1e-40 rounding margin", certificate_strength="recomputed")
     claim_log.note("max_i p_i minus the claimed bound (exp(-H(p))) is never below -1e-40 at 50 digits (H certified "
                    "by arb); it is 0 at one-hot and uniform p.")
 
@@ -375,7 +375,8 @@ def test_entropy_orders_top_weight(n, data, claim_log):
     if dh == -1 and not max(p) > max(pp):
         refute(f"H(p) < H(p') but max p = {max(p)} <= max p' = {max(pp)} (p = {[str(v) for v in p]}, "
                f"p' = {[str(v) for v in pp]})", example={"p": [str(v) for v in p], "p_prime": [str(v) for v in pp]},
-               certified=True, certificate="H(p) - H(p') an arb interval below 0; the maxima exact rationals")
+               certified=True, certificate="H(p) - H(p') an arb interval below 0; the maxima exact rationals",
+               certificate_strength="proved")
 
 
 # -- 110: winner takes all --------------------------------------------------------------------------
@@ -396,7 +397,7 @@ def test_winner_takes_all_rank(M, b1, db, claim_log, doc_size_ranks):
     if r2 > r1:
         refute(f"sharpening the logits (scale {b1} -> {b1 + db}) raised the exact rank from {r1} to {r2}",
                example={"M": M, "beta_1": b1, "beta_2": b1 + db}, certified=True,
-               certificate="ranks over Q(e) (exact)")
+               certificate="ranks over Q(e) (exact)", certificate_strength="proved")
 
 
 @pytest.mark.claim("study-note-softmax-winner-takes-all", reading="effective-rank-from-unit-scale")
@@ -422,7 +423,8 @@ def test_winner_takes_all_effective_rank(N, d, b1, ratio, seed, claim_log):
                    example={"N": N, "d": d, "seed": seed, "beta_1": b1, "beta_2": b2},
                    certified=bool(ok1 and ok2 and m2 > m1),
                    certificate="40-digit mpmath singular values of both matrices (from the stored float64 beta Q, K); "
-                               "no cumulative energy ratio within 1e-25 of tau")
+                               "no cumulative energy ratio within 1e-25 of tau",
+                   certificate_strength="recomputed" if bool(ok1 and ok2 and (m2 > m1)) else None)
 
         refute_deferred(f"float64 effective rank rose from {e1} to {e2} on sharpening", certify=certify,
                         example={"N": N, "d": d, "seed": seed, "beta_1": b1, "beta_2": b2})
@@ -446,7 +448,8 @@ def test_winner_takes_all_sparsity(which, z, b1, db, claim_log):
     target(float(rise), label="increase")
     if bad:
         refute(f"{which} rose from {mpmath.nstr(a, 12)} to {mpmath.nstr(b, 12)} when beta grew {b1} -> {b1 + db}",
-               example={"z": z, "beta_1": b1, "beta_2": b1 + db}, certified=True, certificate="35-digit mpmath")
+               example={"z": z, "beta_1": b1, "beta_2": b1 + db}, certified=True, certificate="35-digit mpmath",
+               certificate_strength="recomputed")
 
 
 # -- proof of 定理 11.22 ---------------------------------------------------------------------------
@@ -462,7 +465,7 @@ def test_one_hot_rows_rank(js, claim_log, claimed):
     claim_log.example(N=N, rank=r)
     if r != want or (distinct < N) != (r < N):
         refute(f"rows e_j for j in {js}: exact rank {r}, claimed {claimed.text('rank')} = {want}",
-               example={"js": js}, certified=True, certificate="fmpz_mat rank (exact)")
+               example={"js": js}, certified=True, certificate="fmpz_mat rank (exact)", certificate_strength="proved")
 
 
 # -- 推论 11.9 -----------------------------------------------------------------------------------
@@ -488,7 +491,7 @@ def test_sharpening_effective_rank(Z, T1, r, claim_log, claimed, sharpening_draw
             refute(f"sharpening softmax(Z/T) from T = {T1:.4g} to {T2:.4g} raises the effective rank (tau = {tau}) "
                    f"from {m1} to {m2} (N = {N})", example={"Z": Z, "T1": T1, "T2": T2}, certified=True,
                    certificate="40-digit mpmath singular values of both matrices; no cumulative ratio within 1e-25 "
-                               "of tau")
+                               "of tau", certificate_strength="recomputed")
 
 
 @pytest.mark.claim("corollary-11-9-sharpening-lowers-rank", reading="shared-argmax")
@@ -518,7 +521,8 @@ def test_sharpening_exact_rank(Z, T1, r, claim_log):
     if ok:
         refute(f"sharpening softmax(Z/T) from T = {T1:.4g} to {T2:.4g} leaves the exact rank at N = {N} (det softmax(Z/T2) "
                f"!= 0), so it cannot have lowered it", example={"Z": Z, "T1": T1, "T2": T2}, certified=True,
-               certificate=f"arb determinant of softmax(Z/T2) at {bits} bits: {det}, an interval excluding 0")
+               certificate=f"arb determinant of softmax(Z/T2) at {bits} bits: {det}, an interval excluding 0",
+               certificate_strength="proved")
 
 
 @functools.cache
@@ -556,7 +560,7 @@ def test_max_inner_product_is_nearest(d, data, claim_log):
     if best_ip != nearest:
         refute(f"q = {q.tolist()}: the largest q.k_j is at {sorted(best_ip)} (q.k = {ips}) but the nearest key is "
                f"{sorted(nearest)} (|q - k|^2 = {dists})", example={"q": q, "keys": keys}, certified=True,
-               certificate="exact integer arithmetic")
+               certificate="exact integer arithmetic", certificate_strength="proved")
 
 
 @pytest.mark.claim("geometry-max-inner-product-is-nearest-neighbour", reading="equal-norm-keys")
@@ -571,7 +575,8 @@ def test_max_inner_product_equal_norm_keys(d, data, claim_log):
     claim_log.example(N=n, d=d)
     if best_ip != nearest:
         refute(f"equal-norm keys {keys.tolist()}: argmax q.k = {sorted(best_ip)}, nearest = {sorted(nearest)}",
-               example={"q": q, "keys": keys}, certified=True, certificate="exact integer arithmetic")
+               example={"q": q, "keys": keys}, certified=True, certificate="exact integer arithmetic",
+               certificate_strength="proved")
 
 
 # -- 引理 11.37 ----------------------------------------------------------------------------------
@@ -596,7 +601,8 @@ def test_high_dimension_concentration(scaled, reading, d, N, seed, claim_log, cl
                    f"1/sum p^2 = {arb_pr.mid()} = {float(arb_pr.mid()) / N:.3f} N positions, more than "
                    f"{few} N (limit e^(-s^2) = {math.exp(-s2):.3f} with s^2 = {s2:.3f})",
                    example={"d": d, "N": N, "seed": seed}, certified=True,
-                   certificate=f"arb enclosure of the participation ratio from the float64 logits: {arb_pr}")
+                   certificate=f"arb enclosure of the participation ratio from the float64 logits: {arb_pr}",
+                   certificate_strength="proved")
 
 
 @pytest.mark.claim("lemma-11-37-high-dimensional-sparsity", reading="cosine-low")
@@ -656,7 +662,8 @@ def test_random_attention_max_weight(cid, reading, d, N, seed, claim_log, claime
             refute(f"q, k_j ~ N(0, I_{d}), N = {N}: the largest term is {pmax:.4g} of Z (certified below "
                    f"{float(upper.upper()):.4g}), below {dom} (s^2 = {s2:.3f}); Z/N -> e^(s^2/2) while the largest "
                    f"term is N^o(1)", example={"d": d, "N": N, "seed": seed}, certified=True,
-                   certificate=f"arb: max_j p_j <= 1 / (sum of the largest terms e^(x_j - max x)) in {upper}")
+                   certificate=f"arb: max_j p_j <= 1 / (sum of the largest terms e^(x_j - max x)) in {upper}",
+                   certificate_strength="proved")
 
 
 @pytest.mark.claim("proof-11-24-max-term-dominates", reading="law-of-large-numbers")
@@ -691,14 +698,16 @@ def test_temperature_limits_unique_max(z, claim_log, claimed):
             dist = max(abs(p[i] - (1 if i == j else 0)) for i in range(N))
             if dist > N * mpmath.exp(-gap / T):
                 refute(f"softmax(z/T) at T = 1e-{k} is {mpmath.nstr(dist, 5)} from one-hot, above N exp(-gap/T)",
-                       example={"z": z, "T": f"1e-{k}"}, certified=True, certificate="50-digit mpmath")
+                       example={"z": z, "T": f"1e-{k}"}, certified=True, certificate="50-digit mpmath",
+                       certificate_strength="recomputed")
             T = mpmath.mpf(10) ** k
             p = _mp_softmax(z, T)
             dist = max(abs(x - uniform) for x in p)
             if dist > 4 * spread / T * mpmath.exp(2 * spread / T):
                 refute(f"softmax(z/T) at T = 1e{k} is {mpmath.nstr(dist, 5)} from the claimed uniform limit "
                        f"{claimed.text('uniform_limit')} = {mpmath.nstr(uniform, 6)} per entry",
-                       example={"z": z, "T": f"1e{k}"}, certified=True, certificate="50-digit mpmath")
+                       example={"z": z, "T": f"1e{k}"}, certified=True, certificate="50-digit mpmath",
+                       certificate_strength="recomputed")
     claim_log.example(N=N, gap=float(gap))
     claim_log.note("Checked along T = 10^-1..10^-8 (one-hot, distance <= N e^{-gap/T}) and T = 10..10^8 "
                    "(uniform, distance <= 4 s/T e^{2s/T}, s = max|z - mean z|), 50-digit mpmath.")
@@ -716,7 +725,8 @@ def test_temperature_limit_with_ties(z, claim_log):
         j = int(np.argmax(z))
         refute(f"z = {z.tolist()} has {ties} tied maxima: softmax(z/T) -> 1/{ties} on each of them, not one-hot "
                f"(at T = 1e-30: p_j = {mpmath.nstr(p[j], 8)})", example={"z": z}, certified=True,
-               certificate=f"exact: tied entries get equal weight for every T; 50-digit value {mpmath.nstr(p[j], 8)}")
+               certificate=f"exact: tied entries get equal weight for every T; 50-digit value {mpmath.nstr(p[j], 8)}",
+               certificate_strength="proved")
 
 
 # -- 定理 11.22 --------------------------------------------------------------------------------
@@ -746,7 +756,7 @@ def test_small_temperature_rank_limit(Z, claim_log, claimed):
     if limit_rank != want:
         refute(f"the one-hot limit has rank {limit_rank} ({distinct} distinct argmax positions), not the claimed "
                f"{claimed.text('rank')} = {want}", example={"Z": Z}, certified=True,
-               certificate="0/1 matrix, exact integer rank (fmpz)")
+               certificate="0/1 matrix, exact integer rank (fmpz)", certificate_strength="proved")
     with mpmath.workdps(50):
         for i in range(N):
             srt = sorted(Z[i])
@@ -761,7 +771,7 @@ def test_small_temperature_rank_limit(Z, claim_log, claimed):
                 if dist > (N - 1) * mpmath.exp(-gap / T) * (1 + mpmath.mpf(10) ** -40):
                     refute(f"row {i} of softmax(Z/T) at T = 1e-{k} is {mpmath.nstr(dist, 5)} from one-hot, above "
                            f"(N - 1) e^(-gap/T)", example={"Z": Z, "T": f"1e-{k}"}, certified=True,
-                           certificate="50-digit mpmath")
+                           certificate="50-digit mpmath", certificate_strength="recomputed")
     claim_log.example(N=N, distinct_argmax=distinct)
     claim_log.note("As T -> 0 every row tends to its one-hot vector (distance <= (N - 1) e^{-gap/T}, checked at "
                    "T = 10^-1..10^-8 in 50-digit mpmath), and the limit matrix has rank exactly the number of "
@@ -788,7 +798,8 @@ def test_small_temperature_rank_exact(Z, claim_log, finite_t_draws):
     refute(f"all {N} rows peak in {distinct} column(s), yet softmax(Z/T) has rank >= {distinct + 1} at every "
            f"T = 1e-1, ..., 1e-6 (the matrix is strictly positive for every T > 0)",
            example={"Z": Z}, certified=True,
-           certificate="arb minors (rows/cols chosen by pivoted QR): " + "; ".join(certs))
+           certificate="arb minors (rows/cols chosen by pivoted QR): " + "; ".join(certs),
+           certificate_strength="proved")
 
 
 @st.composite
@@ -826,7 +837,8 @@ def test_small_temperature_rank_with_ties(Z, claim_log):
            f"rank {limit_rank} against {distinct} distinct argmax positions",
            example={"Z": Z}, certified=True,
            certificate=f"exact: tied logits get equal weight for every T; 50-digit value {mpmath.nstr(p[j], 8)}; "
-                       f"limit rank exact (integer rank of the 0/1 indicators of the row maxima)")
+                       f"limit rank exact (integer rank of the 0/1 indicators of the row maxima)",
+           certificate_strength="proved")
 
 
 @pytest.mark.claim("theorem-11-22-small-temperature-rank", reading="float64-numerical-rank")

@@ -141,7 +141,8 @@ def _bound_check(method, key, N, d, k, claimed, claim_log):
         refute(f"{method}: exactly {ops} operations at N = {N}, d = {d}, k = {k}, more than {c} * "
                f"({claimed.text(key)}) = {c * f}", example={"method": method, "N": N, "d": d, "k": k, "ops": ops},
                certified=True, certificate="exact integer operation counts (attention_claims.maths.op_count; matmul part "
-                                           "equal to torch FlopCounterMode on meta tensors)")
+                                           "equal to torch FlopCounterMode on meta tensors)",
+               certificate_strength="proved")
 
 
 # -- 引言: O(N^2) time and memory ---------------------------------------------------------------
@@ -159,7 +160,8 @@ def test_intro_quadratic_standard_schedule(d, claim_log, claimed):
             refute(f"{key}: the exact count over {key}(N) = {claimed.text(key)} grows by {float(worst):.4g} >= "
                    f"{growth} from N = 2 to N = {SEQUENCE_LENGTHS[i]} (d = {d})",
                    example={"d": d, "N": SEQUENCE_LENGTHS[i], "count": cost(SEQUENCE_LENGTHS[i])}, certified=True,
-                   certificate="exact integer operation counts (attention_claims.maths.op_count, schedule_peak)")
+                   certificate="exact integer operation counts (attention_claims.maths.op_count, schedule_peak)",
+                   certificate_strength="proved")
     claim_log.example(d=d)
     claim_log.note("Counts: 4N^2 d + 6N^2 - 2N operations (matmul part equal to FlopCounterMode on meta tensors) "
                    "and 2N^2 intermediate values (logits and weights).")
@@ -183,7 +185,8 @@ def test_intro_memory_lower_bound(N, d, seed, claim_log, claimed):
         refute(f"row-by-row attention computes softmax(QK^T/sqrt d)V (every entry within 1e-12 of the arb "
                f"enclosure) with {peak} = 2N intermediate values < memory(N)/8 = {float(floor):.4g} (N = {N})",
                example={"N": N, "d": d, "seed": seed, "peak": peak}, certified=ok,
-               certificate="arb (128-bit) enclosure of the exact output; the peak is an exact count of array sizes")
+               certificate="arb (128-bit) enclosure of the exact output; the peak is an exact count of array sizes",
+               certificate_strength="proved" if ok else None)
 
 
 @pytest.mark.parametrize("cid,reading", [claim_reading("lemma-11-38-linformer-complexity", "linformer-paper"),
@@ -205,7 +208,8 @@ def test_linformer_complexity_reduction(cid, reading, size, claim_log, claimed):
                                                                                 N=N, d=d, k=kk):
             refute(f"N = {N}, d = {d}, k = {kk} satisfies {claimed.text('saving_domain')}, yet Linformer (eq. (7)) "
                    f"takes {op_count('linformer', N, d, k=kk)} operations >= {std} for standard attention",
-                   example={"N": N, "d": d, "k": kk}, certified=True, certificate="exact integer operation counts")
+                   example={"N": N, "d": d, "k": kk}, certified=True, certificate="exact integer operation counts",
+                   certificate_strength="proved")
 
 
 @pytest.mark.parametrize("cid,reading,method,key", [
@@ -242,7 +246,7 @@ def test_linear_attention_cost_linear_in_n(d, claim_log, claimed):
         refute(f"linear attention (m = d = {d}): ops / ({claimed.text('cost')}) is {float(ratios[lo]):.6g} at N = "
                f"{SEQUENCE_LENGTHS[lo]} and {float(ratios[hi]):.6g} at N = {SEQUENCE_LENGTHS[hi]}, a factor {float(spread):.4g} >= {growth}: "
                f"the cost formula does not grow like the exact count in N", example={"d": d}, certified=True,
-               certificate="exact integer operation counts")
+               certificate="exact integer operation counts", certificate_strength="proved")
 
 
 # -- 引理 11.44: the compression figures (speed-up, parameters), by exact counts --------------------
@@ -307,7 +311,8 @@ def test_lemma_11_44_speedup_reached(d, claim_log, claimed):
     if not inside:
         refute(f"d = {d}: no N in 2^7..2^12 gives an operation ratio in [{lo}, {hi}] ("
                + ", ".join(f"{float(r):.3g} at {N}" for N, r in ratios.items()) + ")",
-               example={"d": d}, certified=True, certificate="exact integer operation counts")
+               example={"d": d}, certified=True, certificate="exact integer operation counts",
+               certificate_strength="proved")
 
 
 @pytest.mark.usefixtures(one_torch_thread.__name__)
@@ -332,7 +337,8 @@ def test_lemma_11_44_speedup_at_long_lengths(claim_log, claimed):
         refute(f"at N = {N}, d = {d} softmax attention takes {op_count('standard', N, d)} operations and elu+1 linear "
                f"attention {normalised_linear_op_count(N, d)}: a ratio of {float(r):.4g}, outside [{lo}, {hi}]; {len(outside)} of {len(grid)} sizes are outside",
                example={"N": N, "d": d, "ratio": float(r)}, certified=True,
-               certificate="exact integer operation counts (matmul part equal to torch FlopCounterMode on meta tensors)")
+               certificate="exact integer operation counts (matmul part equal to torch FlopCounterMode on meta tensors)",
+               certificate_strength="proved")
 
 
 def _reduction(dense: int, compressed: int) -> Fraction:
@@ -350,7 +356,8 @@ def test_lemma_11_44_parameters_factorisation_some_rank(claim_log, claimed):
     claim_log.example(d=d, ranks_in_band=len(band))
     if not band:
         refute(f"no rank r = 1..{d} of a factorisation B A of a {d} x {d} weight gives a reduction 1 - 2r/d in "
-               f"[{float(lo):.0%}, {float(hi):.0%}]", example={"d": d}, certified=True, certificate="exact parameter counts")
+               f"[{float(lo):.0%}, {float(hi):.0%}]", example={"d": d}, certified=True, certificate="exact parameter counts",
+               certificate_strength="proved")
     claim_log.note(f"At d = {d} the reduction 1 - 2r/d lies in [{float(lo):.0%}, {float(hi):.0%}] for r = {band[0]}..{band[-1]} "
                    f"(r/d = {band[0] / d:.1%}..{band[-1] / d:.1%}), exact counts.")
 
@@ -370,4 +377,5 @@ def test_lemma_11_44_parameters_factorisation(claim_log, claimed):
     if not lo <= red <= hi:
         refute(f"a rank-{r} factorisation of a {d} x {d} weight has {factorised_parameter_count(d, d, r)} parameters "
                f"against {d * d}: a reduction of {float(red):.1%}, outside [{float(lo):.0%}, {float(hi):.0%}]",
-               example={"d": d, "r": r}, certified=True, certificate="exact parameter counts")
+               example={"d": d, "r": r}, certified=True, certificate="exact parameter counts",
+               certificate_strength="proved")

@@ -532,13 +532,15 @@ def test_linear_attention_causal_diagonal(phi, qk, claim_log, claimed):
         refute(f"phi = {phi}: the causal linear attention matrix has phi(q_{i}).phi(k_{i}) = {diag[i]} "
                f"(row sum {sums[i]}): a zero diagonal entry or an undefined normaliser, so it is not a full-rank "
                f"lower-triangular matrix (N = {N})", example={"phi": phi, "Q": Q, "K": K, "row": i},
-               certified=exact, certificate="arb interval of radius 0: exactly zero")
+               certified=exact, certificate="arb interval of radius 0: exactly zero",
+               certificate_strength="proved" if exact else None)
     want = claimed.eval("rank", exact=True, N=N, d=d)
     if want != N:
         refute(f"phi = {phi}: every diagonal entry phi(q_i).phi(k_i) and row normaliser is certified non-zero, so "
                f"the {N}x{N} lower-triangular matrix has exact rank {N}; the claimed {claimed.text('rank')} = {want}",
                example={"phi": phi, "Q": Q, "K": K}, certified=True,
-               certificate="arb intervals excluding 0 (128 bits): det = prod A_ii != 0; rank N, by shape at most N")
+               certificate="arb intervals excluding 0 (128 bits): det = prod A_ii != 0; rank N, by shape at most N",
+               certificate_strength="proved")
     claim_log.note(f"phi = {phi}: every diagonal entry phi(q_i).phi(k_i) and every row normaliser certified "
                    f"non-zero (arb), so the lower-triangular matrix has det = prod A_ii != 0.")
 
@@ -561,7 +563,7 @@ def test_linear_attention_causal_dtype(device, dtype, reading, N, d, s, seed, cl
     claim_log.example(N=N, d=d, input_scale=s)
     if not np.isfinite(A).all():
         refute(f"non-finite entries in the {dtype} linear attention matrix", example={"Q": Q, "K": K},
-               certified=True, certificate="stored entries read back exactly")
+               certified=True, certificate="stored entries read back exactly", certificate_strength="proved")
     r = exact_rank(A)
     if r < N:
         with precision(128):
@@ -572,7 +574,7 @@ def test_linear_attention_causal_dtype(device, dtype, reading, N, d, s, seed, cl
                certificate=f"exact rational rank of the stored entries (fmpq_mat); the exact smallest diagonal "
                            f"phi(q_i).phi(k_i) is {true_diag} > 0 (arb): the zero is rounding",
                boundary=f"elu(x) + 1 is exactly 0 in {dtype} for {_elu1_zero_boundary(dtype, device)} (bisection): "
-                        f"elu(x) rounds to -1")
+                        f"elu(x) rounds to -1", certificate_strength="proved")
 
 
 @pytest.mark.claim("linear-attention-rank-at-most-d", reading="elementwise-exact")
@@ -588,7 +590,8 @@ def test_linear_attention_rank_le_d(qk, phi, claim_log, claimed):
     claim_log.example(N=N, d=d, rank=r)
     if r > bound:
         refute(f"phi = {phi}: exact rank of phi(Q) phi(K)^T = {r} > {claimed.text('bound')} = {bound}",
-               example={"phi": phi, "Q": Q, "K": K}, certified=True, certificate="fmpq_mat rank of the stored features")
+               example={"phi": phi, "Q": Q, "K": K}, certified=True, certificate="fmpq_mat rank of the stored features",
+               certificate_strength="proved")
 
 
 @pytest.mark.claim("linear-attention-rank-at-most-d", reading="performer-random-features")
@@ -605,7 +608,8 @@ def test_linear_attention_random_features_rank(N, d, seed, claim_log, claimed):
     if r > bound:
         refute(f"Performer positive random features (m = {2 * d}): exact rank {r} > {claimed.text('bound')} = {bound} "
                f"(N = {N})", example={"N": N, "d": d, "seed": seed}, certified=True,
-               certificate="fmpq_mat rank of the stored features: the bound is the feature dimension m, not d")
+               certificate="fmpq_mat rank of the stored features: the bound is the feature dimension m, not d",
+               certificate_strength="proved")
 
 
 # -- 引理 11.39 (and the summary's O(N) claim) ------------------------------------------------------
@@ -623,7 +627,8 @@ def test_kernel_rewrite_exact_and_linear(cid, N, m, d, data, claim_log, claimed)
     right = fmpq_matrix(fQ) * (fmpq_matrix(fK).transpose() * fmpq_matrix(V))  # phi_i^T sum_j phi_j v_j^T
     if left != right:
         refute(f"sum_j (phi_i.phi_j) v_j != phi_i^T sum_j phi_j v_j^T for rational features (N = {N}, m = {m})",
-               example={"phiQ": fQ, "phiK": fK, "V": V}, certified=True, certificate="fmpq_mat (exact)")
+               example={"phiQ": fQ, "phiK": fK, "V": V}, certified=True, certificate="fmpq_mat (exact)",
+               certificate_strength="proved")
     assert matmul_count("linear", 64, d, m=m) == meta_matmul_flops("linear", 64, d, m=m), "hand count != meta count"
     growth = claimed.eval("growth_max", exact=True)
     ratios = {name: _count_ratios([op_count(name, n, d, m=m if name == "linear" else None) for n in SEQUENCE_LENGTHS], claimed, d)
@@ -637,11 +642,13 @@ def test_kernel_rewrite_exact_and_linear(cid, N, m, d, data, claim_log, claimed)
                f"grows by {float(grow['linear']):.4g} >= {growth} from N = 2 to N = {SEQUENCE_LENGTHS[i]} (d = {d}, m = {m})",
                example={"d": d, "m": m, "N": SEQUENCE_LENGTHS[i]}, certified=True,
                certificate="exact integer operation counts (attention_claims.maths.op_count; matmuls = FlopCounterMode) "
-                           "over cost_after in exact rationals (40-digit mpmath if it uses log)")
+                           "over cost_after in exact rationals (40-digit mpmath if it uses log)",
+               certificate_strength="recomputed")
     if grow["standard"] < growth:
         refute(f"nothing was lowered: the standard schedule's count over cost_after(N) = {claimed.text('cost_after')} "
                f"grows by only {float(grow['standard']):.4g} < {growth} from N = 2 to 10^6 (d = {d})",
-               example={"d": d}, certified=True, certificate="exact integer operation counts")
+               example={"d": d}, certified=True, certificate="exact integer operation counts",
+               certificate_strength="proved")
     claim_log.note("Both sides computed in exact rationals (fmpq_mat) and equal; counts: linear 4 N m d + 2 N m, "
                    "standard 4 N^2 d + 6 N^2 - 2N (matmul parts equal to FlopCounterMode on meta tensors).")
 
@@ -665,7 +672,8 @@ def test_kernel_rewrite_without_normaliser(qk, data, claim_log):
                 refute(f"with phi(q).phi(k) = e^(q.k/sqrt d) exactly, row {i} of the rewrite is "
                        f"sum_j e^(z_ij) v_j = {rhs.mid()} but the attention output is {att.mid()}: the rewrite "
                        f"lacks the normaliser Z_i = {Z.mid()} (N = {N})", example={"Q": Q, "K": K, "V": V, "row": i},
-                       certified=True, certificate=f"arb (128-bit): difference {rhs - att}")
+                       certified=True, certificate=f"arb (128-bit): difference {rhs - att}",
+                       certificate_strength="proved")
     claim_log.example(N=N)
 
 
@@ -695,7 +703,8 @@ def test_exponential_kernel_feature_map(d, data, claim_log, claimed):
     if gap > mpmath.mpf(10) ** -30:  # 40-digit evaluation: 1e-30 is far above its rounding
         refute(f"phi(q).phi(k) = {mpmath.nstr(dot, 15)} but K(q, k) = {claimed.text('kernel')} = "
                f"{mpmath.nstr(want, 15)} (q = {q.tolist()}, k = {k.tolist()}, d = {d})",
-               example={"q": q, "k": k}, certified=True, certificate="40-digit mpmath from the exact float inputs")
+               example={"q": q, "k": k}, certified=True, certificate="40-digit mpmath from the exact float inputs",
+               certificate_strength="recomputed")
 
 
 @pytest.mark.parametrize("key", [
@@ -715,7 +724,8 @@ def test_relu_kernel_feature_map(key, d, data, claim_log, claimed):
     claim_log.example(d=d)
     if feat != want:
         refute(f"q = {q}, k = {k}: ({claimed.text(key)}) max(0,q).max(0,k) = {feat} but {claimed.text('kernel')} "
-               f"= {want}", example={"q": q, "k": k}, certified=True, certificate="exact rational arithmetic")
+               f"= {want}", example={"q": q, "k": k}, certified=True, certificate="exact rational arithmetic",
+               certificate_strength="proved")
 
 
 # -- 引理 11.40 ----------------------------------------------------------------------------------
@@ -730,7 +740,7 @@ def test_relu_kernel_zeros_and_rank(N, d, data, claim_log, claimed, relu_rank_dr
     R = [[max(Fraction(0), Fraction(int(g), d)) for g in row] for row in G]  # ReLU(QK^T/d), exact
     if any(R[i][j] != 0 for i in range(N) for j in range(N) if G[i, j] < 0):
         refute("ReLU(QK^T/d) is non-zero where q_i.k_j < 0", example={"Q": Q, "K": K}, certified=True,
-               certificate="exact rationals")
+               certificate="exact rationals", certificate_strength="proved")
     r_relu, r_qk = exact_rank(np.maximum(G, 0)), exact_rank(G)  # max(0, QK^T) = d ReLU(QK^T/d): same rank
     bound = claimed.eval("rank_bound", exact=True, rank_qk=r_qk, N=N, d=d)
     target(float(r_relu - bound), label="rank - bound")
@@ -738,7 +748,7 @@ def test_relu_kernel_zeros_and_rank(N, d, data, claim_log, claimed, relu_rank_dr
     if r_relu > bound:
         refute(f"rank ReLU(QK^T/d) = {r_relu} > {claimed.text('rank_bound')} = {bound} (rank QK^T = {r_qk}, N = {N}, "
                f"d = {d}): the zeros make the matrix sparser, not lower-rank", example={"Q": Q, "K": K},
-               certified=True, certificate="fmpz_mat rank (exact)")
+               certified=True, certificate="fmpz_mat rank (exact)", certificate_strength="proved")
 
 
 @pytest.mark.claim("lemma-11-40-relu-kernel-sparsity", reading="feature-map-zeros")
@@ -752,7 +762,7 @@ def test_relu_feature_map_zeros(d, data, claim_log):
     claim_log.example(d=d)
     if qk < 0 and val != 0:
         refute(f"q = {q}, k = {k}: q.k = {qk} < 0 but max(0,q).max(0,k) = {val} != 0", example={"q": q, "k": k},
-               certified=True, certificate="exact integer arithmetic")
+               certified=True, certificate="exact integer arithmetic", certificate_strength="proved")
 
 
 # -- 定理 11.27 and its row of 表 11.3.3 -------------------------------------------------------------
@@ -776,7 +786,7 @@ def test_no_feature_map_in_expectation(cid, d, data, claim_log):
                f"= kappa(q, k1) * 1 + kappa(q, k2) * 0 is the same for both, but the attention outputs are "
                f"{a.mid()} and {b.mid()}: one of them is missed by at least {abs((a - b) / 2).mid()} (d = {d})",
                example={"q": q, "k1": k1, "k2": k2, "k2'": k2b}, certified=True,
-               certificate=f"arb (128-bit): output difference {a - b}")
+               certificate=f"arb (128-bit): output difference {a - b}", certificate_strength="proved")
 
 
 @pytest.mark.claim("theorem-11-27-linear-attention-expectation", reading="normalised-prf-consistent")
@@ -834,7 +844,8 @@ def test_stability_doc_exp_kernel(device, dtype, reading, N, d, scale, seed, cla
            f"d = {d})", example={"Q": Qf, "K": Kf, "V": V}, certified=bool(cert),
            certificate="40-digit mpmath: a true feature value e^(|x|^2/(2d) + x_i/sqrt d) exceeds the dtype's range",
            boundary=f"the features overflow {dtype} once |x|^2 > {s_e1:.6g} (x along e_1) and for every direction "
-                    f"once |x|^2 > {s_neg:.6g} = 2d ln(max) (bisection, d = {d})")
+                    f"once |x|^2 > {s_neg:.6g} = 2d ln(max) (bisection, d = {d})",
+           certificate_strength="recomputed" if bool(cert) else None)
 
 
 @pytest.mark.parametrize("device,dtype,reading", reading_params("corollary-11-11-linear-attention-stability", where=lambda r: "elu" in r.name))
@@ -870,7 +881,8 @@ def test_stability_elu_plus_one(device, dtype, reading, N, d, scale, seed, claim
            certified=den_dt == 0 and certified_sign(den) > 0,
            certificate=f"arb (128-bit) enclosure of the true normaliser {den}: the zero is a {dtype} artefact",
            boundary=f"elu(x) + 1 is exactly 0 in {dtype} for x < {x0:.6g} on tensors of 64 elements, the vectorized "
-                    f"path{one} (bisection; elu(x) rounds to -1), long before e^x underflows (x < {xu:.6g})")
+                    f"path{one} (bisection; elu(x) rounds to -1), long before e^x underflows (x < {xu:.6g})",
+           certificate_strength="proved" if den_dt == 0 and certified_sign(den) > 0 else None)
 
 
 @pytest.mark.parametrize("device,dtype,reading", reading_params("corollary-11-11-linear-attention-stability", where=lambda r: r.name.endswith("benign")))
@@ -917,7 +929,7 @@ def test_softmax_underflow_benign(device, dtype, reading, qk, cluster, seed, cla
         refute(f"{dtype}/{device}: softmax attention output [{i},{c}] = {out[i, c]:.9g}, 30-digit value "
                f"{mpmath.nstr(ref[i, c], 12)}, error above the rounding bound {tol:.3g} (N = {N}, d = {d}, "
                f"{zeros} weights underflowed)", example={"Q": Q, "K": K, "V": V}, certified=True,
-               certificate="30-digit mpmath from the exact dtype inputs")
+               certificate="30-digit mpmath from the exact dtype inputs", certificate_strength="recomputed")
 
 
 # -- 11.3.7: the kernel trick as a feature space -------------------------------------------------------
@@ -940,7 +952,8 @@ def test_taylor_feature_space(d, data, claim_log):
             if gap > bound * (1 + mpmath.mpf(10) ** -30) + mpmath.mpf(10) ** -35:
                 refute(f"degree-{D} Taylor features: phi(q).phi(k) = {mpmath.nstr(partial, 20)}, e^(q.k/sqrt d) = "
                        f"{mpmath.nstr(ex, 20)}, gap {mpmath.nstr(gap, 5)} > remainder bound {mpmath.nstr(bound, 5)}",
-                       example={"q": q, "k": k, "D": D}, certified=True, certificate="40-digit mpmath")
+                       example={"q": q, "k": k, "D": D}, certified=True, certificate="40-digit mpmath",
+                       certificate_strength="recomputed")
             if bound > mpmath.mpf(10) ** -30:  # below that the gap is 40-digit rounding
                 worst = max(worst, gap / bound)
     claim_log.example(d=d, gap_over_remainder=float(worst), final_gap=float(gap))
@@ -965,7 +978,8 @@ def test_no_finite_feature_space(m, d, data, claim_log, gram_rank_draws):
     if ok:
         refute(f"the {m + 1} points X have kernel matrix e^(X X^T/sqrt d) with det {det} != 0, so rank {m + 1}; "
                f"phi(q).phi(k) with phi: R^{d} -> R^{m} gives rank <= {m}: no {m}-dimensional feature map exists",
-               example={"X": X, "m": m}, certified=True, certificate=f"arb determinant {det} ({bits} bits)")
+               example={"X": X, "m": m}, certified=True, certificate=f"arb determinant {det} ({bits} bits)",
+               certificate_strength="proved")
     claim_log.note("a determinant was not certified non-zero up to 4096 bits (points very close)")
 
 
@@ -985,7 +999,8 @@ def test_performer_moments(xy, claim_log, claimed):
     if bad:
         refute(f"quadrature mean {mpmath.nstr(m1, 15)} vs {claimed.text('mean')} = {mpmath.nstr(mean, 15)}; variance "
                f"{mpmath.nstr(m2 - m1**2, 15)} vs {mpmath.nstr(var, 15)}", example={"x": x, "y": y}, certified=True,
-               certificate="30-digit Gaussian quadrature (tolerances 1e-20 mean, 1e-15 variance, relative)")
+               certificate="30-digit Gaussian quadrature (tolerances 1e-20 mean, 1e-15 variance, relative)",
+               certificate_strength="recomputed")
     claim_log.note("Mean and variance of one feature product by per-coordinate Gaussian quadrature at 30 digits, "
                    "independent of the closed forms; relative tolerances 1e-20 (mean) and 1e-15 (variance, which "
                    "loses digits to cancellation).")
@@ -1031,7 +1046,7 @@ def test_performer_positive_vs_trig(xy, m, seed, claim_log):
     claim_log.track("trigonometric estimate", trig)
     if not pos > 0:
         refute(f"a positive-feature estimate {pos} is not > 0", example={"x": x, "y": y, "seed": seed}, certified=True,
-               certificate="stored value")
+               certificate="stored value", certificate_strength="proved")
     if trig < 0:
         from flint import arb
 
@@ -1061,7 +1076,8 @@ def test_exp_kernel_full_rank(X, claim_log, claimed):
     if want != N:
         refute(f"exp(XX^T) of N = {N} distinct points in R^{m} has det {det} != 0, so exact rank {N}; the claimed "
                f"{claimed.text('rank')} = {want}", example={"X": X}, certified=True,
-               certificate=f"arb determinant at {bits} bits: {det} (rank N; by shape at most N)")
+               certificate=f"arb determinant at {bits} bits: {det} (rank N; by shape at most N)",
+               certificate_strength="proved")
     claim_log.note("det exp(X X^T) certified non-zero (arb) for distinct points: rank N, so a linear attention "
                    "with d = N - 1 features (rank <= d, checked in linear-sparsity-needs-larger-d) cannot reproduce it.")
 

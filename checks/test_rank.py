@@ -396,7 +396,7 @@ def test_causal_softmax_det_positive_exact(qk, claim_log):
                example={"Q": Q, "K": K}, certified=False)
     if certified_sign(det) != 1:
         refute(f"certified det A = {det} is not positive (N={N}, d={d})", example={"Q": Q, "K": K},
-               certified=True, certificate=f"arb enclosure at {bits} bits: {det}")
+               certified=True, certificate=f"arb enclosure at {bits} bits: {det}", certificate_strength="proved")
     claim_log.note("det A certified > 0 by arb interval arithmetic (python-flint) on every example.")
 
 
@@ -426,10 +426,11 @@ def test_causal_softmax_stored_matrix_full_rank(device, dtype, reading, data, cl
     if not np.isfinite(A).all():
         refute(f"the {dtype} attention matrix on {device} has non-finite entries (N={N})",
                example={"Q": Q, "K": K, "A": A}, certified=True,
-               certificate="the stored entries are NaN/Inf (read back exactly)")
+               certificate="the stored entries are NaN/Inf (read back exactly)", certificate_strength="proved")
     if np.any(np.triu(A, 1) != 0):
         refute("the causal mask leaked: a stored entry above the diagonal is non-zero",
-               example={"Q": Q, "K": K, "A": A}, certified=True, certificate="stored entries read back exactly")
+               example={"Q": Q, "K": K, "A": A}, certified=True, certificate="stored entries read back exactly",
+               certificate_strength="proved")
     # A is lower triangular (checked just above), so det A = prod A_ii: the stored matrix has rank N
     # exactly when no stored diagonal entry is 0; the exact rational rank is needed only otherwise.
     rank = N if np.all(np.diag(A) != 0) else exact_rank(A)
@@ -453,6 +454,7 @@ def test_causal_softmax_stored_matrix_full_rank(device, dtype, reading, data, cl
                 f"diagonal underflows at logit gap > {g_star:.6g} nats ({dtype}, {device}; bisection; "
                 f"IEEE -ln(subnormal_min/2) = {-underflow_log_threshold(dtype):.6g})"
             ),
+            certificate_strength="proved",
         )
 
 
@@ -523,6 +525,7 @@ def test_causal_softmax_numerical_rank_float64(qk, claim_log, doc_size_causal):
                         f"{'<=' if confirmed else '>'} tol",
             boundary=f"N = 2: rank drops at logit gap > {g2:.6g} nats (bisection; ln(1/(2 eps)) = "
                      f"{math.log(1 / (2 * eps)):.6g})",
+            certificate_strength="recomputed" if confirmed else None,
         )
 
 
@@ -539,7 +542,7 @@ def test_rank_qk_at_most_d_exact(qk, claim_log, claimed):
     if r > bound:
         refute(f"exact rank(QK^T) = {r} > {claimed.text('bound')} = {bound} (N={N}, d={d})",
                example={"N": N, "d": d, "Q": Q, "K": K}, certified=True,
-               certificate="fmpq_mat rank (exact rational arithmetic)")
+               certificate="fmpq_mat rank (exact rational arithmetic)", certificate_strength="proved")
     claim_log.note("Exact ranks by python-flint fmpq_mat; 'rank - min(N, d)' = 0 shows the bound is attained.")
 
 
@@ -564,7 +567,8 @@ def test_rank_qk_numerical(device, dtype, reading, qk, claim_log, claimed):
         refute(f"numerical rank of QK^T in {dtype} = {r} > {claimed.text('bound')} = {bound} "
                f"(sigma_(bound+1) = {s[bound]:.3e}, tol {tol:.3e}; N={N}, d={d})",
                example={"N": N, "d": d, "Q": Q, "K": K, "sigma": s}, certified=confirmed,
-               certificate=f"sigma_(bound+1) of the stored matrix at 40 digits = {mpmath.nstr(s_mp[bound], 8)}")
+               certificate=f"sigma_(bound+1) of the stored matrix at 40 digits = {mpmath.nstr(s_mp[bound], 8)}",
+               certificate_strength="recomputed" if confirmed else None)
 
 
 @pytest.mark.claim("theorem-11-23-softmax-rank-bound", reading="exact")
@@ -587,6 +591,7 @@ def test_theorem_11_23_exact(qk, claim_log, claimed, doc_size_ranks):
             certified=True,
             certificate=f"arb ({info['bits']} bits): the {k}x{k} minor rows {info['rows']} cols {info['cols']} "
                         f"has det {info['det']}, an interval excluding 0",
+            certificate_strength="proved",
         )
 
 
@@ -610,7 +615,7 @@ def test_bidirectional_exact_rank_generic(cid, qk, claim_log, doc_size_certified
         refute(f"softmax(QK^T/sqrt d) has exact rank {r} = N for N = {N} > d = {d}: not low rank",
                example={"N": N, "d": d, "Q": Q, "K": K}, certified=True,
                certificate="rank over Q(t), t = e^{1/sqrt d} (Bareiss on integer polynomials; "
-                           "Lindemann-Weierstrass makes it the real rank)")
+                           "Lindemann-Weierstrass makes it the real rank)", certificate_strength="proved")
 
 
 @pytest.mark.parametrize("cid", claim_params(["bidirectional-attention-low-rank", "study-note-encoder-low-rank", "study-note-repeated-tokens-redundancy"],
@@ -627,7 +632,7 @@ def test_repeated_tokens_bound_rank(cid, case, claim_log, claimed):
         refute(f"{N} positions over {n_distinct} distinct tokens give exact rank {r} > "
                f"{claimed.text('repeated_bound')} = {bound}",
                example={"X": X, "Wq": Wq, "Wk": Wk}, certified=True,
-               certificate="rank over Q(t) (exact; Lindemann-Weierstrass)")
+               certificate="rank over Q(t) (exact; Lindemann-Weierstrass)", certificate_strength="proved")
     claim_log.note("Equal tokens without position encoding give equal query and key rows, hence equal "
                    "attention rows and columns; exact ranks over Q(t).")
 
@@ -653,7 +658,8 @@ def test_bidirectional_numerical_rank_below_n(cid, qk, claim_log, doc_size_certi
             refute(f"numerical rank {r} = N (N = {N}, d = {d}, logit scale {s:.3g}): the float64 matrix is "
                    f"numerically full rank", example={"N": N, "d": d, "scale": s, "Q": Q, "K": K},
                    certified=exact_count == N,
-                   certificate=f"exact inertia of A^T A - tol^2 I (fmpq): {exact_count} singular values > tol = {tol:.3e}")
+                   certificate=f"exact inertia of A^T A - tol^2 I (fmpq): {exact_count} singular values > tol = {tol:.3e}",
+                   certificate_strength="proved" if exact_count == N else None)
 
         refute_deferred(f"numerical rank {r} = N", certify=certify)
 
@@ -669,13 +675,14 @@ def test_low_rank_logits_exact(qk, claim_log, claimed):
     claim_log.example(N=N, d=d, logit_rank=r)
     if r > bound:
         refute(f"exact rank(QK^T) = {r} > {claimed.text('logit_rank_bound')} = {bound}", example={"Q": Q, "K": K},
-               certified=True, certificate="fmpq_mat rank")
+               certified=True, certificate="fmpq_mat rank", certificate_strength="proved")
     if d < N - 1:
         target_logits = np.eye(N, dtype=np.int64)  # P_ij ∝ 2^[i = j]
         lr = softmax_log_ratio_rank(target_logits)
         if lr <= d:
             refute(f"the target P ∝ 2^[i=j] has log-ratio rank {lr} <= d = {d}: reachable", example={"N": N, "d": d},
-                   certified=True, certificate="fmpz_mat rank of the log-ratio matrix / ln 2")
+                   certified=True, certificate="fmpz_mat rank of the log-ratio matrix / ln 2",
+                   certificate_strength="proved")
         claim_log.track("log-ratio rank of the unreachable target", lr)
     claim_log.note("P = softmax(S) with rank S <= r iff rank(log P_ij - log P_i0) <= r; the target "
                    "P ∝ 2^[i=j] needs rank N - 1 > d, so no rank-d logits reach it.")
@@ -692,7 +699,7 @@ def test_attention_matrix_rank_le_d(qk, claim_log, doc_size_ranks):
     claim_log.example(N=N, d=d, exact_rank=r)
     if r > d:
         refute(f"softmax(QK^T/sqrt d) has exact rank {r} > d = {d} (N = {N})", example={"Q": Q, "K": K},
-               certified=True, certificate="rank over Q(t) (exact)")
+               certified=True, certificate="rank over Q(t) (exact)", certificate_strength="proved")
 
 
 @pytest.mark.claim("softmax-raises-rank", reading="generic")
@@ -729,7 +736,8 @@ def test_softmax_raises_rank_generic(N, d, seed, claim_log, claimed):
         refute(f"generic exact ranks (N = {N}, d = {d}): softmax(QK^T/sqrt d) {rs}, QK^T {rm}; the claimed generic "
                f"rank {claimed.text('rank')} = {want} and {claimed.text('relation')}", example={"Q": Q, "K": K},
                certified=True, certificate="exact ranks: over Q(t), t = e^(1/sqrt d), for the softmax, fmpq for QK^T; "
-                                           "both at their maximum (N, d), so they are the generic ranks")
+                                           "both at their maximum (N, d), so they are the generic ranks",
+               certificate_strength="proved")
     claim_log.note("A witness of exact rank N (over Q(e^(1/sqrt d))) with rank QK^T = d proves the generic "
                    "statement for its (N, d); draws in the measure-zero exceptional set are redrawn and counted.")
 
@@ -755,7 +763,7 @@ def test_softmax_raises_rank_every_input(qk, claim_log, doc_size_ranks):
     if rs < rm:
         refute(f"rank softmax(QK^T/sqrt d) = {rs} < rank QK^T = {rm}: logit rows differing by a constant give "
                f"equal attention rows", example={"Q": Q, "K": K}, certified=True,
-               certificate="exact ranks: fmpq for QK^T, over Q(t) for the softmax")
+               certificate="exact ranks: fmpq for QK^T, over Q(t) for the softmax", certificate_strength="proved")
 
 
 @pytest.mark.claim("decoder-attention-lower-triangular-full-rank-9889", reading="exact")
@@ -774,13 +782,15 @@ def test_decoder_full_rank_exact(qk, claim_log, claimed):
                example={"Q": Q, "K": K}, certified=False)
     if certified_sign(det) != 1 or any(certified_sign(v) != 1 for v in diag):
         refute(f"softmax det {det} or an elu+1 diagonal entry is not certified positive (N={N})",
-               example={"Q": Q, "K": K}, certified=True, certificate="arb interval arithmetic")
+               example={"Q": Q, "K": K}, certified=True, certificate="arb interval arithmetic",
+               certificate_strength="proved")
     if want != N:
         # both matrices are N x N and lower-triangular with a certified positive diagonal (softmax: det > 0)
         refute(f"the causal softmax matrix has det {det} > 0 and the elu+1 one a positive diagonal, so both have "
                f"exact rank {N}; the claimed {claimed.text('rank')} = {want}", example={"Q": Q, "K": K},
                certified=True, certificate=f"arb determinant at {bits} bits: {det}; arb diagonal "
-                                           f"phi(q_i).phi(k_i) > 0 (rank N, by shape at most N)")
+                                           f"phi(q_i).phi(k_i) > 0 (rank N, by shape at most N)",
+               certificate_strength="proved")
     claim_log.note("Softmax: det A certified > 0 (arb); elu+1 linear attention: every diagonal phi(q_i).phi(k_i) "
                    "certified > 0, so the normalised lower-triangular matrix has det > 0.")
 
@@ -803,7 +813,8 @@ def test_decoder_relu_features_rank(data, N, d, claim_log, doc_size_relu):
         i = int(np.flatnonzero(np.diag(U) == 0)[0])
         refute(f"causal linear attention with relu features: phi(q_{i}).phi(k_{i}) = 0 exactly, so the "
                f"{N}x{N} lower-triangular matrix has rank {r} < N (row normalisation keeps the rank)",
-               example={"Q": Q, "K": K, "row": i}, certified=True, certificate="exact integer rank (fmpz)")
+               example={"Q": Q, "K": K, "row": i}, certified=True, certificate="exact integer rank (fmpz)",
+               certificate_strength="proved")
 
 
 @pytest.mark.parametrize("device,dtype,reading", reading_params("decoder-attention-lower-triangular-full-rank-9889"))
@@ -821,7 +832,7 @@ def test_decoder_full_rank_float(device, dtype, reading, qk, claim_log, doc_size
     claim_log.example(N=N, d=d, logit_gap=gap)
     if not np.isfinite(A).all():
         refute(f"{dtype} on {device}: non-finite attention entries", example={"Q": Q, "K": K}, certified=True,
-               certificate="stored entries read back exactly")
+               certificate="stored entries read back exactly", certificate_strength="proved")
     rank = exact_rank(A)
     if rank < N:
         i = int(np.flatnonzero(np.diag(A) == 0)[0])
@@ -832,7 +843,7 @@ def test_decoder_full_rank_float(device, dtype, reading, qk, claim_log, doc_size
                certificate="exact rational rank of the stored entries (python-flint); the true A_ii by 50-digit mpmath",
                boundary=f"the diagonal underflows at logit gap > {softmax_diagonal_underflow_gap(dtype, device):.6g} "
                         f"nats ({dtype}, {device}; bisection; IEEE -ln(subnormal_min/2) = "
-                        f"{-underflow_log_threshold(dtype):.6g})")
+                        f"{-underflow_log_threshold(dtype):.6g})", certificate_strength="proved")
 
 
 @pytest.mark.claim("study-note-row-correlation-low-rank", reading="exact")
@@ -857,7 +868,8 @@ def test_correlated_rows_exact_rank(N, d, s, seed, claim_log, doc_size_near_unif
             if ok and N > N // 2:
                 refute(f"every pairwise row cosine is >= {cmin:.12f} > 0.99, yet the exact rank is N = {N} (not <= N/2)",
                        example={"N": N, "d": d, "scale": s, "Q": Q, "K": K}, certified=True,
-                       certificate=f"arb: the full {N}x{N} determinant is {info['det']}, an interval excluding 0")
+                       certificate=f"arb: the full {N}x{N} determinant is {info['det']}, an interval excluding 0",
+                       certificate_strength="proved")
 
         refute_deferred(f"rows with min cosine {cmin:.4f}", certify=certify)
 
@@ -878,7 +890,8 @@ def test_correlated_rows_energy_bound(N, d, s, seed, claim_log, claimed):
         def certify():
             ok, why = _certify_top_energy_below(Q, K, A, claimed)
             refute(f"top-1 energy {top:.15f} < {claimed.text('top1_energy_lower')} = {bound:.15f} (c = {c:.6f})",
-                   example={"N": N, "d": d, "scale": s, "seed": seed}, certified=ok, certificate=why)
+                   example={"N": N, "d": d, "scale": s, "seed": seed}, certified=ok, certificate=why,
+                   certificate_strength="proved" if ok else None)
 
         refute_deferred(f"top-1 energy {top:.15f} < {bound:.15f}", certify=certify)
 
@@ -930,7 +943,7 @@ def test_rank_definition(M, claim_log):
     claim_log.example(rank=r)
     if not r_rows == r_cols == r:
         refute(f"independent rows {r_rows}, columns {r_cols}, rank {r}", example={"M": M}, certified=True,
-               certificate="exact integer arithmetic")
+               certificate="exact integer arithmetic", certificate_strength="proved")
 
 
 # -- 100: repeated tokens with position embeddings -------------------------------------------------
@@ -956,7 +969,8 @@ def test_repeated_tokens_with_positions(n_distinct, extra, D, seed, claim_log, c
     claim_log.example(N=N, distinct=n_distinct, exact_rank=r)
     if r > bound:
         refute(f"with position embeddings, {N} positions over {n_distinct} distinct tokens give exact rank {r} > "
-               f"{bound}", example={"X": X, "Wq": Wq, "Wk": Wk}, certified=True, certificate="rank over Q(t) (exact)")
+               f"{bound}", example={"X": X, "Wq": Wq, "Wk": Wk}, certified=True, certificate="rank over Q(t) (exact)",
+               certificate_strength="proved")
 
 
 @pytest.mark.claim("study-note-lower-rank-more-redundant", reading="row-redundancy")
@@ -975,7 +989,8 @@ def test_lower_rank_redundant_rows(AB, claim_log, claimed):
         refute(f"an {n} x {n} matrix of exact rank {r} has {len(redundant)} redundant rows {redundant} (each in the "
                f"span of rows {kept}); the claimed {claimed.text('redundant_rows')} gives {want} (and {fewer} at "
                f"rank {r + 1})", example={"M": M}, certified=True,
-               certificate="exact ranks over Q (fmpz_mat): greedy independent rows, each other row in their span")
+               certificate="exact ranks over Q (fmpz_mat): greedy independent rows, each other row in their span",
+               certificate_strength="proved")
     claim_log.note("Exact: a maximal independent set has r rows and each of the other n - r rows lies in its span.")
 
 
@@ -1004,7 +1019,7 @@ def test_rank_variety_dimension(AB, claim_log, claimed):
         refute(f"n = {n}: " + "; ".join(bad), example={"A": A, "B": B}, certified=True,
                certificate="exact Jacobian rank of (A, B) -> A B^T at this integer point (a lower bound of the "
                            "dimension) and (n + n) r minus the exact rank of the r^2 kernel directions (A X, -B X^T) "
-                           "(an upper bound); fmpz_mat")
+                           "(an upper bound); fmpz_mat", certificate_strength="proved")
     claim_log.note("At every drawn point the lower and upper bounds met, certifying the dimension exactly; it rose "
                    "strictly from rank r - 1 to rank r.")
 
@@ -1025,7 +1040,8 @@ def test_softmax_keeps_row_dependence(u, v, claim_log, doc_size_ranks):
     if ok:
         refute(f"rows of M = u v^T (u = {list(u)}, v = {v.tolist()}) are dependent (rank M = 1), but softmax(M) "
                f"has rank 2", example={"M": M}, certified=True,
-               certificate=f"arb 2x2 minor rows {info['rows']} cols {info['cols']}: det {info['det']} excludes 0")
+               certificate=f"arb 2x2 minor rows {info['rows']} cols {info['cols']}: det {info['det']} excludes 0",
+               certificate_strength="proved")
 
 
 # -- 引理 11.36 ---------------------------------------------------------------------------------
@@ -1051,7 +1067,8 @@ def test_dimension_bottleneck(cid, d, seed, claim_log, claimed, doc_size_ranks):
     if ok:
         refute(f"N = {N} = 8 d, d = {d}: rank softmax(QK^T/sqrt d) >= {bound + 1} > {claimed.text('bound')} = {bound}",
                example={"N": N, "d": d, "seed": seed}, certified=True,
-               certificate=f"arb minor rows {info['rows']} cols {info['cols']} det {info['det']}")
+               certificate=f"arb minor rows {info['rows']} cols {info['cols']} det {info['det']}",
+               certificate_strength="proved")
 
 
 # -- 定理 11.28 -----------------------------------------------------------------------------------
@@ -1087,7 +1104,7 @@ def test_lora_query_update_delta_rank(N, d, e, seed, claim_log, claimed, doc_siz
                    f"rank >= {k} > r_max = {claimed.text('r_max')} = {r_max} (N = {N}, d = {d})",
                    example={"Q": Q, "K": K, "a": a, "b": b, "e": e, "seed": seed}, certified=True,
                    certificate=f"arb minor rows {info['rows']} cols {info['cols']}: det {info['det']} "
-                               f"({info['bits']} bits)")
+                               f"({info['bits']} bits)", certificate_strength="proved")
 
 
 @pytest.mark.claim("table-11-3-3-lora-row", reading="exact-factorization")
@@ -1102,7 +1119,8 @@ def test_lora_exact_factorization(m, n, k, data, claim_log):
     claim_log.example(m=m, n=n, rank=r)
     if C.ncols() != r or C * R != fmpq_matrix(W):
         refute(f"the column-row factorisation of an integer matrix of rank {r} is not W = B A with inner "
-               f"dimension {r}", example={"W": W}, certified=True, certificate="fmpq_mat (exact)")
+               f"dimension {r}", example={"W": W}, certified=True, certificate="fmpq_mat (exact)",
+               certificate_strength="proved")
 
 
 
@@ -1147,7 +1165,8 @@ def test_bidirectional_numerical_rank_below_n_batched(cid, spec, claim_log, doc_
                    f"numerically full rank", example={"N": N, "d": d, "scale": s, "seed": seed, "batch": BATCH,
                                                       "index": i, "Q": Q[i], "K": K[i]},
                    certified=exact_count == N,
-                   certificate=f"exact inertia of A^T A - tol^2 I (fmpq): {exact_count} singular values > tol = {tol:.3e}")
+                   certificate=f"exact inertia of A^T A - tol^2 I (fmpq): {exact_count} singular values > tol = {tol:.3e}",
+                   certificate_strength="proved" if exact_count == N else None)
 
         refute_deferred(f"numerical rank {ri} = N", certify=certify)
 
@@ -1193,10 +1212,11 @@ def test_causal_softmax_stored_matrix_full_rank_batched(device, dtype, reading, 
         where = {"seed": seed, "batch": BATCH, "index": i, "N": N, "d": d, "logit_scale": scale, "Q": Qi, "K": Ki}
         if not np.isfinite(Ai).all():
             refute(f"the {dtype} attention matrix on {device} has non-finite entries (N={N})", example=where,
-                   certified=True, certificate="the stored entries are NaN/Inf (read back exactly)")
+                   certified=True, certificate="the stored entries are NaN/Inf (read back exactly)",
+                   certificate_strength="proved")
         if np.any(np.triu(Ai, 1) != 0):
             refute("the causal mask leaked: a stored entry above the diagonal is non-zero", example=where,
-                   certified=True, certificate="stored entries read back exactly")
+                   certified=True, certificate="stored entries read back exactly", certificate_strength="proved")
         rank = exact_rank(Ai)
         if rank == N:
             continue  # the batched kernel rounded differently from the reference: not confirmed
@@ -1219,6 +1239,7 @@ def test_causal_softmax_stored_matrix_full_rank_batched(device, dtype, reading, 
                 f"diagonal underflows at logit gap > {g_star:.6g} nats ({dtype}, {device}; bisection; "
                 f"IEEE -ln(subnormal_min/2) = {-underflow_log_threshold(dtype):.6g})"
             ),
+            certificate_strength="proved",
         )
 
 
@@ -1275,6 +1296,7 @@ def test_causal_softmax_numerical_rank_float64_batched(spec, claim_log, doc_size
                         f"{'<=' if confirmed else '>'} tol",
             boundary=f"N = 2: rank drops at logit gap > {g2:.6g} nats (bisection; ln(1/(2 eps)) = "
                      f"{math.log(1 / (2 * eps)):.6g})",
+            certificate_strength="recomputed" if confirmed else None,
         )
 
 
@@ -1305,4 +1327,5 @@ def test_rank_qk_numerical_batched(device, dtype, reading, spec, claim_log, clai
                f"(sigma_(bound+1) = {sv[bound]:.3e}, tol {tol:.3e}; N={N}, d={d})",
                example={"N": N, "d": d, "seed": seed, "batch": BATCH, "index": i, "Q": Q[i], "K": K[i], "sigma": sv},
                certified=confirmed,
-               certificate=f"sigma_(bound+1) of the stored matrix at 40 digits = {mpmath.nstr(s_mp[bound], 8)}")
+               certificate=f"sigma_(bound+1) of the stored matrix at 40 digits = {mpmath.nstr(s_mp[bound], 8)}",
+               certificate_strength="recomputed" if confirmed else None)

@@ -338,7 +338,8 @@ def _check_figure(kind, path, fast_ref, claim_log):
     # tolerance: 1e-12 relative (the curves are float64 roundings of 40-digit values)
     if worst > 1e-12:
         refute(f"the drawn {kind} curves differ from the reference by {worst:.3e} relative",
-               example={"kind": kind}, certified=True, certificate="20-digit quadrature / moment formula")
+               example={"kind": kind}, certified=True, certificate="20-digit quadrature / moment formula",
+               certificate_strength="recomputed")
     # sampled values: |S_hat - S| <= SAMPLE_Z standard errors (delta method); at 5 s.e. a true curve
     # fails one of ~50 points with probability ~3e-5, and the seed is fixed
     zs = []
@@ -396,7 +397,8 @@ def test_hurley_rickard_reversed(x, data, claim_log, claimed):
     if bad:
         refute(f"S violates {bad} (the directional ones read as {claimed.text('direction')}) at x = "
                f"{[str(v) for v in x]}",
-               example={"x": [str(v) for v in x]}, certified=True, certificate="exact rationals")
+               example={"x": [str(v) for v in x]}, certified=True, certificate="exact rationals",
+               certificate_strength="proved")
     claim_log.note("All six Hurley & Rickard properties hold for S with the direction reversed, strictly for the "
                    "four directional ones (exact).")
 
@@ -444,7 +446,8 @@ def test_smaller_is_sparser(p, data, claim_log, claimed):
     claim_log.example(n=n)
     if problems:
         refute("; ".join(problems), example={"p": [str(v) for v in p], "p_prime": [str(v) for v in pp]},
-               certified=True, certificate="exact rationals; arb for logarithms; Hoyer at 50 digits")
+               certified=True, certificate="exact rationals; arb for logarithms; Hoyer at 50 digits",
+               certificate_strength="recomputed")
     claim_log.note("S and entropy are smallest exactly at one-hot and largest exactly at uniform; Hurley & Rickard's "
                    "Gini index and Hoyer measure go the other way (Hoyer = sqrt(n)(1 - S)/(sqrt(n) - 1)).")
 
@@ -466,7 +469,8 @@ def test_exp_closed_form_vs_quadrature(beta, sigma, q_norm, claim_log, claimed):
         refute(f"S = {claimed.text('expression')} = {mpmath.nstr(closed, 20)} but quadrature gives "
                f"{mpmath.nstr(ref, 20)} (beta={beta}, sigma={sigma}, |q|={q_norm})",
                example={"beta": beta, "sigma": sigma, "q_norm": q_norm}, certified=True,
-               certificate=f"40-digit certified quadrature (arb); relative difference {mpmath.nstr(err, 5)} > 1e-25")
+               certificate=f"40-digit certified quadrature (arb); relative difference {mpmath.nstr(err, 5)} > 1e-25",
+               certificate_strength="recomputed")
     claim_log.note("Tolerance: relative 1e-25 against 40-digit certified quadrature (arb balls).")
 
 
@@ -520,7 +524,8 @@ def test_identity_even_in_beta(beta, gamma, claim_log, claimed):
         refute(f"f = {f}: S(beta) = {mpmath.nstr(plus, 20)} != S(-beta) = {mpmath.nstr(minus, 20)} "
                f"(beta={beta}, gamma={gamma})",
                example={"f": f, "beta": beta, "gamma": gamma}, certified=True,
-               certificate=f"40-digit quadrature; relative difference {mpmath.nstr(err, 5)} > 1e-30")
+               certificate=f"40-digit quadrature; relative difference {mpmath.nstr(err, 5)} > 1e-30",
+               certificate_strength="recomputed")
     claim_log.note("Both sides by 40-digit quadrature of E|beta+gamma eps| and E(beta+gamma eps)^2; tolerance 1e-30.")
 
 
@@ -547,7 +552,8 @@ def test_identity_closed_form(cid, beta, gamma, claim_log, claimed):
     if err > REL_25 or relative_error(mirrored, closed) > REL_30:
         refute(f"printed closed form {mpmath.nstr(closed, 20)} vs quadrature {mpmath.nstr(ref, 20)}",
                example={"beta": beta, "gamma": gamma}, certified=True,
-               certificate=f"40-digit quadrature; relative difference {mpmath.nstr(err, 5)}")
+               certificate=f"40-digit quadrature; relative difference {mpmath.nstr(err, 5)}",
+               certificate_strength="recomputed")
 
 
 # -- f = identity at finite n (sparsity-identity-closed-form) -------------------------------------
@@ -614,7 +620,8 @@ def test_measure_properties_exact(x, c, claim_log, claimed):
         problems.append("a k-sparse flat vector does not have S^2 = k/n")
     if problems:
         refute("; ".join(problems), example={"x": [str(v) for v in x], "c": str(c)}, certified=True,
-               certificate="exact rational arithmetic (the claimed formula at 60 digits)")
+               certificate="exact rational arithmetic (the claimed formula at 60 digits)",
+               certificate_strength="recomputed")
     claim_log.note("S^2 = ||x||_1^2/(n ||x||_2^2) exactly; the claimed formula agrees to 45 digits on every example; "
                    "bounds 1/n <= S^2 <= 1 with equality exactly at one-hot / flat |x|; S(cx) = S(x); "
                    "k equal non-zeros give S = sqrt(k/n).")
@@ -647,7 +654,8 @@ def test_measure_orders_like_entropy(family, claim_log):
             refute(f"S and entropy order p = {[str(v) for v in p]} and p' = {[str(v) for v in pp]} oppositely: "
                    f"S(p)^2 - S(p')^2 = {ds}, sign of H(p) - H(p') = {dh}",
                    example={"p": [str(v) for v in p], "p_prime": [str(v) for v in pp]}, certified=True,
-                   certificate="S^2 exactly in rationals; H(p) - H(p') as an arb interval excluding 0")
+                   certificate="S^2 exactly in rationals; H(p) - H(p') as an arb interval excluding 0",
+                   certificate_strength="proved")
     target(worst, label="disagreement of the S and H orders")
     claim_log.example(n=len(family[0]), pairs=len(family) * (len(family) - 1) // 2)
 
@@ -675,7 +683,8 @@ def test_reduction_exact_moments(q, mu, sigma, claim_log, claimed):
                f"beta + gamma eps with beta = {claimed.text('beta')}, gamma = {claimed.text('gamma')} gives "
                f"{mpmath.nstr(scalar[k], 20)}",
                example={"q": [str(v) for v in q], "mu": [str(v) for v in mu[:d]], "sigma": str(sigma)},
-               certified=True, certificate="exact rational moments vs the claimed scalar at 60 digits")
+               certified=True, certificate="exact rational moments vs the claimed scalar at 60 digits",
+               certificate_strength="recomputed")
     claim_log.note("Moments k <= 8 of q.mu + sigma q.eps computed exactly coordinate by coordinate; they match "
                    "beta + gamma eps to 40 digits, and the Gaussian is determined by its moments.")
 
@@ -708,7 +717,8 @@ def test_reduction_monte_carlo(device, dtype, reading, f, d, q_norm, gamma, c, s
         b_c = claimed.eval("beta", q_dot_mu=mpmath.mpf(float(q @ mu)))
     if not g_c > 0:
         refute(f"the claimed gamma = {claimed.text('gamma')} = {g_c} is not a positive scale",
-               example={"sigma": sigma, "q_norm": q_norm}, certified=True, certificate="direct evaluation")
+               example={"sigma": sigma, "q_norm": q_norm}, certified=True, certificate="direct evaluation",
+               certificate_strength="recomputed")
     ref = float(s_reference(f, b_c, g_c, dps=15))
     z = abs(s_hat - ref) / se
     target(z, label="|z| of the Monte Carlo estimate")
@@ -741,14 +751,15 @@ def test_exp_sparsity_vanishes(beta, g1, ratio, eps, claim_log, claimed):
         refute(f"S(beta={beta}, gamma={g2:.6g}) = {mpmath.nstr(s2, 12)} and S(gamma={g1:.6g}) = "
                f"{mpmath.nstr(s1, 12)}: not {claimed.text('monotone')}",
                example={"beta": beta, "gamma_1": g1, "gamma_2": g2}, certified=True,
-               certificate="15-digit quadrature (arb ball arithmetic, every digit certified)")
+               certificate="15-digit quadrature (arb ball arithmetic, every digit certified)",
+               certificate_strength="recomputed")
     if not abs(s - limit) < eps:
         # S > 0 and S is decreasing in gamma (checked above on every draw; the closed form e^(-gamma^2/2) of
         # sparsity-exp-closed-form), so lim S lies in [0, S(8)]: a claimed limit eps or more from S(8) is outside
         refute(f"S(beta={beta}, gamma=8) = {mpmath.nstr(s, 6)} is not within eps = {eps:.3g} of the claimed limit "
                f"{claimed.text('limit')} = {mpmath.nstr(limit, 6)}", example={"beta": beta, "eps": eps},
                certified=True, certificate="15-digit quadrature (arb ball arithmetic); S > 0 decreasing in gamma, "
-                                           "so the limit lies in [0, S(8)]")
+                                           "so the limit lies in [0, S(8)]", certificate_strength="recomputed")
     claim_log.note("S by 15-digit quadrature: strictly decreasing in gamma = sigma ||q|| for every beta (ratios "
                    "gamma_2/gamma_1 >= 1.05, S ratios far above 1e-12), and below every eps >= 1e-8 at gamma = 8.")
 
@@ -772,7 +783,8 @@ def test_exp_sparsity_finite_n(n, gamma, seed, claim_log):
                certificate=f"exact rational S^2 of the stored float64 weights = {float(s2):.6g} >= 1/n = {1 / n:.6g} "
                            "(Cauchy-Schwarz: ||a||_1^2 >= ||a||_2^2)",
                boundary=f"the n -> infinity S falls below the finite floor 1/sqrt(n) at gamma > "
-                        f"{_finite_floor_crossing(256):.4g} for n = 256 (bisection on 10-digit quadrature)")
+                        f"{_finite_floor_crossing(256):.4g} for n = 256 (bisection on 10-digit quadrature)",
+               certificate_strength="proved")
 
 
 @pytest.mark.claim("sparsity-relu2-closed-form", reading="certified-quadrature")
@@ -791,7 +803,8 @@ def test_relu2_printed_vs_quadrature(c, gamma, claim_log, claimed):
     if bad:
         refute(f"printed relu^2 form = {mpmath.nstr(printed, 20)} but quadrature gives {mpmath.nstr(ref, 20)} "
                f"(beta={beta}, gamma={gamma})", example={"beta": beta, "gamma": gamma}, certified=True,
-               certificate=f"40-digit quadrature; relative difference {mpmath.nstr(err, 5)} > 1e-25")
+               certificate=f"40-digit quadrature; relative difference {mpmath.nstr(err, 5)} > 1e-25",
+               certificate_strength="recomputed")
     claim_log.note("Printed form evaluated at 45 digits plus c^2/(2 ln 10) + 20 guard digits; tolerance 1e-25 "
                    "relative against 40-digit quadrature over the support X > 0.")
 
@@ -817,7 +830,8 @@ def test_relu2_printed_float64(c, gamma, claim_log, claimed):
                certificate="the float64 value is read back exactly; S by the truncated-normal moment recurrence at "
                            "45 digits (validated against quadrature in tests/test_sparsity_module.py)",
                boundary=f"relative error > 1e-6 once beta/gamma < {_float64_boundary(text):.4g} "
-                        "(bisection at gamma = 1; erf(x) + 1 cancels)")
+                        "(bisection at gamma = 1; erf(x) + 1 cancels)",
+               certificate_strength="recomputed" if bool(confirmed) else None)
 
 
 @pytest.mark.claim("sparsity-relu2-sparse-only-for-negative-bias", reading="quadrature")
@@ -838,25 +852,28 @@ def test_relu2_sparse_only_for_negative_bias(beta, gamma, eps, claim_log, claime
                 refute(f"beta = {beta} lies outside the claimed domain {claimed.text('sparse_domain')} but S can "
                        f"approach 0 there: S(beta, gamma = {mpmath.nstr(g_star, 6)}) = {mpmath.nstr(s_star, 8)} < "
                        f"eps = {eps}", example={"beta": beta, "eps": eps}, certified=bool(s_star < eps),
-                       certificate="40-digit quadrature")
+                       certificate="40-digit quadrature",
+                       certificate_strength="recomputed" if bool(s_star < eps) else None)
             s = s_relu2_moments(mpmath.mpf(beta) / mpmath.mpf(gamma))
             target(-float(s - _inv_sqrt6()), label="-(S - 1/sqrt6) outside the claimed domain")
             if s < _inv_sqrt6() * (1 - mpmath.mpf("1e-30")):
                 q = s_reference("relu2", beta, gamma)
                 refute(f"beta = {beta} >= 0 but S = {mpmath.nstr(q, 12)} < 1/sqrt(6) = S(0) at gamma = {gamma}",
                        example={"beta": beta, "gamma": gamma}, certified=bool(q < _inv_sqrt6()),
-                       certificate="40-digit quadrature")
+                       certificate="40-digit quadrature",
+                       certificate_strength="recomputed" if bool(q < _inv_sqrt6()) else None)
             return
         if beta >= 0:
             q = s_reference("relu2", beta, gamma)
             refute(f"beta = {beta} is in the claimed domain {claimed.text('sparse_domain')}, but for beta >= 0 "
                    f"S >= S(0) = 1/sqrt(6) for every gamma (S = {mpmath.nstr(q, 12)} at gamma = {gamma}): it cannot "
                    "approach 0", example={"beta": beta, "gamma": gamma}, certified=bool(q >= _inv_sqrt6() * (1 - REL_25)),
-                   certificate="40-digit quadrature; S is non-decreasing in beta/gamma (log-convex moments)")
+                   certificate="40-digit quadrature; S is non-decreasing in beta/gamma (log-convex moments)",
+                   certificate_strength="recomputed" if bool(q >= _inv_sqrt6() * (1 - REL_25)) else None)
     if not s_star < eps:
         refute(f"beta = {beta} < 0 but S(beta, gamma = {mpmath.nstr(g_star, 6)}) = {mpmath.nstr(s_star, 8)} is not "
                f"below eps = {eps}", example={"beta": beta, "eps": eps}, certified=True,
-               certificate="40-digit quadrature")
+               certificate="40-digit quadrature", certificate_strength="recomputed")
     claim_log.note("Outside the claimed domain S >= 1/sqrt(6) = 0.40825 (S(0), the infimum: S is non-decreasing in "
                    "beta/gamma); inside it S < eps at gamma = beta/c, Phi(c) = eps^2/4 (40-digit quadrature).")
 
@@ -875,7 +892,8 @@ def test_relu2_zero_fraction(beta, gamma, claim_log, claimed):
     if wrong:
         refute(f"beta = {beta}: P(relu = 0) = {mpmath.nstr(p0, 8)} (-> {mpmath.nstr(p_lim, 8)} as gamma -> 0) but "
                f"the claimed domain {claimed.text('sparse_domain')} says {'inside' if inside else 'outside'}",
-               example={"beta": beta, "gamma": gamma}, certified=True, certificate="30-digit mpmath normal CDF")
+               example={"beta": beta, "gamma": gamma}, certified=True, certificate="30-digit mpmath normal CDF",
+               certificate_strength="recomputed")
 
 
 @pytest.mark.claim("sparsity-relu2-sparse-only-for-negative-bias", reading="figure-curves")
@@ -886,10 +904,12 @@ def test_relu2_figure(claim_log, claimed, figures_dir):
         inside = bool(claimed.eval("sparse_domain", exact=True, beta=Fraction(beta)))
         if inside and not y[0] < 0.01:
             refute(f"the beta = {beta} curve (inside the claimed domain) is still {y[0]:.4f} at gamma = {_x[0]:.3g}",
-                   example={"beta": beta}, certified=True, certificate="the drawn float64 values")
+                   example={"beta": beta}, certified=True, certificate="the drawn float64 values",
+                   certificate_strength="recomputed")
         if not inside and not float(y.min()) >= float(_inv_sqrt6()) - 1e-12:
             refute(f"the beta = {beta} curve (outside the claimed domain) falls to {y.min():.4f} < 1/sqrt(6)",
-                   example={"beta": beta}, certified=True, certificate="the drawn float64 values")
+                   example={"beta": beta}, certified=True, certificate="the drawn float64 values",
+                   certificate_strength="recomputed")
     claim_log.note(f"Figure {path.name} (S vs gamma, beta in {[b for b, _, _ in drawn]}): every drawn point within "
                    "1e-12 relative of the moment reference, one per curve against 20-digit quadrature, every sampled "
                    f"attention vector within {SAMPLE_Z:g} standard errors of its curve.")
@@ -911,7 +931,8 @@ def test_identity_floor(beta, gamma, claim_log, claimed):
             q = s_reference("identity", beta, gamma)
         refute(f"S(beta={beta}, gamma={gamma}) = {mpmath.nstr(q, 15)} < the claimed floor {claimed.text('floor')} = "
                f"{mpmath.nstr(floor, 15)}", example={"beta": beta, "gamma": gamma},
-               certified=bool(q < floor * (1 - REL_25)), certificate="40-digit quadrature")
+               certified=bool(q < floor * (1 - REL_25)), certificate="40-digit quadrature",
+               certificate_strength="recomputed" if bool(q < floor * (1 - REL_25)) else None)
     claim_log.note("S >= floor on every example (folded-normal mean at 45 digits; a violation is re-done by "
                    "40-digit quadrature).")
 
@@ -927,7 +948,8 @@ def test_identity_floor_attained(gamma, claim_log, claimed):
     if not_attained or not floor > 0.5:
         refute(f"S(0, gamma = {gamma}) = {mpmath.nstr(at_zero, 15)} (quadrature) but the claimed floor is "
                f"{claimed.text('floor')} = {mpmath.nstr(floor, 15)}: it is not the infimum (or not high)",
-               example={"gamma": gamma}, certified=True, certificate="40-digit quadrature")
+               example={"gamma": gamma}, certified=True, certificate="40-digit quadrature",
+               certificate_strength="recomputed")
     claim_log.note("S(0, gamma) equals the floor to 25 digits by 40-digit quadrature: the floor is attained.")
 
 
@@ -940,7 +962,8 @@ def test_identity_figure(claim_log, claimed, figures_dir):
     claim_log.track("lowest drawn S", low)
     if low < floor - 1e-12:
         refute(f"a drawn curve falls to {low:.6f} < the claimed floor {floor:.6f}", example={"lowest": low},
-               certified=True, certificate="the drawn float64 values, checked against quadrature")
+               certified=True, certificate="the drawn float64 values, checked against quadrature",
+               certificate_strength="recomputed")
     claim_log.note(f"Figure {path.name} (S vs gamma, beta in {[b for b, _, _ in drawn]}): every drawn point within "
                    "1e-12 relative of the folded-normal formula, one per curve against 20-digit quadrature, every "
                    f"sampled attention vector within {SAMPLE_Z:g} standard errors of its curve.")

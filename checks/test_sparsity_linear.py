@@ -153,10 +153,12 @@ def test_decay_closed_form_exact(lam, n, claim_log, claimed):
     claim_log.example(lam=float(lam), n=n)
     if printed != s2:
         refute(f"closed form^2 {float(printed)!r} != S(a)^2 {float(s2)!r} (lambda={lam}, n={n})",
-               example={"lambda": str(lam), "n": n}, certified=True, certificate="exact rational arithmetic")
+               example={"lambda": str(lam), "n": n}, certified=True, certificate="exact rational arithmetic",
+               certificate_strength="proved")
     if not bound > s2:
         refute(f"bound^2 {float(bound)!r} is not > S(a)^2 {float(s2)!r} (lambda={lam}, n={n})",
-               example={"lambda": str(lam), "n": n}, certified=True, certificate="exact rational arithmetic")
+               example={"lambda": str(lam), "n": n}, certified=True, certificate="exact rational arithmetic",
+               certificate_strength="proved")
     claim_log.note("Exact rational arithmetic (fractions.Fraction) for S(a)^2 of the vector, the printed closed "
                    "form squared and the bound squared, for rational lambda in (0, 1).")
 
@@ -179,10 +181,12 @@ def test_decay_closed_form_printed_at_lambda_1(n, claim_log, claimed):
         refute(f"at lambda = 1 (inside the record's domain {claimed.text('domain')}) the printed closed form "
                f"is 0/0: undefined (its limit, 1, is right)",
                example={"lambda": 1, "n": n}, certified=True,
-               certificate="exact rational arithmetic: the expression divides by exactly 0")
+               certificate="exact rational arithmetic: the expression divides by exactly 0",
+               certificate_strength="proved")
     if value != _s2_vector(lam, n):
         refute(f"at lambda = 1 the printed closed form^2 is {value}, but S(1, ..., 1)^2 = 1",
-               example={"lambda": 1, "n": n}, certified=True, certificate="exact rational arithmetic")
+               example={"lambda": 1, "n": n}, certified=True, certificate="exact rational arithmetic",
+               certificate_strength="proved")
 
 
 @pytest.mark.claim("decay-sparsity-closed-form", reading="cpu-float64-bound")
@@ -210,7 +214,8 @@ def test_decay_bound_in_float64(lam, n, claim_log, claimed):
         refute(f"in float64 the closed form {s!r} exceeds the bound {b!r} by {excess_ulps:.2f} ulps "
                f"(lambda={lam!r}, n={n})",
                example={"lambda": lam, "n": n, "S": s, "bound": b}, certified=gap < 0,
-               certificate=f"exactly (fractions.Fraction of the same float lambda), bound^2 - S^2 = {float(gap):.3e}")
+               certificate=f"exactly (fractions.Fraction of the same float lambda), bound^2 - S^2 = {float(gap):.3e}",
+               certificate_strength="proved" if gap < 0 else None)
 
 
 @pytest.mark.claim("decay-sparsity-vanishes", reading="exact")
@@ -239,7 +244,8 @@ def test_decay_sparsity_vanishes(lam, claim_log, claimed):
     if not decreasing or not s_at < eps:
         refute(f"S(a) does not fall below 0.1 by n = {n_eps} or is not decreasing along n = 2^k (lambda={lam})",
                example={"lambda": lam, "S_2^k": [mpmath.nstr(x, 8) for x in seq]}, certified=True,
-               certificate="50-digit mpmath: the vector's two sums as geometric series")
+               certificate="50-digit mpmath: the vector's two sums as geometric series",
+               certificate_strength="recomputed")
     claim_log.note("S computed from the vector's sums (geometric series, 50 digits) for n = 1, 2, 4, ..., 2^14 "
                    "and at n_eps = (1+lambda)/((1-lambda) 0.1^2) + 1.")
 
@@ -283,7 +289,8 @@ def test_decay_sparsity_against_n(claim_log, claimed):
                     refute(f"lambda = {lam_text}, n = {n}: S(a) of the vector {mpmath.nstr(s_vec, 12)}, closed form "
                            f"{mpmath.nstr(s_cf, 12)}, bound {mpmath.nstr(s_b, 12)}",
                            example={"lambda": lam_text, "n": n}, certified=True,
-                           certificate="50-digit mpmath sums over the vector and the printed expressions")
+                           certificate="50-digit mpmath sums over the vector and the printed expressions",
+                           certificate_strength="recomputed")
                 S.setdefault(label, []).append(float(s_vec))
                 closed.setdefault(label, []).append(float(s_cf))
                 bound.setdefault(label, []).append(float(s_b))
@@ -309,13 +316,14 @@ def test_iid_lower_snr_monotone(q, r2, dr2, m, claim_log, claimed):
         refute(f"raising (sigma~/mu~)^2 from {r2} to {r2 + dr2} does not lower S^2 = {claimed.text('s_squared')}: "
                f"{float(s_lo):.6g} -> {float(s_hi):.6g} (rho^2 = {rho2})",
                example={"q": [str(v) for v in q], "r2": str(r2), "r2_plus": str(r2 + dr2)}, certified=True,
-               certificate="exact rational arithmetic (fractions.Fraction)")
+               certificate="exact rational arithmetic (fractions.Fraction)", certificate_strength="proved")
     r2_eps = (m * m - 1) / rho2 + 1  # S^2 = 1/(1 + r^2 rho^2) < 1/m^2 iff r^2 rho^2 > m^2 - 1
     s_eps = claimed.eval("s_squared", exact=True, r2=r2_eps, rho2=rho2)
     if not s_eps < Fraction(1, m * m):
         refute(f"S^2 = {float(s_eps):.6g} is not below eps^2 = 1/{m * m} at (sigma~/mu~)^2 = {float(r2_eps):.6g}: "
                f"S does not tend to 0 (rho^2 = {rho2})", example={"q": [str(v) for v in q], "m": m},
-               certified=True, certificate="exact rational arithmetic (fractions.Fraction)")
+               certified=True, certificate="exact rational arithmetic (fractions.Fraction)",
+               certificate_strength="proved")
     claim_log.note("Exact rationals: S^2 strictly falls when (sigma~/mu~)^2 rises, for every drawn rho^2 in [1/d, 1], "
                    "and is below 1/m^2 once (sigma~/mu~)^2 >= (m^2 - 1)/rho^2 + 1.")
 
@@ -342,10 +350,10 @@ def test_iid_lower_snr_bernoulli_keys(b, d, M, q, claim_log, claimed):
         if r2 != (1 - p) / p or s2 != want:
             refute(f"keys with i.i.d. components M Bernoulli({p}): (sigma~/mu~)^2 = {r2} (want (1-p)/p = {(1 - p) / p}), "
                    f"exact population S^2 = {s2} but {claimed.text('s_squared')} = {want}", example=example,
-                   certified=True, certificate="exact rationals over the whole key set")
+                   certified=True, certificate="exact rationals over the whole key set", certificate_strength="proved")
         if prev is not None and not s2 < prev:
             refute(f"lowering p to {p} (raising sigma~/mu~) did not lower S^2: {prev} -> {s2}", example=example,
-                   certified=True, certificate="exact rationals over the whole key set")
+                   certified=True, certificate="exact rationals over the whole key set", certificate_strength="proved")
         prev = s2
     claim_log.note("Key sets: all d-tuples over b values (a of them M, the rest 0), so each component is exactly "
                    "M Bernoulli(a/b) and the components are independent; S^2 from the whole set, exactly.")
@@ -368,7 +376,7 @@ def test_linear_rnn_unrolls_to_decay_attention(den, data, n, dim, claim_log, cla
         refute(f"lambda = {lam}, n = {n}: the recursion gives h_n = {[str(x) for x in h]}, but sum_j "
                f"{claimed.text('weight')} v_j = {[str(x) for x in attended]}",
                example={"lambda": str(lam), "n": n, "v": vs}, certified=True,
-               certificate="exact rational arithmetic (fractions.Fraction)")
+               certificate="exact rational arithmetic (fractions.Fraction)", certificate_strength="proved")
     claim_log.note("h_n from the recursion and from the claimed weights, both exactly; lambda in (0, 1] rational.")
 
 
@@ -386,7 +394,7 @@ def test_general_linear_exact(data, claim_log, claimed):
         refute(f"S(a) = {mpmath.nstr(mpmath.sqrt(fraction_to_mpf(s2)), 20)} (exact) but {claimed.text('expression')} = "
                f"{mpmath.nstr(val, 20)} with the sequence's mean and population covariance",
                example={"keys": [[str(v) for v in k] for k in keys], "q": [str(v) for v in q]}, certified=True,
-               certificate="exact rationals; the claimed formula at 60 digits")
+               certificate="exact rationals; the claimed formula at 60 digits", certificate_strength="recomputed")
 
 
 @pytest.mark.parametrize("device,dtype,reading",
@@ -432,11 +440,12 @@ def test_low_snr_makes_sparse(k, mu0, data, claim_log, claimed):
     claim_log.example(eps=float(eps), S_family=math.sqrt(s2_mean))
     if not (s2_mean < eps**2 and s2_var < eps**2 and s2_mean == p and s2_var == p):
         refute(f"the low-SNR family with p = {p} has S^2 = {s2_mean} (fixed mean) / {s2_var} (fixed variance), not "
-               f"below eps^2 = {eps**2}", example={"eps": str(eps)}, certified=True, certificate="exact rationals")
+               f"below eps^2 = {eps**2}", example={"eps": str(eps)}, certified=True, certificate="exact rationals",
+               certificate_strength="proved")
     if s2 != want:
         refute(f"S^2 = {s2} but the claimed {claimed.text('s_squared')} = {want} with R = q'Sq/(q'mu)^2 = {r}",
                example={"keys": [[str(v) for v in kk] for kk in keys], "q": [str(v) for v in q]}, certified=True,
-               certificate="exact rationals")
+               certificate="exact rationals", certificate_strength="proved")
     claim_log.note("Exact: keys M e_1 w.p. p and 0 otherwise give S^2 = p for any M, so p -> 0 drives S -> 0 "
                    "with the variance fixed (mean -> 0) or the mean fixed (variance -> infinity); S^2 = 1/(1+R) on "
                    "every random non-negative sequence.")
@@ -460,7 +469,7 @@ def test_low_snr_clustered(zeros, big, claim_log, claimed):
     if not holds:
         refute(f"{inside}/{n} elements lie in [0, sqrt(r) s] with r = m/s = {math.sqrt(m * m / var):.4g}: not "
                f"{claimed.text('relation')}", example={"x": [str(v) for v in x]}, certified=True,
-               certificate="exact rationals")
+               certificate="exact rationals", certificate_strength="proved")
 
 
 @pytest.mark.claim("linear-attention-absolute-not-relative", reading="exact-rank")
@@ -482,7 +491,8 @@ def test_absolute_vs_relative_patterns(N, data, claim_log, claimed):
     claim_log.example(N=N, d=d, shift_rank=r_shift)
     if r_col != want or not np.array_equal(phi_q @ phi_k.T, col) or r_shift != N - abs(s) or not r_shift > d:
         refute(f"N = {N}: rank(1 e_j^T) = {r_col} (claimed {want}), rank(S_{s}) = {r_shift}, d = {d}",
-               example={"N": N, "s": s, "d": d, "j": j}, certified=True, certificate="exact integer rank (fmpz)")
+               example={"N": N, "s": s, "d": d, "j": j}, certified=True, certificate="exact integer rank (fmpz)",
+               certificate_strength="proved")
     claim_log.note("Exact ranks: a column of ones is rank 1 = phi(Q) phi(K)^T with one non-negative feature; the "
                    "one-hot relative pattern S_s has rank N - |s| > d, beyond any unmasked d-feature linear attention.")
 
@@ -510,7 +520,8 @@ def test_iid_simplification(values, d, q, claim_log, claimed):
         refute(f"S(a) = {mpmath.nstr(mpmath.sqrt(fraction_to_mpf(s2)), 20)} exactly, but {claimed.text('expression')} = "
                f"{mpmath.nstr(val, 20)}", example={"values": [str(v) for v in values], "d": d,
                                                   "q": [str(v) for v in q]},
-               certified=True, certificate="exact rationals; the claimed formula at 60 digits")
+               certified=True, certificate="exact rationals; the claimed formula at 60 digits",
+               certificate_strength="recomputed")
 
 
 @pytest.mark.claim("sparsity-linear-factor-max-sqrt-d", reading="exact")
@@ -540,7 +551,7 @@ def test_factor_maximum(q, claim_log, claimed):
                f"1/sqrt(d) = {1 / math.sqrt(d):.4g}), not {claimed.text('factor_max')} = {mpmath.nstr(cmax, 10)}",
                example={"d": d, "q": q, "ratio": math.sqrt(ratio2)}, certified=True,
                certificate="exact: ||q||_1^2 - ||q||_2^2 = 2 sum_{i<j} |q_i q_j| >= 0, equality iff at most one "
-                           "q_i != 0, so the maximum is 1")
+                           "q_i != 0, so the maximum is 1", certificate_strength="proved")
 
 
 @pytest.mark.claim("sparsity-linear-factor-max-sqrt-d", reading="reciprocal")
@@ -556,7 +567,7 @@ def test_reciprocal_factor_maximum(q, claim_log, claimed):
     if not ok:
         refute(f"d = {d}: (||q||_1/||q||_2)^2 = {inv2}, maximum d (all-ones q, Cauchy-Schwarz), claimed "
                f"{claimed.text('factor_max')}^2 = {mpmath.nstr(cmax2, 10)}", example={"d": d, "q": q},
-               certified=True, certificate="exact rationals")
+               certified=True, certificate="exact rationals", certificate_strength="proved")
 
 
 @pytest.mark.claim("linear-sparsity-needs-larger-d", reading="factor-needs-d")
@@ -583,7 +594,7 @@ def test_factor_does_not_need_d(d1, extra, claim_log):
                "formula, 1/sqrt(1 + (sigma~/mu~)^2), is the same for every d",
                example={"d1": d1, "d2": d2}, certified=True,
                certificate="exact: ||q||_1^2 - ||q||_2^2 = 2 sum_{i<j} |q_i q_j| >= 0, so the maximum is 1 in every "
-                           "dimension, attained by e_1")
+                           "dimension, attained by e_1", certificate_strength="proved")
 
 
 @pytest.mark.claim("linear-sparsity-needs-larger-d", reading="rank-ceiling")
@@ -602,7 +613,8 @@ def test_rank_ceiling_is_d(N, d, data, claim_log):
     claim_log.example(N=N, d=d, rank=r)
     if r > d or r_top != min(N, d):
         refute(f"N = {N}, d = {d}: rank phi(Q)phi(K)^T = {r}, Vandermonde features reach {r_top}",
-               example={"N": N, "d": d}, certified=True, certificate="exact integer rank (fmpz)")
+               example={"N": N, "d": d}, certified=True, certificate="exact integer rank (fmpz)",
+               certificate_strength="proved")
 
 
 # -- decay attention ----------------------------------------------------------------------------
@@ -623,7 +635,8 @@ def test_decay_fixed_and_fading(num, den, n, k, claim_log, claimed):
     if not decreasing or any(v >= eps for v in late) or any(v <= 0 for v in w):
         refute(f"lambda = {lam}, n = {n}: weights {claimed.text('weight')} are not positive and decreasing, or the "
                f"normalised weight at distance >= {T} is not below {eps}",
-               example={"lambda": str(lam), "n": n, "eps": str(eps)}, certified=True, certificate="exact rationals")
+               example={"lambda": str(lam), "n": n, "eps": str(eps)}, certified=True, certificate="exact rationals",
+               certificate_strength="proved")
     claim_log.note("Weights lambda^t depend on no input; strictly decreasing; beyond T(eps) (independent of n) the "
                    "normalised weight is below eps (exact).")
 
@@ -637,7 +650,7 @@ def test_summary_quadratic(beta, eps, claim_log):
     claim_log.example(eps=eps)
     if not s < eps:
         refute(f"f = exp: S(gamma = 8) = {mpmath.nstr(s, 6)} is not below {eps}", example={"beta": beta, "eps": eps}, certified=True,
-               certificate="15-digit quadrature")
+               certificate="15-digit quadrature", certificate_strength="recomputed")
 
 
 @pytest.mark.claim("sparsity-summary-quadratic-vs-linear", reading="plain-linear-floor")
@@ -652,7 +665,8 @@ def test_summary_plain_linear(beta, gamma, claim_log, claimed):
     claim_log.example(S=float(s))
     if below:
         refute(f"f = identity: S = {mpmath.nstr(s, 15)} < {claimed.text('floor')} = {mpmath.nstr(floor, 15)}",
-               example={"beta": beta, "gamma": gamma}, certified=True, certificate="20-digit quadrature")
+               example={"beta": beta, "gamma": gamma}, certified=True, certificate="20-digit quadrature",
+               certificate_strength="recomputed")
 
 
 @pytest.mark.claim("sparsity-summary-quadratic-vs-linear", reading="nonnegative-linear-needs-low-snr")
@@ -665,6 +679,6 @@ def test_summary_low_snr(data, k, claim_log):
     claim_log.example(n=len(keys))
     if (s_squared_exact(a) < eps**2) != (r > 1 / eps**2 - 1):
         refute(f"S < {eps} is not equivalent to R > 1/eps^2 - 1 (R = {r})", example={"keys": str(keys)},
-               certified=True, certificate="exact rationals")
+               certified=True, certificate="exact rationals", certificate_strength="proved")
 
 

@@ -548,7 +548,7 @@ def test_lemma_11_43_arithmetic(claim_log, claimed):
         if abs(got - stated) > tol * stated:
             refute(f"{r}/{denom} = {float(got):.4f} is not within {float(tol):.0%} of {float(stated):.0%} ({name})",
                    example={"ratio": str(got), "stated": str(stated)}, certified=True,
-                   certificate="exact rational arithmetic (fractions.Fraction)")
+                   certificate="exact rational arithmetic (fractions.Fraction)", certificate_strength="proved")
 
 
 def _is_bert_base(spec: models.ModelSpec) -> bool:

@@ -228,25 +228,13 @@ def _is_multiprecision(value: Any) -> bool:
 #: higher-precision floating-point computation agrees, with no error bound.
 CERTIFICATE_STRENGTHS: tuple[str, ...] = ("proved", "recomputed")
 
-# words of a certificate that name a floating-point recomputation, and words that name a proof method (exact or
-# ball arithmetic); see certificate_strength_of
-_FLOAT_WORDS = ("digit", "mpmath", "quadrature", "recomput", "statistical", "monte carlo", "gesdd", "svd",
-                "eigenvalue", "reference", "incomplete gamma", "direct evaluation", "stored value")
-_PROOF_WORDS = ("arb", "ball", "interval", "exact", "rational", "fmpq", "fmpz", "q(t)", "read back", "integer")
+#: What a certified counterexample whose check states no ``certificate_strength`` gets (docs/verdicts.md,
+#: "Certified"): the weaker word, never ``proved`` read off the certificate's words (words are not a proof).
+STRENGTH_DEFAULT = "recomputed"
 
-
-def certificate_strength_of(certificate: str) -> str:
-    """The strength (:data:`CERTIFICATE_STRENGTHS`) a certificate's own words support, for a check that does not
-    state one: ``recomputed`` when they name a floating-point recomputation (digits, mpmath, quadrature, an
-    SVD or eigenvalues, a reference), even next to exact parts (a proof needs every part proved); else ``proved``
-    when they name exact or ball arithmetic (rationals, fmpq/fmpz, a rank over Q(t), arb, stored float entries
-    read back exactly); else ``recomputed`` (``"float64 only"``, ``"the drawn float64 values"``), the weaker
-    word, so that a certificate that says nothing of its method never claims a proof. A check whose certificate is proved although its words name digits (arb quadrature
-    to 40 digits) states ``certificate_strength="proved"`` itself."""
-    text = (certificate or "").lower()
-    if any(w in text for w in _FLOAT_WORDS):
-        return "recomputed"
-    return "proved" if any(w in text for w in _PROOF_WORDS) else "recomputed"
+#: Added to the certificate of such a counterexample, so that ``claims.json``, ``claims.md``, ``claims.html``
+#: and the terminal say that the word was not the check's.
+STRENGTH_NOT_STATED = "strength not stated by the check, so recomputed (the weaker word)"
 
 
 class Counterexample(AssertionError):
@@ -271,8 +259,9 @@ class Counterexample(AssertionError):
         certified: whether an exact / high-precision recomputation confirmed it.
         certificate: how it was confirmed (method, precision, the interval or value).
         certificate_strength: when ``certified``, ``proved`` or ``recomputed`` (:data:`CERTIFICATE_STRENGTHS`),
-            as the check states it or, when it states none, as :func:`certificate_strength_of` reads the
-            certificate; ``None`` when not certified.
+            as the check states it or, when it states none, :data:`STRENGTH_DEFAULT` (``recomputed``; the
+            certificate then ends with :data:`STRENGTH_NOT_STATED`); ``None`` when not certified.
+        strength_stated: whether the check stated ``certificate_strength`` (``False`` when not certified).
         boundary: for a dtype or scale reading, where the reading starts to fail.
 
     Raises:
@@ -322,9 +311,13 @@ class Counterexample(AssertionError):
         self.message = message
         self.example = _json_example(example)
         self.certified = certified
+        self.strength_stated = self.certified and certificate_strength is not None
+        if self.certified and certificate_strength is None:
+            # a check that does not say how strong its certificate is gets the weaker word, and the report says so
+            certificate_strength = STRENGTH_DEFAULT
+            certificate = f"{certificate}; {STRENGTH_NOT_STATED}" if certificate else STRENGTH_NOT_STATED
         self.certificate = certificate
-        self.certificate_strength = ((certificate_strength or certificate_strength_of(certificate))
-                                     if self.certified else None)
+        self.certificate_strength = certificate_strength if self.certified else None
         self.boundary = boundary
         self.certify = certify
 
@@ -386,9 +379,12 @@ def refute(
         boundary: for a dtype or scale reading, where the reading starts to fail (a ``str``), or None.
         certificate_strength: ``"proved"`` (exact rationals, arb balls, a rigorous bound whose every constant
             is derived) or ``"recomputed"`` (an independent higher-precision floating-point computation
-            agrees, with no error bound), docs/verdicts.md "Certified"; only with ``certified=True``. Left
-            out, it is read off the certificate's words (:func:`certificate_strength_of`: ``recomputed``
-            unless they name exact or ball arithmetic).
+            agrees, with no error bound), docs/verdicts.md "Certified"; only with ``certified=True``; decided
+            by what the check computes, not by the certificate's words. Every check of the catalog states it
+            (``tests/framework/test_certificate_strength.py`` scans ``checks/``); left out with
+            ``certified=True``, the counterexample is ``recomputed`` (:data:`STRENGTH_DEFAULT`, the weaker word)
+            and its certificate ends with :data:`STRENGTH_NOT_STATED`. Where ``certified`` is computed at run
+            time, pass ``"proved" if ok else None`` (or the strength computed with it).
 
     Returns:
         Never returns.
@@ -405,10 +401,10 @@ def refute(
         >>> from attention_claims.framework.evidence import RefuteArgumentError
         >>> try:
         ...     refute("row 0 sums to 0.999", example={"N": 3, "row": [0.5, 0.25, 0.249]}, certified=True,
-        ...            certificate="exact rationals: sum = 999/1000")
+        ...            certificate="exact rationals: sum = 999/1000", certificate_strength="proved")
         ... except Counterexample as cx:
-        ...     (cx.certified, cx.example["N"], cx.certificate)
-        (True, 3, 'exact rationals: sum = 999/1000')
+        ...     (cx.certified, cx.example["N"], cx.certificate, cx.certificate_strength)
+        (True, 3, 'exact rationals: sum = 999/1000', 'proved')
         >>> try:
         ...     refute("row 0 sums to 0.999", certified="False")  # a string, not a bool
         ... except RefuteArgumentError as err:

@@ -444,6 +444,7 @@ class Claimed:
                 example={k: str(v) for k, v in names.items()},
                 certified=True,
                 certificate="exact rational arithmetic (fractions.Fraction): a denominator is exactly 0",
+                certificate_strength="proved",
             ) from None
 
 

@@ -122,21 +122,21 @@ class CounterexampleEntry:
         """
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         entry = cls(**{"message": data["message"], **known})
-        entry.certificate_strength = strength_of_entry(entry.certified, entry.certificate_strength, entry.certificate)
+        entry.certificate_strength = strength_of_entry(entry.certified, entry.certificate_strength)
         return entry
 
 
-def strength_of_entry(certified: bool, strength: str | None, certificate: str) -> str | None:
-    """A certified entry's strength: ``strength`` when stated, else what the certificate's words support
-    (:func:`attention_claims.framework.evidence.certificate_strength_of`; a report written before readings carried
-    the field); ``None`` when not certified."""
+def strength_of_entry(certified: bool, strength: str | None) -> str | None:
+    """A certified entry's strength: ``strength`` when stated, else ``recomputed``, the weaker word
+    (:data:`attention_claims.framework.evidence.STRENGTH_DEFAULT`; a report written before readings carried the
+    field: its certificate's words are not read as a proof); ``None`` when not certified."""
     if not certified:
         return None
     if strength is not None:
         return strength
-    from .evidence import certificate_strength_of
+    from .evidence import STRENGTH_DEFAULT
 
-    return certificate_strength_of(certificate)
+    return STRENGTH_DEFAULT
 
 
 @dataclass
@@ -229,7 +229,7 @@ class ReadingEntry:
                    checks=list(data.get("checks", [])), examples=int(data.get("examples", 0)),
                    evidence=data.get("evidence", ""),
                    counterexample=entry, certified=certified,
-                   certificate_strength=strength_of_entry(certified, strength, entry.certificate if entry else ""),
+                   certificate_strength=strength_of_entry(certified, strength),
                    figures=[Figure(**f) for f in data.get("figures", [])], kind=data.get("kind"),
                    plots=[Plot(kind=p["kind"], data=p["data"], check=p.get("check", ""))
                           for p in data.get("plots", [])],

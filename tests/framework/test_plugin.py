@@ -410,7 +410,7 @@ def test_exact(x, claim_log):
             CALLS.append(x)
             if {confirm}:
                 refute(f"x = {{x}} >= 10, confirmed (certify ran {{len(CALLS)}} time(s))", example={{"x": x}},
-                       certified=True, certificate="exact integer comparison")
+                       certified=True, certificate="exact integer comparison", certificate_strength="proved")
         refute_deferred(f"x = {{x}} >= 10 (cheap)", certify=certify)
 '''
 

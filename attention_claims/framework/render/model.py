@@ -282,14 +282,15 @@ def primary_counterexample(claim: dict) -> tuple[dict | None, dict | None]:
 def certified_word(cx: dict | None) -> str:
     """How a counterexample was confirmed, in the report's words (docs/verdicts.md, "Certified"):
     ``"certified (proved)"``, ``"certified (recomputed)"`` or ``"not certified"``; a report written before
-    counterexamples carried ``certificate_strength`` gets the strength its certificate's words support."""
+    counterexamples carried ``certificate_strength`` gets ``recomputed``, the weaker word (its certificate's words
+    are not read as a proof)."""
     if not cx or not cx.get("certified"):
         return "not certified"
     strength = cx.get("certificate_strength")
     if strength is None:
-        from ..evidence import certificate_strength_of
+        from ..evidence import STRENGTH_DEFAULT
 
-        strength = certificate_strength_of(cx.get("certificate") or "")
+        strength = STRENGTH_DEFAULT
     return f"certified ({strength})"
 
 
