@@ -273,7 +273,7 @@ class Counterexample(AssertionError):
         >>> import numpy as np
         >>> from attention_claims.testkit import Counterexample
         >>> cx = Counterexample("rank 2 > d = 1", example={"Q": np.eye(2)}, certified=True,
-        ...                     certificate="exact rationals: det = 1")
+        ...                     certificate="exact rationals: det = 1", certificate_strength="proved")
         >>> isinstance(cx, AssertionError), cx.example, cx.certificate_strength
         (True, {'Q': [[1.0, 0.0], [0.0, 1.0]]}, 'proved')
     """
@@ -449,7 +449,8 @@ def refute_deferred(message: str, *, certify: Callable[[], None], example: dict 
         >>> def certify():
         ...     total = sum(Fraction(x) for x in row)  # the stored floats, read back exactly
         ...     refute(f"row sums to {total} != 1", example={"row": row}, certified=total != 1,
-        ...            certificate="exact rationals of the float64 entries")
+        ...            certificate="exact rationals of the float64 entries",
+        ...            certificate_strength="proved" if total != 1 else None)
         >>> try:
         ...     refute_deferred("row sums to 1 - 1e-16 in float64", certify=certify, example={"row": row})
         ... except Counterexample as cheap:
