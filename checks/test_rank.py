@@ -864,6 +864,10 @@ def test_correlated_rows_exact_rank(N, d, s, seed, claim_log, doc_size_near_unif
 
 @pytest.mark.claim("study-note-row-correlation-low-rank", reading="effective-rank")
 @given(N=st.integers(2, 24), d=st.integers(1, 6), s=log_uniform(-3, 2), seed=st.integers(0, 2**32 - 1))
+# a draw with moderate row cosines (c = 0.591, top-1 energy 0.614 against c^2 = 0.349): a bound between the two,
+# such as sqrt(c) = 0.769, shows here whatever the draws (the planted falsehood row-correlation-top1-sqrt-c held
+# under --hypothesis-seed=2 and 3: about one generated draw in four or five catches it)
+@example(N=8, d=6, s=1.0, seed=0)
 @profiles.scaled(0.25)
 def test_correlated_rows_energy_bound(N, d, s, seed, claim_log, claimed):
     Q, K = seeded_gaussian_qk(N, d, s, seed)

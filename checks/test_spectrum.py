@@ -22,7 +22,7 @@ import mpmath
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, note, target
+from hypothesis import example, given, note, target
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -466,9 +466,13 @@ def test_logits_svd(data, N, D, d, claim_log, claimed):
                  id="standard-logit-scale"),
 ])
 @given(N=st.integers(4, 32), d=st.integers(1, 8), seed=st.integers(0, 2**32 - 1), data=st.data())
+# the top of the reading's scale range (data=None: no draw), at the largest N and d drawn: the least similar rows
+# the reading admits, where a threshold too high (0.999) shows whatever the draws (the planted falsehood
+# rows-similar-cosine-0-999 held under --hypothesis-seed=1 and 3, which drew no scale near 0.1)
+@example(N=32, d=8, seed=0, data=None)
 @profiles.scaled(0.25)
 def test_rows_similar(scale_exp, reading, N, d, seed, data, claim_log, claimed, standard_scale_profile):
-    s = data.draw(log_uniform(*scale_exp), label="logit scale")
+    s = float(10.0 ** scale_exp[1]) if data is None else data.draw(log_uniform(*scale_exp), label="logit scale")
     Q1, K = seeded_gaussian_qk(N, d, 1.0, seed)
     thr = float(claimed.eval("cosine_threshold"))
     mc = _mean_cosine(attention_matrix(Q1 * s, K))

@@ -540,6 +540,23 @@ def _link_or_copy(src, dst):
         shutil.copy2(src, dst)
 
 
+SEED_ENV = "ATTENTION_CLAIMS_PLANTED_SEED"
+"""Set to an integer, the variants run under the ``planted-seeded`` profile with ``--hypothesis-seed`` at that
+value instead of the derandomized ``planted`` one: the seed sweep (docs/trust.md, "Planted variants") that
+finds a falsehood caught only by the derandomized draw. Unset (the default run), nothing changes."""
+
+
+def _profile_args() -> list[str]:
+    seed = os.environ.get(SEED_ENV, "").strip()
+    if not seed:
+        return ["--hypothesis-profile=planted"]
+    try:
+        int(seed)
+    except ValueError:
+        raise pytest.UsageError(f"{SEED_ENV}={seed!r}: not an integer seed") from None
+    return ["--hypothesis-profile=planted-seeded", f"--hypothesis-seed={seed}"]
+
+
 def _run(pytester, catalog: Path, variant: Variant, expected: str):
     # every shipped record (so that the other claims the copied check files name stay known), linked from the
     # session's one copy, with the variant's record replaced by a new file (unlinked first: writing through
@@ -564,7 +581,7 @@ def _run(pytester, catalog: Path, variant: Variant, expected: str):
     out = pytester.path / "out"
     result = pytester.runpytest(*copies, "--claims-select", variant.claim, "--claims-dir", str(rec),
                                 "--claims-sources", str(REPO_SOURCES), "--claims-report-dir", str(out), "-p", "no:cacheprovider",
-                                "--hypothesis-profile=planted", "--claims-report-formats=json")
+                                *_profile_args(), "--claims-report-formats=json")
     import json
 
     report = json.loads((out / "claims.json").read_text(encoding="utf-8"))
