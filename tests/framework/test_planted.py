@@ -615,6 +615,26 @@ def test_variant_claims_have_checks(claim):
     assert check_files(claim), f"no check under checks/ names claim {claim!r}"
 
 
+def test_seed_sweep_option(monkeypatch):
+    """Unset, the variants run under the derandomized ``planted`` profile; ``ATTENTION_CLAIMS_PLANTED_SEED=N`` runs
+    them under ``planted-seeded`` (``planted`` with the seed free) at seed N; anything else is a usage error."""
+    from hypothesis import settings
+
+    import attention_claims.framework.profiles  # noqa: F401  (registers the profiles)
+
+    monkeypatch.delenv(SEED_ENV, raising=False)
+    assert _profile_args() == ["--hypothesis-profile=planted"]
+    monkeypatch.setenv(SEED_ENV, " 7 ")
+    assert _profile_args() == ["--hypothesis-profile=planted-seeded", "--hypothesis-seed=7"]
+    monkeypatch.setenv(SEED_ENV, "seven")
+    with pytest.raises(pytest.UsageError, match=SEED_ENV):
+        _profile_args()
+    planted, seeded = settings.get_profile("planted"), settings.get_profile("planted-seeded")
+    assert planted.derandomize and not seeded.derandomize and seeded.database is None
+    for name in ("max_examples", "phases", "deadline", "suppress_health_check", "report_multiple_bugs"):
+        assert getattr(seeded, name) == getattr(planted, name), name
+
+
 def test_enough_variants():
     assert len(FALSEHOODS) >= 40 and len(TRUTHS) >= 15
     assert len({v.name for v in FALSEHOODS + TRUTHS}) == len(FALSEHOODS) + len(TRUTHS)
