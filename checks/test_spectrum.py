@@ -404,6 +404,10 @@ def test_bidirectional_effective_rank_sharp_search(cid, claim_log, claimed):
 # -- reader: SVD of the logits -----------------------------------------------------------------
 @pytest.mark.claim("reader-logits-svd-rotation", reading="cpu-float64")
 @given(data=st.data(), N=st.integers(1, 8), D=st.integers(1, 8), d=st.integers(1, 8))
+# data=None (no draws): X = I, W_q = I, W_k = diag(-1, 1): W_q W_k^T is a reflection (det -1), where every SVD has
+# det U det V = -1 and a relation that admits rotations only shows whatever the draws (the planted falsehood
+# svd-rotation-only held under --hypothesis-seed=5: a non-singular product needs d >= D and a negative determinant)
+@example(data=None, N=2, D=2, d=2)
 def test_logits_svd(data, N, D, d, claim_log, claimed):
     """The full float64 SVD ``U Sigma V^T`` of ``W_q W_k^T`` (``D x D``) is orthogonal and rebuilds the logits
     ``X W_q W_k^T X^T`` (``N x N``), and the record's ``claimed.orientation``, a relation in ``det_u`` and ``det_v``
@@ -417,9 +421,13 @@ def test_logits_svd(data, N, D, d, claim_log, claimed):
     entries' exact values): a relation no pair satisfies is refuted with that exact determinant as certificate.
     """
     el = st.floats(-10, 10, allow_subnormal=False)
-    X = data.draw(hnp.arrays(np.float64, (N, D), elements=el), label="X")
-    Wq = data.draw(hnp.arrays(np.float64, (D, d), elements=el), label="W_q")
-    Wk = data.draw(hnp.arrays(np.float64, (D, d), elements=el), label="W_k")
+    if data is None:  # the @example above: a reflection
+        X, Wq, Wk = np.eye(N, D), np.eye(D, d), np.eye(D, d)
+        Wk[0, 0] = -1.0
+    else:
+        X = data.draw(hnp.arrays(np.float64, (N, D), elements=el), label="X")
+        Wq = data.draw(hnp.arrays(np.float64, (D, d), elements=el), label="W_q")
+        Wk = data.draw(hnp.arrays(np.float64, (D, d), elements=el), label="W_k")
     M = Wq @ Wk.T
     U, s, Vt = np.linalg.svd(M, full_matrices=True)
     eye = np.eye(D)
