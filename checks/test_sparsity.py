@@ -777,6 +777,10 @@ def test_exp_sparsity_finite_n(n, gamma, seed, claim_log):
 
 @pytest.mark.claim("sparsity-relu2-closed-form", reading="certified-quadrature")
 @given(c=st.floats(-30, 30), gamma=log_uniform(-3, 3))
+# beta = gamma (c = 1): every term of the printed form is of order 1 there (at c = 0 the beta terms vanish, at
+# |c| >> 1 the exp(-c^2/2) ones), so a changed constant shows whatever the draws (the planted falsehood
+# relu2-sqrt-3 held under --hypothesis-seed=21, whose 6 draws had c = 0 or |c| large)
+@example(c=1.0, gamma=1.0)
 @profiles.scaled(0.2)
 def test_relu2_printed_vs_quadrature(c, gamma, claim_log, claimed):
     beta = c * gamma
