@@ -486,6 +486,10 @@ def _expressible(X: np.ndarray, m: np.ndarray) -> bool:
 # -- causal vs bidirectional (050) ------------------------------------------------------------------
 @pytest.mark.claim("causal-vs-bidirectional-rank", reading="exact")
 @given(qk=integer_qk(n=(2, 8), bound=2))
+# distinct one-dimensional tokens, Q = K = (0, 1, 2)^T: the softmax rows are t^(i j), a Vandermonde matrix in t^i,
+# so both ranks are N = 3: equal ranks, where a strict inequality shows whatever the draws (the planted falsehood
+# causal-vs-bidirectional-strict held under --hypothesis-seed=5: small integer draws often repeat a token)
+@example(qk=(np.array([[0], [1], [2]], dtype=np.int64), np.array([[0], [1], [2]], dtype=np.int64)))
 @profiles.scaled(0.25)
 def test_causal_vs_bidirectional_exact(qk, claim_log, claimed):
     Q, K = qk

@@ -540,6 +540,23 @@ def _link_or_copy(src, dst):
         shutil.copy2(src, dst)
 
 
+SEED_ENV = "ATTENTION_CLAIMS_PLANTED_SEED"
+"""Set to an integer, the variants run under the ``planted-seeded`` profile with ``--hypothesis-seed`` at that
+value instead of the derandomized ``planted`` one: the seed sweep (docs/trust.md, "Planted variants") that
+finds a falsehood caught only by the derandomized draw. Unset (the default run), nothing changes."""
+
+
+def _profile_args() -> list[str]:
+    seed = os.environ.get(SEED_ENV, "").strip()
+    if not seed:
+        return ["--hypothesis-profile=planted"]
+    try:
+        int(seed)
+    except ValueError:
+        raise pytest.UsageError(f"{SEED_ENV}={seed!r}: not an integer seed") from None
+    return ["--hypothesis-profile=planted-seeded", f"--hypothesis-seed={seed}"]
+
+
 def _run(pytester, catalog: Path, variant: Variant, expected: str):
     # every shipped record (so that the other claims the copied check files name stay known), linked from the
     # session's one copy, with the variant's record replaced by a new file (unlinked first: writing through
@@ -564,7 +581,7 @@ def _run(pytester, catalog: Path, variant: Variant, expected: str):
     out = pytester.path / "out"
     result = pytester.runpytest(*copies, "--claims-select", variant.claim, "--claims-dir", str(rec),
                                 "--claims-sources", str(REPO_SOURCES), "--claims-report-dir", str(out), "-p", "no:cacheprovider",
-                                "--hypothesis-profile=planted", "--claims-report-formats=json")
+                                *_profile_args(), "--claims-report-formats=json")
     import json
 
     report = json.loads((out / "claims.json").read_text(encoding="utf-8"))
@@ -596,6 +613,26 @@ def test_planted_truth_holds(pytester, catalog, variant):
 @pytest.mark.parametrize("claim", sorted({v.claim for v in FALSEHOODS + TRUTHS}))
 def test_variant_claims_have_checks(claim):
     assert check_files(claim), f"no check under checks/ names claim {claim!r}"
+
+
+def test_seed_sweep_option(monkeypatch):
+    """Unset, the variants run under the derandomized ``planted`` profile; ``ATTENTION_CLAIMS_PLANTED_SEED=N`` runs
+    them under ``planted-seeded`` (``planted`` with the seed free) at seed N; anything else is a usage error."""
+    from hypothesis import settings
+
+    import attention_claims.framework.profiles  # noqa: F401  (registers the profiles)
+
+    monkeypatch.delenv(SEED_ENV, raising=False)
+    assert _profile_args() == ["--hypothesis-profile=planted"]
+    monkeypatch.setenv(SEED_ENV, " 7 ")
+    assert _profile_args() == ["--hypothesis-profile=planted-seeded", "--hypothesis-seed=7"]
+    monkeypatch.setenv(SEED_ENV, "seven")
+    with pytest.raises(pytest.UsageError, match=SEED_ENV):
+        _profile_args()
+    planted, seeded = settings.get_profile("planted"), settings.get_profile("planted-seeded")
+    assert planted.derandomize and not seeded.derandomize and seeded.database is None
+    for name in ("max_examples", "phases", "deadline", "suppress_health_check", "report_multiple_bugs"):
+        assert getattr(seeded, name) == getattr(planted, name), name
 
 
 def test_enough_variants():
