@@ -240,6 +240,8 @@ TABLE: dict[tuple[str, str, str], str] = {
         "failure it detects is cancellation in erf(x) + 1, orders of magnitude larger"),
     ("test_sparsity.py", "test_relu2_printed_float64", "1e-300"): GUARD,
     ("test_sparsity.py", "test_relu2_sparse_only_for_negative_bias", "'1e-30'"): MP(40, "1e-30 relative"),
+    ("test_sparsity.py", "test_relu2_sparse_only_for_negative_bias", "2.0 ** (-10)"): (
+        RANGE + ": the @example's beta = -2^-10, the edge of the sparse domain (the planted seed sweep)"),
     ("test_sparsity.py", "test_smaller_is_sparser", "'1e-40'"): MP(50, "1e-40"),
     # test_sparsity_linear.py
     ("test_sparsity_linear.py", "<module>", "'1e-45'"): MP(60, "REL_45 against an exact rational"),

@@ -22,7 +22,7 @@ Examples:
     >>> from hypothesis import settings
     >>> from attention_claims.testkit import profiles
     >>> sorted(profiles.PROFILES), settings.get_profile("ci").max_examples
-    (['ci', 'deep', 'dev', 'planted'], 40)
+    (['ci', 'deep', 'dev', 'planted', 'planted-seeded'], 40)
 """
 
 from __future__ import annotations
