@@ -17,6 +17,7 @@ import types
 from pathlib import Path
 
 import pytest
+from refusal import refused as _refused
 
 from attention_claims.framework import config as claims_config
 from attention_claims.tools import mutation_report, stability
@@ -51,23 +52,11 @@ def project(tmp_path, monkeypatch):
     return root
 
 
-def _files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and p.name != ".claims.lock"}
-
 
 def _meta(root: Path, module: str, codes: dict) -> None:
     (root / "mutants").mkdir(exist_ok=True)
     (root / "mutants" / f"{module}.meta").write_text(json.dumps({"exit_code_by_key": codes}), encoding="utf-8")
 
-
-def _refused(capsys, call, folder: Path, *words: str) -> str:
-    before = _files(folder)
-    assert call() == 4
-    err = capsys.readouterr().err
-    assert "Traceback" not in err and all(w in err for w in words), err
-    assert err.count("\n") == 1, err
-    assert _files(folder) == before, "a result was replaced or a file written"
-    return err
 
 
 # -- stability ------------------------------------------------------------------------------------------------

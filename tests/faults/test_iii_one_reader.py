@@ -21,6 +21,7 @@ import types
 from pathlib import Path
 
 import pytest
+from refusal import refused as _refused
 
 from attention_claims import cli
 from attention_claims.framework import config as claims_config
@@ -63,18 +64,6 @@ def _plant(path: Path, kind: str, deep: str) -> Path:
     return path
 
 
-def _files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and p.name != ".claims.lock"}
-
-
-def _refused(capsys, call, folder: Path, *words: str) -> str:
-    before = _files(folder)
-    assert call() == 4
-    err = capsys.readouterr().err
-    assert "Traceback" not in err and all(w in err for w in words), err
-    assert err.count("\n") == 1, err
-    assert _files(folder) == before, "a result was replaced or a file written"
-    return err
 
 
 @pytest.fixture
