@@ -21,3 +21,23 @@ def refused(capsys, call, folder: Path, *words: str) -> str:
     assert err.count("\n") == 1, err
     assert folder_files(folder) == before, "a result was replaced or a file written"
     return err
+
+
+def point_tools_at(monkeypatch, root: Path, reports: Path) -> None:
+    """Make ``stability`` and ``mutation-report`` see the project at ``root`` (its report folder ``reports``) and a
+    stand-in for mutmut 3.8.1 (its one function the report calls, ``get_diff_for_mutant``), without installing it."""
+    import importlib.metadata
+    import sys
+    import types
+
+    from attention_claims.framework import config as claims_config
+
+    paths = claims_config.ClaimsPaths(root=root, claims_dir=root / "claims", sources_dir=root / "sources",
+                                      report_dir=reports)
+    monkeypatch.setattr(claims_config, "discover", lambda start=None: paths)
+    fake = {"mutmut": types.ModuleType("mutmut"), "mutmut.mutation": types.ModuleType("mutmut.mutation"),
+            "mutmut.mutation.diff_apply": types.ModuleType("mutmut.mutation.diff_apply")}
+    fake["mutmut.mutation.diff_apply"].get_diff_for_mutant = lambda name, path: f"--- {path}\n+++ {name}\n"
+    for name, module in fake.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "3.8.1")

@@ -9,17 +9,15 @@ message naming the file or option, nothing run and nothing written; a string ``o
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
+from refusal import point_tools_at
 from refusal import refused as _refused
 
-from attention_claims.framework import config as claims_config
 from attention_claims.tools import mutation_report, stability
 
 OLD_STABILITY = {"date": "2026-11-01T00:00:00+00:00", "commit": "abc", "profile": "dev", "seeds": [1, 2],
@@ -40,15 +38,7 @@ def project(tmp_path, monkeypatch):
                                          encoding="utf-8")
     (reports / "mutation.json").write_text('{"tool": "mutmut 3.8.1", "survivors": [], "score": 0.91}',
                                            encoding="utf-8")
-    paths = claims_config.ClaimsPaths(root=root, claims_dir=root / "claims", sources_dir=root / "sources",
-                                      report_dir=reports)
-    monkeypatch.setattr(claims_config, "discover", lambda start=None: paths)
-    fake = {"mutmut": types.ModuleType("mutmut"), "mutmut.mutation": types.ModuleType("mutmut.mutation"),
-            "mutmut.mutation.diff_apply": types.ModuleType("mutmut.mutation.diff_apply")}
-    fake["mutmut.mutation.diff_apply"].get_diff_for_mutant = lambda name, path: f"--- {path}\n+++ {name}\n"
-    for name, module in fake.items():
-        monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.setattr(importlib.metadata, "version", lambda name: "3.8.1")
+    point_tools_at(monkeypatch, root, reports)
     return root
 
 

@@ -10,17 +10,15 @@ naming the file (and the seed or table where there is one), nothing written, no 
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import signal
 import subprocess
-import sys
 import time
-import types
 from pathlib import Path
 
 import pytest
+from refusal import point_tools_at
 from refusal import refused as _refused
 
 from attention_claims import cli
@@ -79,15 +77,7 @@ def project(tmp_path, monkeypatch):
                                                 encoding="utf-8")
     (reports / "stability.json").write_text('{"profile": "dev", "seeds": [1, 2], "flips": []}', encoding="utf-8")
     (reports / "mutation.md").write_text(mutation_report.MD_TITLE + "\n\nan earlier run\n", encoding="utf-8")
-    paths = claims_config.ClaimsPaths(root=root, claims_dir=root / "claims", sources_dir=root / "sources",
-                                      report_dir=reports)
-    monkeypatch.setattr(claims_config, "discover", lambda start=None: paths)
-    fake = {"mutmut": types.ModuleType("mutmut"), "mutmut.mutation": types.ModuleType("mutmut.mutation"),
-            "mutmut.mutation.diff_apply": types.ModuleType("mutmut.mutation.diff_apply")}
-    fake["mutmut.mutation.diff_apply"].get_diff_for_mutant = lambda name, path: f"--- {path}\n+++ {name}\n"
-    for name, module in fake.items():
-        monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.setattr(importlib.metadata, "version", lambda name: "3.8.1")
+    point_tools_at(monkeypatch, root, reports)
     return root
 
 
